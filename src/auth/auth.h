@@ -1,0 +1,17 @@
+/* auth.h - authenticate a request and check its permission.
+ *
+ * Each function fills r->id on success and returns 0; otherwise it has
+ * written the 401/403/503 answer and returns -1. */
+#ifndef SLUICE_AUTH_H
+#define SLUICE_AUTH_H
+
+#include "http/request.h"
+
+int auth_jwt_or_reply(struct req *r, const char *permission);
+int auth_basic_or_reply(struct req *r);
+int auth_health_or_reply(struct req *r);
+
+/* True when the caller's token carries the permission. */
+bool auth_has_permission(const struct req *r, const char *permission);
+
+#endif

@@ -1,0 +1,48 @@
+/* basic.h - HTTP Basic credentials: header parsing, PBKDF2 password hashes,
+ * and a small per-worker cache of recent successful checks.
+ *
+ * Stored hash format (one string, self-describing so the iteration count can
+ * rise over time without invalidating old hashes):
+ *     pbkdf2-sha256$<iterations>$<base64 salt>$<base64 hash>
+ * with a 16-byte random salt and a 32-byte derived key. */
+#ifndef SLUICE_BASIC_H
+#define SLUICE_BASIC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#define BASIC_MAX_USER 128
+#define BASIC_MAX_PASSWORD 1024
+#define BASIC_MIN_ITERATIONS 1000
+#define BASIC_MAX_ITERATIONS 10000000
+
+/* PBKDF2-HMAC-SHA256 (RFC 8018) via OpenSSL.  0 or -1. */
+int pbkdf2_sha256(const char *pw, size_t pwlen,
+                  const unsigned char *salt, size_t saltlen,
+                  unsigned iterations, unsigned char *out, size_t outlen);
+
+/* A new stored hash with a fresh random salt; malloc'd, NULL on failure. */
+char *basic_password_hash(const char *password, unsigned iterations);
+/* 1 when password matches stored, 0 when not, -1 when stored is malformed.
+ * Compares in constant time. */
+int basic_password_verify(const char *password, const char *stored);
+
+/* Parse "Basic <base64(user:password)>" (scheme case-insensitive).
+ * 0 or -1 (malformed, too long, no colon, NUL byte, empty user). */
+int basic_header_parse(const char *header, char *user, size_t usercap,
+                       char *password, size_t pwcap);
+
+/* Per-worker cache: remembers that (user, password) verified, until ttl.
+ * Entries are keyed by an HMAC of user and password under a random
+ * per-process key, so the cache never holds a password. */
+struct basic_cache;
+struct basic_cache *basic_cache_new(size_t slots);
+void basic_cache_free(struct basic_cache *c);
+/* 1 and *user_id when a fresh entry matches, else 0. */
+int basic_cache_get(struct basic_cache *c, const char *user,
+                    const char *password, long long now, long long *user_id);
+void basic_cache_put(struct basic_cache *c, const char *user,
+                     const char *password, long long user_id,
+                     long long now, int ttl);
+
+#endif

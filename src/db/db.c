@@ -1,0 +1,635 @@
+/* db.c - one MariaDB connection with cached prepared statements. */
+#include <errno.h>
+#include <stdint.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <mysql.h>
+#include <errmsg.h>
+#include <mysqld_error.h>
+
+#include "db/db.h"
+#include "util/config.h"
+#include "util/log.h"
+
+#define DB_MAX_PARAMS 64
+#define DB_STMT_CACHE 96
+#define DB_MIN_COLBUF 64
+
+struct cached_stmt {
+	const char *sql;          /* the caller's string: literals live forever */
+	MYSQL_STMT *stmt;
+	struct db_stmt *open;     /* the result currently being read, if any */
+};
+
+struct db {
+	const struct config *cfg;
+	MYSQL *conn;
+	struct cached_stmt cache[DB_STMT_CACHE];
+	size_t ncache, next_evict;
+	bool in_tx;
+	int last_err;
+	char errbuf[512];
+};
+
+struct db_stmt {
+	struct db *db;
+	struct cached_stmt *cs;
+	unsigned ncols;
+	MYSQL_BIND *bind;
+	char **buf;
+	unsigned long *len;
+	my_bool *is_null;
+	my_bool *truncated;
+};
+
+static void set_error(struct db *db, int err, const char *what, const char *text)
+{
+	db->last_err = err;
+	snprintf(db->errbuf, sizeof db->errbuf, "%s: %s", what, text);
+}
+
+/* Map a server or client error number to our error classes. */
+static int classify(unsigned int no)
+{
+	switch (no) {
+	case CR_SERVER_GONE_ERROR:
+	case CR_SERVER_LOST:
+	case CR_CONNECTION_ERROR:
+	case CR_CONN_HOST_ERROR:
+	case CR_UNKNOWN_HOST:
+	case ER_CONNECTION_KILLED:
+	case ER_SERVER_SHUTDOWN:
+	case ER_CON_COUNT_ERROR:
+	case ER_QUERY_INTERRUPTED:
+		return DB_ERR_UNAVAILABLE;
+	case ER_DUP_ENTRY:
+	case ER_DUP_ENTRY_WITH_KEY_NAME:
+		return DB_ERR_DUPLICATE;
+	case ER_LOCK_DEADLOCK:
+	case ER_LOCK_WAIT_TIMEOUT:
+		return DB_ERR_DEADLOCK;
+	case ER_NO_REFERENCED_ROW:
+	case ER_NO_REFERENCED_ROW_2:
+	case ER_ROW_IS_REFERENCED:
+	case ER_ROW_IS_REFERENCED_2:
+		return DB_ERR_FOREIGN_KEY;
+	case ER_ACCESS_DENIED_ERROR:
+	case ER_DBACCESS_DENIED_ERROR:
+	case ER_BAD_DB_ERROR:
+		return DB_ERR_ACCESS;
+	default:
+		return DB_ERR;
+	}
+}
+
+struct db *db_new(const struct config *cfg)
+{
+	struct db *db = calloc(1, sizeof *db);
+
+	if (db != NULL)
+		db->cfg = cfg;
+	return db;
+}
+
+static void cache_clear(struct db *db)
+{
+	for (size_t i = 0; i < db->ncache; i++)
+		if (db->cache[i].stmt != NULL)
+			mysql_stmt_close(db->cache[i].stmt);
+	memset(db->cache, 0, sizeof db->cache);
+	db->ncache = db->next_evict = 0;
+}
+
+void db_disconnect(struct db *db)
+{
+	if (db == NULL || db->conn == NULL)
+		return;
+	cache_clear(db);
+	mysql_close(db->conn);
+	db->conn = NULL;
+	db->in_tx = false;
+}
+
+void db_free(struct db *db)
+{
+	if (db == NULL)
+		return;
+	db_disconnect(db);
+	free(db);
+}
+
+bool db_connected(const struct db *db)
+{
+	return db->conn != NULL;
+}
+
+const char *db_error(const struct db *db)
+{
+	return db->errbuf[0] != '\0' ? db->errbuf : "no error";
+}
+
+int db_last_err(const struct db *db)
+{
+	return db->last_err;
+}
+
+/* A failure on the connection itself: drop it so the next call reconnects. */
+static int fail_conn(struct db *db, const char *what)
+{
+	unsigned int no = mysql_errno(db->conn);
+	int err = classify(no);
+
+	set_error(db, err, what, mysql_error(db->conn));
+	if (err == DB_ERR_UNAVAILABLE)
+		db_disconnect(db);
+	return err;
+}
+
+static int fail_stmt(struct db *db, MYSQL_STMT *st, const char *what)
+{
+	unsigned int no = mysql_stmt_errno(st);
+	int err = classify(no);
+
+	set_error(db, err, what, mysql_stmt_error(st));
+	if (err == DB_ERR_UNAVAILABLE)
+		db_disconnect(db);
+	return err;
+}
+
+int db_ensure(struct db *db)
+{
+	const struct config *c = db->cfg;
+	unsigned int timeout = (unsigned int)c->db_connect_timeout;
+	unsigned int io_timeout = 60;
+	my_bool off = 0;
+	MYSQL *m;
+	int err;
+
+	if (db->conn != NULL)
+		return DB_OK;
+	if ((m = mysql_init(NULL)) == NULL) {
+		set_error(db, DB_ERR_UNAVAILABLE, "connect", "out of memory");
+		return DB_ERR_UNAVAILABLE;
+	}
+	mysql_options(m, MYSQL_OPT_CONNECT_TIMEOUT, &timeout);
+	mysql_options(m, MYSQL_OPT_READ_TIMEOUT, &io_timeout);
+	mysql_options(m, MYSQL_OPT_WRITE_TIMEOUT, &io_timeout);
+	mysql_options(m, MYSQL_OPT_RECONNECT, &off);   /* we re-prepare ourselves */
+	mysql_options(m, MYSQL_SET_CHARSET_NAME, "utf8mb4");
+	/* Every session speaks UTC and refuses silent truncation. */
+	mysql_options(m, MYSQL_INIT_COMMAND,
+	    "SET time_zone = '+00:00', sql_mode = 'STRICT_ALL_TABLES,"
+	    "NO_ZERO_IN_DATE,NO_ZERO_DATE,ERROR_FOR_DIVISION_BY_ZERO,"
+	    "NO_ENGINE_SUBSTITUTION'");
+
+	if (mysql_real_connect(m,
+	    c->db_socket[0] != '\0' ? NULL : c->db_host,
+	    c->db_user, c->db_password, c->db_name,
+	    c->db_socket[0] != '\0' ? 0 : (unsigned int)c->db_port,
+	    c->db_socket[0] != '\0' ? c->db_socket : NULL, 0) == NULL) {
+		err = classify(mysql_errno(m));
+		if (err != DB_ERR_ACCESS)
+			err = DB_ERR_UNAVAILABLE;
+		set_error(db, err, "connect", mysql_error(m));
+		mysql_close(m);
+		return err;
+	}
+	db->conn = m;
+	db->last_err = DB_OK;
+	db->errbuf[0] = '\0';
+	return DB_OK;
+}
+
+int db_ping(struct db *db)
+{
+	int rc;
+
+	if ((rc = db_ensure(db)) != DB_OK)
+		return rc;
+	if (mysql_ping(db->conn) == 0)
+		return DB_OK;
+	/* The server may have restarted since we last spoke: one fresh try. */
+	fail_conn(db, "ping");
+	if ((rc = db_ensure(db)) != DB_OK)
+		return rc;
+	if (mysql_ping(db->conn) != 0)
+		return fail_conn(db, "ping");
+	return DB_OK;
+}
+
+/* The cached statement for sql, preparing it on first use. */
+static struct cached_stmt *stmt_get(struct db *db, const char *sql)
+{
+	struct cached_stmt *cs = NULL;
+	MYSQL_STMT *st;
+	my_bool on = 1;
+
+	for (size_t i = 0; i < db->ncache; i++)
+		if (db->cache[i].sql == sql || strcmp(db->cache[i].sql, sql) == 0)
+			return &db->cache[i];
+
+	if ((st = mysql_stmt_init(db->conn)) == NULL) {
+		fail_conn(db, "stmt_init");
+		return NULL;
+	}
+	if (mysql_stmt_prepare(st, sql, (unsigned long)strlen(sql)) != 0) {
+		fail_stmt(db, st, "prepare");
+		mysql_stmt_close(st);
+		return NULL;
+	}
+	mysql_stmt_attr_set(st, STMT_ATTR_UPDATE_MAX_LENGTH, &on);
+
+	if (db->ncache < DB_STMT_CACHE) {
+		cs = &db->cache[db->ncache++];
+	} else {
+		/* Full: evict round-robin, skipping one whose rows are being read. */
+		for (size_t n = 0; n < DB_STMT_CACHE; n++) {
+			cs = &db->cache[db->next_evict];
+			db->next_evict = (db->next_evict + 1) % DB_STMT_CACHE;
+			if (cs->open == NULL)
+				break;
+		}
+		mysql_stmt_close(cs->stmt);
+	}
+	cs->sql = sql;
+	cs->stmt = st;
+	cs->open = NULL;
+	return cs;
+}
+
+struct params {
+	MYSQL_BIND bind[DB_MAX_PARAMS];
+	long long ll[DB_MAX_PARAMS];
+	double d[DB_MAX_PARAMS];
+	unsigned long len[DB_MAX_PARAMS];
+};
+
+static int bind_params(struct db *db, MYSQL_STMT *st, const char *types,
+                       va_list ap, struct params *p)
+{
+	size_t n = strlen(types);
+
+	if (n > DB_MAX_PARAMS || n != mysql_stmt_param_count(st)) {
+		set_error(db, DB_ERR, "bind", "parameter count does not match the SQL");
+		log_kv(LOG_ERROR, "bad statement binding", "types=\"%s\"", types);
+		return DB_ERR;
+	}
+	memset(p->bind, 0, sizeof(MYSQL_BIND) * n);
+	for (size_t i = 0; i < n; i++) {
+		MYSQL_BIND *b = &p->bind[i];
+		const char *s;
+		const void *v;
+
+		switch (types[i]) {
+		case 's':
+			s = va_arg(ap, const char *);
+			if (s == NULL) {
+				b->buffer_type = MYSQL_TYPE_NULL;
+				break;
+			}
+			p->len[i] = (unsigned long)strlen(s);
+			b->buffer_type = MYSQL_TYPE_STRING;
+			b->buffer = (void *)(uintptr_t)s;
+			b->buffer_length = p->len[i];
+			b->length = &p->len[i];
+			break;
+		case 'i':
+			p->ll[i] = va_arg(ap, long long);
+			b->buffer_type = MYSQL_TYPE_LONGLONG;
+			b->buffer = &p->ll[i];
+			break;
+		case 'd':
+			p->d[i] = va_arg(ap, double);
+			b->buffer_type = MYSQL_TYPE_DOUBLE;
+			b->buffer = &p->d[i];
+			break;
+		case 'b':
+			v = va_arg(ap, const void *);
+			p->len[i] = (unsigned long)va_arg(ap, size_t);
+			if (v == NULL) {
+				b->buffer_type = MYSQL_TYPE_NULL;
+				break;
+			}
+			b->buffer_type = MYSQL_TYPE_BLOB;
+			b->buffer = (void *)(uintptr_t)v;
+			b->buffer_length = p->len[i];
+			b->length = &p->len[i];
+			break;
+		default:
+			set_error(db, DB_ERR, "bind", "unknown parameter type letter");
+			return DB_ERR;
+		}
+	}
+	if (n > 0 && mysql_stmt_bind_param(st, p->bind) != 0)
+		return fail_stmt(db, st, "bind");
+	return DB_OK;
+}
+
+/* Prepare (cached), bind and execute.  A connection found dead before the
+ * statement could be sent is reopened and the statement tried once more,
+ * unless a transaction was open (its earlier work is gone with the
+ * connection, so the caller must see the failure). */
+static struct cached_stmt *run(struct db *db, const char *sql,
+                               const char *types, va_list ap)
+{
+	struct cached_stmt *cs;
+	struct params p;
+	int attempt, rc;
+
+	for (attempt = 0; attempt < 2; attempt++) {
+		bool in_tx = db->in_tx;
+		va_list aq;
+
+		if ((rc = db_ensure(db)) != DB_OK)
+			return NULL;
+		if ((cs = stmt_get(db, sql)) == NULL) {
+			if (db->last_err == DB_ERR_UNAVAILABLE && !in_tx)
+				continue;
+			return NULL;
+		}
+		if (cs->open != NULL) {
+			set_error(db, DB_ERR, "execute", "statement is still being read");
+			return NULL;
+		}
+		va_copy(aq, ap);
+		rc = bind_params(db, cs->stmt, types, aq, &p);
+		va_end(aq);
+		if (rc != DB_OK)
+			return NULL;
+		if (mysql_stmt_execute(cs->stmt) == 0)
+			return cs;
+		if (mysql_stmt_errno(cs->stmt) == CR_SERVER_GONE_ERROR && !in_tx) {
+			fail_stmt(db, cs->stmt, "execute");
+			continue;
+		}
+		fail_stmt(db, cs->stmt, "execute");
+		return NULL;
+	}
+	return NULL;
+}
+
+long long db_exec(struct db *db, const char *sql, const char *types, ...)
+{
+	struct cached_stmt *cs;
+	my_ulonglong n;
+	va_list ap;
+
+	va_start(ap, types);
+	cs = run(db, sql, types, ap);
+	va_end(ap);
+	if (cs == NULL)
+		return db->last_err != DB_OK ? db->last_err : DB_ERR;
+	n = mysql_stmt_affected_rows(cs->stmt);
+	mysql_stmt_free_result(cs->stmt);
+	return n == (my_ulonglong)-1 ? 0 : (long long)n;
+}
+
+long long db_last_insert_id(struct db *db)
+{
+	return db->conn != NULL ? (long long)mysql_insert_id(db->conn) : 0;
+}
+
+static void stmt_free(struct db_stmt *r)
+{
+	if (r == NULL)
+		return;
+	if (r->buf != NULL)
+		for (unsigned i = 0; i < r->ncols; i++)
+			free(r->buf[i]);
+	free(r->buf);
+	free(r->bind);
+	free(r->len);
+	free(r->is_null);
+	free(r->truncated);
+	free(r);
+}
+
+struct db_stmt *db_query(struct db *db, const char *sql, const char *types, ...)
+{
+	struct cached_stmt *cs;
+	struct db_stmt *r = NULL;
+	MYSQL_RES *meta = NULL;
+	MYSQL_FIELD *f;
+	va_list ap;
+
+	va_start(ap, types);
+	cs = run(db, sql, types, ap);
+	va_end(ap);
+	if (cs == NULL)
+		return NULL;
+
+	if (mysql_stmt_store_result(cs->stmt) != 0) {
+		fail_stmt(db, cs->stmt, "store_result");
+		return NULL;
+	}
+	if ((r = calloc(1, sizeof *r)) == NULL)
+		goto oom;
+	r->db = db;
+	r->cs = cs;
+	if ((meta = mysql_stmt_result_metadata(cs->stmt)) == NULL) {
+		set_error(db, DB_ERR, "query", "statement returns no rows");
+		goto fail;
+	}
+	r->ncols = mysql_num_fields(meta);
+	f = mysql_fetch_fields(meta);
+	r->bind = calloc(r->ncols, sizeof *r->bind);
+	r->buf = calloc(r->ncols, sizeof *r->buf);
+	r->len = calloc(r->ncols, sizeof *r->len);
+	r->is_null = calloc(r->ncols, sizeof *r->is_null);
+	r->truncated = calloc(r->ncols, sizeof *r->truncated);
+	if (r->ncols > 0 && (r->bind == NULL || r->buf == NULL ||
+	    r->len == NULL || r->is_null == NULL || r->truncated == NULL))
+		goto oom;
+
+	/* Every column is fetched as text, sized by the widest value in the
+	 * stored result; numbers get room for their longest text form. */
+	for (unsigned i = 0; i < r->ncols; i++) {
+		unsigned long cap = f[i].max_length;
+
+		if (cap < f[i].length && f[i].length < 4096)
+			cap = f[i].length;
+		if (cap < DB_MIN_COLBUF)
+			cap = DB_MIN_COLBUF;
+		if ((r->buf[i] = malloc(cap + 1)) == NULL)
+			goto oom;
+		r->bind[i].buffer_type = MYSQL_TYPE_STRING;
+		r->bind[i].buffer = r->buf[i];
+		r->bind[i].buffer_length = cap + 1;
+		r->bind[i].length = &r->len[i];
+		r->bind[i].is_null = &r->is_null[i];
+		r->bind[i].error = &r->truncated[i];
+	}
+	mysql_free_result(meta);
+	meta = NULL;
+	if (r->ncols > 0 && mysql_stmt_bind_result(cs->stmt, r->bind) != 0) {
+		fail_stmt(db, cs->stmt, "bind_result");
+		goto fail;
+	}
+	cs->open = r;
+	return r;
+oom:
+	set_error(db, DB_ERR, "query", "out of memory");
+fail:
+	if (meta != NULL)
+		mysql_free_result(meta);
+	mysql_stmt_free_result(cs->stmt);
+	stmt_free(r);
+	return NULL;
+}
+
+int db_fetch(struct db_stmt *r)
+{
+	MYSQL_STMT *st = r->cs->stmt;
+	int rc = mysql_stmt_fetch(st);
+
+	if (rc == MYSQL_NO_DATA)
+		return 0;
+	if (rc == 1)
+		return fail_stmt(r->db, st, "fetch");
+	if (rc == MYSQL_DATA_TRUNCATED) {
+		/* A value longer than max_length promised: refetch that column. */
+		for (unsigned i = 0; i < r->ncols; i++) {
+			char *nb;
+
+			if (!r->truncated[i] || r->len[i] < r->bind[i].buffer_length)
+				continue;
+			if ((nb = realloc(r->buf[i], r->len[i] + 1)) == NULL) {
+				set_error(r->db, DB_ERR, "fetch", "out of memory");
+				return DB_ERR;
+			}
+			r->buf[i] = nb;
+			r->bind[i].buffer = nb;
+			r->bind[i].buffer_length = r->len[i] + 1;
+			if (mysql_stmt_fetch_column(st, &r->bind[i], i, 0) != 0)
+				return fail_stmt(r->db, st, "fetch_column");
+		}
+		mysql_stmt_bind_result(st, r->bind);
+	}
+	for (unsigned i = 0; i < r->ncols; i++) {
+		if (r->is_null[i])
+			r->len[i] = 0;
+		r->buf[i][r->len[i]] = '\0';
+	}
+	return 1;
+}
+
+unsigned db_col_count(const struct db_stmt *r)
+{
+	return r->ncols;
+}
+
+bool db_col_null(const struct db_stmt *r, unsigned col)
+{
+	return col >= r->ncols || r->is_null[col];
+}
+
+const char *db_col_str(const struct db_stmt *r, unsigned col)
+{
+	return db_col_null(r, col) ? "" : r->buf[col];
+}
+
+size_t db_col_len(const struct db_stmt *r, unsigned col)
+{
+	return db_col_null(r, col) ? 0 : r->len[col];
+}
+
+long long db_col_ll(const struct db_stmt *r, unsigned col)
+{
+	return db_col_null(r, col) ? 0 : strtoll(r->buf[col], NULL, 10);
+}
+
+double db_col_double(const struct db_stmt *r, unsigned col)
+{
+	return db_col_null(r, col) ? 0.0 : strtod(r->buf[col], NULL);
+}
+
+void db_done(struct db_stmt *r)
+{
+	if (r == NULL)
+		return;
+	/* The connection may have been dropped (and the statement closed)
+	 * while the rows were read. */
+	if (r->db->conn != NULL && r->cs->open == r) {
+		mysql_stmt_free_result(r->cs->stmt);
+		r->cs->open = NULL;
+	}
+	stmt_free(r);
+}
+
+static int simple(struct db *db, const char *sql, const char *what)
+{
+	int rc;
+
+	if ((rc = db_ensure(db)) != DB_OK)
+		return rc;
+	if (mysql_real_query(db->conn, sql, (unsigned long)strlen(sql)) != 0)
+		return fail_conn(db, what);
+	return DB_OK;
+}
+
+int db_begin(struct db *db)
+{
+	int rc = simple(db, "START TRANSACTION", "begin");
+
+	if (rc == DB_OK)
+		db->in_tx = true;
+	return rc;
+}
+
+int db_commit(struct db *db)
+{
+	int rc;
+
+	if (db->conn == NULL) {
+		set_error(db, DB_ERR_UNAVAILABLE, "commit", "connection lost");
+		db->in_tx = false;
+		return DB_ERR_UNAVAILABLE;
+	}
+	rc = mysql_commit(db->conn) == 0 ? DB_OK : fail_conn(db, "commit");
+	db->in_tx = false;
+	return rc;
+}
+
+void db_rollback(struct db *db)
+{
+	if (db->conn != NULL && db->in_tx && mysql_rollback(db->conn) != 0)
+		fail_conn(db, "rollback");
+	db->in_tx = false;
+}
+
+int db_exec_script(struct db *db, const char *sql, size_t len)
+{
+	int rc, status;
+
+	if ((rc = db_ensure(db)) != DB_OK)
+		return rc;
+	if (mysql_set_server_option(db->conn, MYSQL_OPTION_MULTI_STATEMENTS_ON) != 0)
+		return fail_conn(db, "multi_statements");
+	rc = DB_OK;
+	if (mysql_real_query(db->conn, sql, (unsigned long)len) != 0) {
+		rc = fail_conn(db, "script");
+	} else {
+		/* Drain every result; the first failing statement stops the run. */
+		do {
+			MYSQL_RES *res = mysql_store_result(db->conn);
+
+			if (res != NULL)
+				mysql_free_result(res);
+			else if (mysql_field_count(db->conn) != 0) {
+				rc = fail_conn(db, "script");
+				break;
+			}
+			status = mysql_next_result(db->conn);
+			if (status > 0) {
+				rc = fail_conn(db, "script");
+				break;
+			}
+		} while (status == 0);
+	}
+	if (db->conn != NULL)
+		mysql_set_server_option(db->conn, MYSQL_OPTION_MULTI_STATEMENTS_OFF);
+	return rc;
+}

@@ -1,0 +1,212 @@
+/* migrate.c - apply sql/NNN_*.sql once each, in order. */
+#include <dirent.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <openssl/evp.h>
+
+#include "db/db.h"
+#include "db/migrate.h"
+#include "util/log.h"
+
+#define MIGRATION_MAX_BYTES (16L * 1024 * 1024)
+
+static const char SQL_TABLE[] =
+	"CREATE TABLE IF NOT EXISTS schema_migrations ("
+	" version INT UNSIGNED NOT NULL PRIMARY KEY,"
+	" name VARCHAR(255) NOT NULL,"
+	" checksum CHAR(64) NOT NULL,"
+	" applied_at DATETIME(3) NOT NULL DEFAULT CURRENT_TIMESTAMP(3)"
+	") ENGINE=InnoDB DEFAULT CHARSET=utf8mb4";
+static const char SQL_LOCK[] = "SELECT GET_LOCK('sluice_migrate', 60)";
+static const char SQL_UNLOCK[] = "SELECT RELEASE_LOCK('sluice_migrate')";
+static const char SQL_APPLIED[] =
+	"SELECT checksum FROM schema_migrations WHERE version = ?";
+static const char SQL_RECORD[] =
+	"INSERT INTO schema_migrations (version, name, checksum) VALUES (?, ?, ?)";
+
+/* "001_init.sql" -> 1; anything else -> -1 (and is ignored). */
+static long migration_version(const char *name)
+{
+	size_t n = strlen(name);
+	long v = 0;
+	size_t i;
+
+	if (n < 9 || strcmp(name + n - 4, ".sql") != 0)
+		return -1;
+	for (i = 0; i < 3; i++) {
+		if (name[i] < '0' || name[i] > '9')
+			return -1;
+		v = v * 10 + (name[i] - '0');
+	}
+	if (name[3] != '_')
+		return -1;
+	for (i = 4; i < n - 4; i++)
+		if (!((name[i] >= 'a' && name[i] <= 'z') ||
+		      (name[i] >= '0' && name[i] <= '9') || name[i] == '_'))
+			return -1;
+	return v;
+}
+
+static int filter(const struct dirent *d)
+{
+	return migration_version(d->d_name) >= 0;
+}
+
+static char *read_file(const char *path, size_t *len, char *err, size_t errlen)
+{
+	FILE *f = fopen(path, "rb");
+	struct stat st;
+	char *buf = NULL;
+
+	if (f == NULL || fstat(fileno(f), &st) != 0) {
+		snprintf(err, errlen, "%s: cannot read", path);
+		goto out;
+	}
+	if (st.st_size > MIGRATION_MAX_BYTES) {
+		snprintf(err, errlen, "%s: larger than %ld bytes", path,
+		         MIGRATION_MAX_BYTES);
+		goto out;
+	}
+	if ((buf = malloc((size_t)st.st_size + 1)) == NULL ||
+	    fread(buf, 1, (size_t)st.st_size, f) != (size_t)st.st_size) {
+		snprintf(err, errlen, "%s: cannot read", path);
+		free(buf);
+		buf = NULL;
+		goto out;
+	}
+	buf[st.st_size] = '\0';
+	*len = (size_t)st.st_size;
+out:
+	if (f != NULL)
+		fclose(f);
+	return buf;
+}
+
+static void sha256_hex(const char *data, size_t len, char hex[65])
+{
+	unsigned char md[32];
+	unsigned int mdlen = 0;
+
+	EVP_Digest(data, len, md, &mdlen, EVP_sha256(), NULL);
+	for (unsigned i = 0; i < 32; i++)
+		snprintf(hex + 2 * i, 3, "%02x", md[i]);
+}
+
+/* 1 when applied with the same checksum, 0 when not applied, -1 on error. */
+static int applied_state(struct db *db, long version, const char *sum,
+                         const char *name, char *err, size_t errlen)
+{
+	struct db_stmt *st = db_query(db, SQL_APPLIED, "i", (long long)version);
+	int rc;
+
+	if (st == NULL) {
+		snprintf(err, errlen, "reading schema_migrations: %s", db_error(db));
+		return -1;
+	}
+	rc = db_fetch(st);
+	if (rc == 1 && strcmp(db_col_str(st, 0), sum) != 0) {
+		snprintf(err, errlen, "%s was changed after it was applied; "
+		         "add a new migration instead", name);
+		rc = -1;
+	} else if (rc < 0) {
+		snprintf(err, errlen, "reading schema_migrations: %s", db_error(db));
+	}
+	db_done(st);
+	return rc;
+}
+
+static int apply_one(struct db *db, const char *dir, const char *name,
+                     long version, int *applied, char *err, size_t errlen)
+{
+	char path[4096], sum[65];
+	size_t len = 0;
+	char *sql;
+	int rc = -1;
+
+	snprintf(path, sizeof path, "%s/%s", dir, name);
+	if ((sql = read_file(path, &len, err, errlen)) == NULL)
+		return -1;
+	sha256_hex(sql, len, sum);
+	switch (applied_state(db, version, sum, name, err, errlen)) {
+	case 1:
+		rc = 0;
+		goto out;
+	case 0:
+		break;
+	default:
+		goto out;
+	}
+	log_kv(LOG_INFO, "applying migration", "file=%s", name);
+	if (db_exec_script(db, sql, len) != DB_OK) {
+		snprintf(err, errlen, "%s: %s", name, db_error(db));
+		goto out;
+	}
+	if (db_exec(db, SQL_RECORD, "iss", (long long)version, name, sum) < 0) {
+		snprintf(err, errlen, "recording %s: %s", name, db_error(db));
+		goto out;
+	}
+	(*applied)++;
+	rc = 0;
+out:
+	free(sql);
+	return rc;
+}
+
+int migrate_run(struct db *db, const char *dir, int *applied,
+                char *err, size_t errlen)
+{
+	struct dirent **list = NULL;
+	struct db_stmt *st;
+	long prev = -1;
+	int n, i, rc = -1;
+	bool locked = false;
+
+	*applied = 0;
+	if (db_exec_script(db, SQL_TABLE, sizeof SQL_TABLE - 1) != DB_OK) {
+		snprintf(err, errlen, "creating schema_migrations: %s", db_error(db));
+		return -1;
+	}
+	if ((st = db_query(db, SQL_LOCK, "")) == NULL) {
+		snprintf(err, errlen, "taking the migration lock: %s", db_error(db));
+		return -1;
+	}
+	locked = db_fetch(st) == 1 && db_col_ll(st, 0) == 1;
+	db_done(st);
+	if (!locked) {
+		snprintf(err, errlen, "another migration holds the lock");
+		return -1;
+	}
+
+	if ((n = scandir(dir, &list, filter, alphasort)) < 0) {
+		snprintf(err, errlen, "%s: cannot list migrations", dir);
+		goto out;
+	}
+	for (i = 0; i < n; i++) {
+		long v = migration_version(list[i]->d_name);
+
+		if (v == prev) {
+			snprintf(err, errlen, "two migrations numbered %03ld", v);
+			goto out;
+		}
+		prev = v;
+		if (apply_one(db, dir, list[i]->d_name, v, applied, err, errlen) != 0)
+			goto out;
+	}
+	rc = 0;
+out:
+	if (list != NULL) {
+		for (i = 0; i < n; i++)
+			free(list[i]);
+		free(list);
+	}
+	if ((st = db_query(db, SQL_UNLOCK, "")) != NULL) {
+		while (db_fetch(st) == 1)
+			;
+		db_done(st);
+	}
+	return rc;
+}

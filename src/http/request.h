@@ -1,0 +1,107 @@
+/* request.h - the request context.
+ *
+ * A struct req owns everything one request allocates: its arena, the parsed
+ * JSON body, and copies of every FastCGI variable it reads (nothing points
+ * into the FastCGI envp once req_init returns, because libfcgi frees it in
+ * FCGX_Finish_r).  req_finish releases it all. */
+#ifndef SLUICE_REQUEST_H
+#define SLUICE_REQUEST_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <fcgiapp.h>
+#include <json-c/json.h>
+
+#include "http/router.h"
+
+struct arena;
+struct config;
+struct db;
+
+/* Who is calling, filled in by auth/auth.c before the handler runs. */
+struct identity {
+	/* JWT callers */
+	const char *sub;
+	const char *customer_id;
+	const char *customer_name;
+	const char **permissions;
+	size_t npermissions;
+	/* Basic callers */
+	long long user_id;        /* 0 when not a Basic caller */
+	const char *user_name;
+};
+
+struct resp_header {
+	const char *name, *value;
+	struct resp_header *next;
+};
+
+struct req {
+	struct arena *arena;
+	const struct config *cfg;
+	struct db *db;                 /* the worker's connection (may be down) */
+	FCGX_Stream *in, *out;         /* NULL in unit tests */
+
+	char **env;                    /* arena copies of "NAME=value" */
+	size_t nenv;
+
+	const char *method;
+	const char *path;              /* percent-decoded, without the query */
+	const char *query;             /* raw query string, "" when none */
+	const char *content_type;      /* "" when none */
+	long long content_length;      /* -1 when absent */
+
+	size_t nparams;                /* path parameters, set by the router */
+	const char *param_name[ROUTE_MAX_PARAMS];
+	const char *param_value[ROUTE_MAX_PARAMS];
+
+	struct identity id;
+	struct json_object *json;      /* parsed body, owned, put by req_finish */
+
+	/* response state */
+	int status;                    /* 0 until a response was written */
+	struct resp_header *headers;
+	double started_ms;
+};
+
+enum req_err {
+	REQ_OK = 0,
+	REQ_ERR_BAD = -1,              /* malformed request (400) */
+	REQ_ERR_TOO_LARGE = -2,        /* 413 */
+	REQ_ERR_MEDIA_TYPE = -3,       /* 415 */
+	REQ_ERR_IO = -4,               /* client went away */
+};
+
+/* Copy the FastCGI environment into r (arena-owned); 0 or REQ_ERR_BAD. */
+int req_init(struct req *r, struct arena *a, const struct config *cfg,
+             struct db *db, FCGX_Request *fr);
+/* Same, from a NULL-terminated "NAME=value" array (unit tests). */
+int req_init_env(struct req *r, struct arena *a, const struct config *cfg,
+                 char **envp);
+void req_finish(struct req *r);
+
+const char *req_env(const struct req *r, const char *name);
+/* HTTP header by its wire name, case-insensitive: "Authorization",
+ * "customer_name", "Content-Type".  NULL when absent. */
+const char *req_header(const struct req *r, const char *name);
+/* Path parameter set by the router, NULL when absent. */
+const char *req_param(const struct req *r, const char *name);
+/* Percent-decoded query value; NULL when absent; REQ_ERR_BAD in *err when
+ * malformed (err may be NULL). */
+const char *req_query(const struct req *r, const char *name, int *err);
+
+/* Read the whole body, refusing more than max bytes before reading any.
+ * *buf is arena-owned and NUL-terminated. */
+int req_read_body(struct req *r, long max, char **buf, size_t *len);
+
+/* Parse JSON text with a nesting limit.  On failure returns REQ_ERR_BAD and
+ * writes a message saying what is wrong (and where) into err. */
+int json_parse_bounded(const char *buf, size_t len, int max_depth,
+                       struct json_object **out, char *err, size_t errlen);
+
+/* The JSON body of r, checked for content type (415), size (413) and syntax
+ * and depth (400).  On failure the error response has been written and NULL
+ * is returned.  The object belongs to r.  An empty body is a 400. */
+struct json_object *req_json_body_or_reply(struct req *r);
+
+#endif

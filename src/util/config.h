@@ -1,0 +1,82 @@
+/* config.h - sluice.conf: one "key = value" per line, '#' comments.
+ *
+ * Every key is documented in docs/operations.md.  Unknown keys and bad values
+ * are errors that name the line, so a typo never silently falls back to a
+ * default. */
+#ifndef SLUICE_CONFIG_H
+#define SLUICE_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#define CONFIG_PATH_MAX 1024
+#define CONFIG_STR_MAX 256
+
+struct config {
+	/* serve */
+	char listen[CONFIG_PATH_MAX];         /* FastCGI unix socket path */
+	int listen_mode;                      /* octal permissions of the socket */
+	int listen_backlog;
+	int workers;                          /* 0 = number of CPUs */
+	long max_requests;                    /* recycle a worker after N; 0 = never */
+	int shutdown_timeout;                 /* seconds before SIGKILL on stop */
+	char pid_file[CONFIG_PATH_MAX];       /* "" = none */
+	bool testing_routes;                  /* /_test/... routes, test stack only */
+
+	/* database */
+	char db_host[CONFIG_STR_MAX];
+	int db_port;
+	char db_socket[CONFIG_PATH_MAX];      /* preferred over host:port when set */
+	char db_user[CONFIG_STR_MAX];
+	char db_password[CONFIG_STR_MAX];
+	char db_name[CONFIG_STR_MAX];
+	int db_connect_timeout;               /* seconds */
+	char sql_dir[CONFIG_PATH_MAX];        /* migrations */
+
+	/* storage */
+	char storage_root[CONFIG_PATH_MAX];
+
+	/* auth */
+	char jwt_secret_file[CONFIG_PATH_MAX];
+	int jwt_leeway;                       /* seconds of clock skew allowed */
+	bool health_auth;                     /* require Basic on GET /health */
+	int basic_cache_ttl;                  /* seconds a verified password is cached */
+	int pbkdf2_iterations;                /* for newly stored passwords */
+
+	/* limits */
+	long body_max_bytes;                  /* JSON and other small bodies */
+	int json_max_depth;
+
+	/* platform (used by the platform and runner areas) */
+	int memory_default_mb;
+	int memory_max_mb;
+
+	/* work */
+	int work_poll_ms;                     /* idle sleep between queue polls */
+
+	/* logging */
+	char log_level[16];
+
+	/* loaded from jwt_secret_file, not a config key */
+	unsigned char jwt_secret[256];
+	size_t jwt_secret_len;
+};
+
+void config_defaults(struct config *c);
+
+/* Load path over the defaults.  On error returns -1 and writes a message such
+ * as "sluice.conf:12: unknown key 'wokers'" into err. */
+int config_load(const char *path, struct config *c, char *err, size_t errlen);
+
+/* Parse one "key = value" pair (used by config_load and by tests). */
+int config_set(struct config *c, const char *key, const char *value,
+               char *err, size_t errlen);
+
+/* Read the JWT secret file named by the config (needed by serve and token).
+ * Refuses a missing file, an empty secret or one shorter than 32 bytes. */
+int config_load_jwt_secret(struct config *c, char *err, size_t errlen);
+
+/* The number of workers to start: c->workers, or the CPU count when 0. */
+int config_worker_count(const struct config *c);
+
+#endif

@@ -1,0 +1,29 @@
+/* log.h - one line per event on stderr, in stable key=value form.
+ *
+ *   ts=2026-11-22T10:00:00.123Z level=info pid=123 msg="worker started" ...
+ *
+ * Values with spaces, quotes or control characters are quoted and escaped, so
+ * a line is always one line.  Never pass a secret to these functions. */
+#ifndef SLUICE_LOG_H
+#define SLUICE_LOG_H
+
+enum log_level { LOG_DEBUG, LOG_INFO, LOG_WARN, LOG_ERROR };
+
+void log_set_level(enum log_level lvl);
+int log_level_parse(const char *s, enum log_level *out);   /* 0 or -1 */
+
+/* msg is free text; kv is a printf format producing extra key=value pairs
+ * (use log_quote for values that may contain spaces), or NULL. */
+void log_msg(enum log_level lvl, const char *msg);
+void log_kv(enum log_level lvl, const char *msg, const char *kvfmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+#define log_info(m)  log_msg(LOG_INFO, (m))
+#define log_warn(m)  log_msg(LOG_WARN, (m))
+#define log_error(m) log_msg(LOG_ERROR, (m))
+
+/* The access log line: method, path, status, ms, customer. */
+void log_request(const char *method, const char *path, int status,
+                 double ms, const char *customer);
+
+#endif

@@ -1,0 +1,28 @@
+/* str.h - bounded string and number parsing. */
+#ifndef SLUICE_STR_H
+#define SLUICE_STR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* Parse a base-10 integer in [min, max]; the whole string must be the
+ * number (no sign tricks, no trailing junk, no leading space).
+ * Returns 0, or -1 when not a number, -2 when out of range. */
+int str_to_ll(const char *s, long long min, long long max, long long *out);
+
+/* Copy with truncation refused: returns 0, or -1 if src does not fit. */
+int str_copy(char *dst, size_t cap, const char *src);
+
+bool str_eq_nocase(const char *a, const char *b);
+bool str_has_prefix(const char *s, const char *prefix);
+char *str_trim(char *s);                    /* in place, returns s advanced */
+
+/* Constant-time comparison of two byte strings (lengths may differ). */
+bool str_ct_equal(const void *a, size_t alen, const void *b, size_t blen);
+
+/* Percent-decode src[0..n) into dst (cap bytes, NUL-terminated); '+' becomes
+ * a space when plus_is_space.  Refuses %00 and malformed escapes: -1. */
+int str_url_decode(char *dst, size_t cap, const char *src, size_t n,
+                   bool plus_is_space);
+
+#endif

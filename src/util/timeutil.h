@@ -1,0 +1,14 @@
+/* timeutil.h - clocks and ISO 8601. */
+#ifndef SLUICE_TIMEUTIL_H
+#define SLUICE_TIMEUTIL_H
+
+#include <stddef.h>
+#include <time.h>
+
+double time_mono_ms(void);                 /* monotonic, for durations */
+long long time_now_s(void);                /* wall clock, seconds */
+/* "2026-11-22T10:00:00Z" (or with .mmm when ms >= 0) into buf (>= 32 bytes). */
+char *time_iso8601(char *buf, size_t cap, time_t t, int ms);
+char *time_iso8601_now(char *buf, size_t cap);   /* with milliseconds */
+
+#endif

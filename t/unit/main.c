@@ -1,0 +1,39 @@
+/* main.c - the CUnit runner for every unit suite. */
+#include <stdio.h>
+#include <CUnit/Basic.h>
+
+#include "suites.h"
+
+int suite_add(const char *name, const struct test_case *tests)
+{
+	CU_pSuite s = CU_add_suite(name, NULL, NULL);
+	if (s == NULL)
+		return -1;
+	for (; tests->name != NULL; tests++)
+		if (CU_add_test(s, tests->name, tests->fn) == NULL)
+			return -1;
+	return 0;
+}
+
+int main(void)
+{
+	int (*suites[])(void) = {
+		suite_str, suite_base64url, suite_config, suite_router,
+		suite_request, suite_jwt, suite_basic,
+	};
+	unsigned failed;
+
+	if (CU_initialize_registry() != CUE_SUCCESS)
+		return 1;
+	for (size_t i = 0; i < sizeof suites / sizeof suites[0]; i++)
+		if (suites[i]() != 0) {
+			fprintf(stderr, "cannot register suite %zu\n", i);
+			CU_cleanup_registry();
+			return 1;
+		}
+	CU_basic_set_mode(CU_BRM_VERBOSE);
+	CU_basic_run_tests();
+	failed = CU_get_number_of_failures() + CU_get_number_of_tests_failed();
+	CU_cleanup_registry();
+	return failed == 0 ? 0 : 1;
+}

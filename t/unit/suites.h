@@ -1,0 +1,20 @@
+/* suites.h - every CUnit suite registers itself through one function. */
+#ifndef SLUICE_TEST_SUITES_H
+#define SLUICE_TEST_SUITES_H
+
+#include <CUnit/CUnit.h>
+
+/* Each adds one suite with its tests; returns 0 or -1. */
+int suite_jwt(void);
+int suite_base64url(void);
+int suite_basic(void);
+int suite_router(void);
+int suite_config(void);
+int suite_request(void);
+int suite_str(void);
+
+/* Add a suite and its NULL-terminated test list in one go. */
+struct test_case { const char *name; CU_TestFunc fn; };
+int suite_add(const char *name, const struct test_case *tests);
+
+#endif

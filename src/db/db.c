@@ -13,10 +13,12 @@
 #include "db/db.h"
 #include "util/config.h"
 #include "util/log.h"
+#include "util/timeutil.h"
 
 #define DB_MAX_PARAMS 64
 #define DB_STMT_CACHE 96
 #define DB_MIN_COLBUF 64
+#define DB_RETRY_MS 250.0     /* between connect attempts while the server is down */
 
 struct cached_stmt {
 	const char *sql;          /* the caller's string: literals live forever */
@@ -30,6 +32,7 @@ struct db {
 	struct cached_stmt cache[DB_STMT_CACHE];
 	size_t ncache, next_evict;
 	bool in_tx;
+	double retry_after_ms;    /* no connect attempt before this (monotonic) */
 	int last_err;
 	char errbuf[512];
 };
@@ -170,6 +173,11 @@ int db_ensure(struct db *db)
 
 	if (db->conn != NULL)
 		return DB_OK;
+	/* While the server is down, do not make every request wait for a
+	 * connect timeout: fail fast until the throttle window has passed. */
+	if (time_mono_ms() < db->retry_after_ms)
+		return db->last_err == DB_ERR_ACCESS ? DB_ERR_ACCESS
+		                                     : DB_ERR_UNAVAILABLE;
 	if ((m = mysql_init(NULL)) == NULL) {
 		set_error(db, DB_ERR_UNAVAILABLE, "connect", "out of memory");
 		return DB_ERR_UNAVAILABLE;
@@ -195,6 +203,7 @@ int db_ensure(struct db *db)
 			err = DB_ERR_UNAVAILABLE;
 		set_error(db, err, "connect", mysql_error(m));
 		mysql_close(m);
+		db->retry_after_ms = time_mono_ms() + DB_RETRY_MS;
 		return err;
 	}
 	db->conn = m;

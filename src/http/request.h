@@ -62,6 +62,13 @@ struct req {
 	int status;                    /* 0 until a response was written */
 	struct resp_header *headers;
 	double started_ms;
+
+	/* Unit tests only (in/out NULL): the body req_read_body returns and
+	 * the bytes the resp_* functions would have sent. */
+	const char *test_body;
+	size_t test_body_len;
+	char *test_out;
+	size_t test_out_len;
 };
 
 enum req_err {
@@ -72,13 +79,24 @@ enum req_err {
 	REQ_ERR_IO = -4,               /* client went away */
 };
 
-/* Copy the FastCGI environment into r (arena-owned); 0 or REQ_ERR_BAD. */
+/* Copy the FastCGI environment into r (arena-owned); 0 or REQ_ERR_BAD.
+ * Refused: more than 256 variables or 64 KiB of them, no REQUEST_METHOD or
+ * path, a path over 2048 bytes or with a bad escape or %00, a malformed
+ * CONTENT_LENGTH.  The path is DOCUMENT_URI as given (the web server has
+ * already decoded it), else REQUEST_URI up to '?', percent-decoded.  An
+ * empty CONTENT_LENGTH or CONTENT_TYPE counts as absent.
+ * The caller owns the arena and frees it after req_finish. */
 int req_init(struct req *r, struct arena *a, const struct config *cfg,
              struct db *db, FCGX_Request *fr);
 /* Same, from a NULL-terminated "NAME=value" array (unit tests). */
 int req_init_env(struct req *r, struct arena *a, const struct config *cfg,
                  char **envp);
+/* Put the JSON body and forget the environment; the arena is not freed. */
 void req_finish(struct req *r);
+/* Unit tests: the body req_read_body returns when r->in is NULL. */
+void req_set_test_body(struct req *r, const char *body, size_t len);
+/* Copy the router's parameters into r (arena strings) for req_param. */
+void req_set_params(struct req *r, const struct route_match *m);
 
 const char *req_env(const struct req *r, const char *name);
 /* HTTP header by its wire name, case-insensitive: "Authorization",
@@ -91,17 +109,24 @@ const char *req_param(const struct req *r, const char *name);
 const char *req_query(const struct req *r, const char *name, int *err);
 
 /* Read the whole body, refusing more than max bytes before reading any.
- * *buf is arena-owned and NUL-terminated. */
+ * *buf is arena-owned and NUL-terminated.  Without CONTENT_LENGTH up to
+ * max + 1 bytes are read and more than max is refused.  REQ_ERR_IO when the
+ * body ends early or the stream fails. */
 int req_read_body(struct req *r, long max, char **buf, size_t *len);
 
-/* Parse JSON text with a nesting limit.  On failure returns REQ_ERR_BAD and
- * writes a message saying what is wrong (and where) into err. */
+/* Parse JSON text (strict RFC 8259, UTF-8) with a nesting limit: max_depth
+ * nested arrays/objects are accepted, one more is refused.  The whole buffer
+ * must be one value plus whitespace; NUL bytes are refused.  On failure
+ * returns REQ_ERR_BAD and writes "Malformed JSON: <what> at offset <n>" into
+ * err. */
 int json_parse_bounded(const char *buf, size_t len, int max_depth,
                        struct json_object **out, char *err, size_t errlen);
 
 /* The JSON body of r, checked for content type (415), size (413) and syntax
  * and depth (400).  On failure the error response has been written and NULL
- * is returned.  The object belongs to r.  An empty body is a 400. */
+ * is returned.  The object belongs to r.  An empty body is a 400.
+ * When the client went away while sending the body nothing can be answered:
+ * NULL is returned with r->status set to -1, so no response is written. */
 struct json_object *req_json_body_or_reply(struct req *r);
 
 #endif

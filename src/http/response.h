@@ -10,10 +10,16 @@
 
 struct req;
 
-/* Add a response header (copied into the arena); call before writing. */
+/* Add a response header (copied into the arena); call before writing.
+ * A value with CR, LF or another control character, a bad name, or Status,
+ * Content-Type and Content-Length (written by the calls below) are dropped
+ * with a warning in the log. */
 void resp_header(struct req *r, const char *name, const char *value);
 
-/* Writes status + headers + body.  resp_json takes ownership of body. */
+/* Writes status + headers + body; 0, or -1 when a response was already
+ * written (nothing is sent then) or the write failed.  resp_json takes
+ * ownership of body, also on failure.  resp_empty sends Content-Length: 0,
+ * except for 204 which has none. */
 int resp_json(struct req *r, int status, struct json_object *body);
 int resp_raw(struct req *r, int status, const char *content_type,
              const char *body, size_t len);
@@ -23,5 +29,8 @@ int resp_empty(struct req *r, int status);
 int resp_detail(struct req *r, int status, const char *detail);
 
 const char *resp_status_text(int status);
+
+/* Unit tests (r->out NULL): everything written so far, NUL-terminated. */
+const char *resp_test_output(const struct req *r, size_t *len);
 
 #endif

@@ -7,6 +7,8 @@
 #ifndef SLUICE_LOG_H
 #define SLUICE_LOG_H
 
+#include <stddef.h>
+
 enum log_level { LOG_DEBUG, LOG_INFO, LOG_WARN, LOG_ERROR };
 
 void log_set_level(enum log_level lvl);
@@ -21,6 +23,11 @@ void log_kv(enum log_level lvl, const char *msg, const char *kvfmt, ...)
 #define log_info(m)  log_msg(LOG_INFO, (m))
 #define log_warn(m)  log_msg(LOG_WARN, (m))
 #define log_error(m) log_msg(LOG_ERROR, (m))
+
+/* s as a kv value: returned unchanged when it needs no quoting, else quoted
+ * and escaped into buf (cut short with ..." when cap is too small).  NULL
+ * gives "-".  For values passed through log_kv's "%s". */
+const char *log_quote(char *buf, size_t cap, const char *s);
 
 /* The access log line: method, path, status, ms, customer. */
 void log_request(const char *method, const char *path, int status,

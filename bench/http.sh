@@ -1,0 +1,144 @@
+#!/usr/bin/env bash
+# bench/http.sh - HTTP throughput and latency of the whole stack.
+#
+# Starts the `bench` instance (https://127.0.0.1:28443, workers = 2), then
+# alternates wrk runs against
+#   (a) /_bench/static  nginx answering by itself: TLS + HTTP, the ceiling
+#   (b) /health         nginx -> FastCGI -> sluice worker -> MariaDB ping
+# and prints req/s and p99 per round, the medians, the ratio b/a of the median
+# req/s, and the memory (VmRSS) of the serve master and its workers.  The
+# output is also saved to bench/results/http-<date>.txt.  The instance is
+# stopped at the end.
+#
+# Environment: ROUNDS (3), DURATION (10s), CONNECTIONS (32), THREADS (2),
+# WARMUP (3s).
+set -euo pipefail
+
+ROOT=$(dirname "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")")
+ROUNDS=${ROUNDS:-3}
+DURATION=${DURATION:-10s}
+CONNECTIONS=${CONNECTIONS:-32}
+THREADS=${THREADS:-2}
+WARMUP=${WARMUP:-3s}
+[[ $DURATION =~ ^[0-9]+$ ]] && DURATION=${DURATION}s
+[[ $WARMUP =~ ^[0-9]+$ ]] && WARMUP=${WARMUP}s
+[[ $ROUNDS =~ ^[1-9][0-9]*$ ]] || { echo "ROUNDS must be a positive number" >&2; exit 2; }
+
+export SLUICE_INSTANCE=bench
+DEV=$ROOT/scripts/dev
+URL=https://127.0.0.1:28443
+STATIC=$URL/_bench/static
+HEALTH=$URL/health
+VAR=$ROOT/var/bench
+RESULTS=$ROOT/bench/results
+OUT=$RESULTS/http-$(date -u +%Y%m%d-%H%M%S).txt
+TMP=$(mktemp -d)
+
+cleanup() {
+	"$DEV" down bench >/dev/null 2>&1 || echo "bench/http.sh: could not stop the bench instance" >&2
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+command -v wrk >/dev/null 2>&1 || "$DEV" deps
+echo "starting the bench instance..."
+if ! "$DEV" up bench >"$TMP/up.log" 2>&1; then
+	cat "$TMP/up.log" >&2
+	echo "bench/http.sh: scripts/dev up bench failed" >&2
+	exit 1
+fi
+eval "$("$DEV" env bench)"
+
+# wrk prints latencies as 812.00us, 1.23ms, 2.00s or 1.00m.
+to_ms() {
+	awk -v v="$1" 'BEGIN {
+		n = v + 0; u = v; sub(/^[0-9.]+/, "", u)
+		if (u == "us") n /= 1000; else if (u == "s") n *= 1000
+		else if (u == "m") n *= 60000; else if (u == "h") n *= 3600000
+		printf "%.3f", n }'
+}
+
+# One wrk run: prints "req_s p99_ms errors" (errors = socket errors + non-2xx/3xx).
+run_wrk() {
+	local url=$1 dur=$2 out=$TMP/wrk.out rps p99 err
+	wrk -t"$THREADS" -c"$CONNECTIONS" -d"$dur" --latency "$url" >"$out" 2>&1 || {
+		cat "$out" >&2
+		return 1
+	}
+	rps=$(awk '/^Requests\/sec:/ { print $2 }' "$out")
+	p99=$(awk '$1 == "99%" { print $2 }' "$out")
+	err=$(awk '/Non-2xx or 3xx responses:/ { n += $NF }
+		/Socket errors:/ { for (i = 1; i <= NF; i++) if ($i ~ /^[0-9]+,?$/) n += $i + 0 }
+		END { print n + 0 }' "$out")
+	[[ -n $rps && -n $p99 ]] || {
+		cat "$out" >&2
+		return 1
+	}
+	printf '%s %s %s\n' "$rps" "$(to_ms "$p99")" "$err"
+}
+
+median() {
+	printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 }
+		END { if (NR % 2) printf "%.2f", v[(NR + 1) / 2]
+		      else printf "%.2f", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+
+rss_kb() { awk '/^VmRSS:/ { print $2 }' "/proc/$1/status" 2>/dev/null || echo '?'; }
+
+report() {
+	code=$(curl -sk -o /dev/null -w '%{http_code}' "$HEALTH" || true)
+	[[ $code == 200 ]] || { echo "bench/http.sh: $HEALTH answers $code, not 200" >&2; exit 1; }
+
+	printf 'sluice HTTP benchmark, %s\n' "$(date -u +%Y-%m-%dT%H:%M:%SZ)"
+	printf 'machine: %s CPUs, %s; %s; %s\n' "$(nproc)" "$(uname -r)" \
+		"$(nginx -v 2>&1 | sed 's/^nginx version: //')" \
+		"$("$SLUICE_BIN" version 2>/dev/null || echo sluice)"
+	printf 'wrk -t%s -c%s -d%s --latency, %s rounds, sluice workers = 2, TLS on one keep-alive connection each\n' \
+		"$THREADS" "$CONNECTIONS" "$DURATION" "$ROUNDS"
+	printf '(a) %s\n(b) %s\n\n' "$STATIC" "$HEALTH"
+
+	echo "warming up ($WARMUP each)..."
+	run_wrk "$STATIC" "$WARMUP" >/dev/null
+	run_wrk "$HEALTH" "$WARMUP" >/dev/null
+
+	a_rps=() b_rps=() a_p99=() b_p99=()
+	for ((r = 1; r <= ROUNDS; r++)); do
+		res=$(run_wrk "$STATIC" "$DURATION")
+		read -r ar ap ae <<<"$res"
+		res=$(run_wrk "$HEALTH" "$DURATION")
+		read -r br bp be <<<"$res"
+		a_rps+=("$ar") a_p99+=("$ap") b_rps+=("$br") b_p99+=("$bp")
+		printf '\nround %d\n' "$r"
+		printf '  %-18s %12s %10s %8s\n' target 'req/s' 'p99 ms' errors
+		printf '  %-18s %12.2f %10.3f %8d\n' '(a) /_bench/static' "$ar" "$ap" "$ae"
+		printf '  %-18s %12.2f %10.3f %8d\n' '(b) /health' "$br" "$bp" "$be"
+		if ((ae + be > 0)); then
+			echo "  warning: errors or non-2xx answers in this round"
+		fi
+	done
+
+	am=$(median "${a_rps[@]}")
+	bm=$(median "${b_rps[@]}")
+	printf '\nmedians over %d rounds\n' "$ROUNDS"
+	printf '  %-18s %12s %10s\n' target 'req/s' 'p99 ms'
+	printf '  %-18s %12s %10s\n' '(a) /_bench/static' "$am" "$(median "${a_p99[@]}")"
+	printf '  %-18s %12s %10s\n' '(b) /health' "$bm" "$(median "${b_p99[@]}")"
+	printf '  ratio b/a of median req/s: %s\n' "$(awk -v a="$am" -v b="$bm" 'BEGIN { printf "%.3f", (a > 0) ? b / a : 0 }')"
+
+	master=$(head -n1 "$VAR/run/serve.pid" 2>/dev/null || true)
+	printf '\nmemory after the runs (VmRSS)\n'
+	if [[ -n $master ]] && [[ -d /proc/$master ]]; then
+		printf '  serve master  pid %-7s %8s kB\n' "$master" "$(rss_kb "$master")"
+		for w in $(pgrep -P "$master" || true); do
+			printf '  serve worker  pid %-7s %8s kB\n' "$w" "$(rss_kb "$w")"
+		done
+	else
+		echo "  serve master not found"
+	fi
+}
+
+mkdir -p "$RESULTS"
+report 2>&1 | tee "$OUT"
+printf '\nsaved to %s\n' "${OUT#"$ROOT"/}"

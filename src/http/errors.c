@@ -1,0 +1,40 @@
+/* errors.c - internal failures to HTTP status and body. */
+#include "db/db.h"
+#include "http/errors.h"
+#include "http/request.h"
+#include "http/response.h"
+#include "util/log.h"
+
+struct db *req_db_or_reply(struct req *r)
+{
+	int rc = db_ensure(r->db);
+
+	if (rc == DB_OK)
+		return r->db;
+	resp_db_error(r, rc);
+	return NULL;
+}
+
+int resp_db_error(struct req *r, int db_err)
+{
+	if (db_err == DB_ERR_UNAVAILABLE || db_err == DB_ERR_ACCESS) {
+		char q[512];
+
+		log_kv(LOG_WARN, "database unavailable", "error=%s",
+		       log_quote(q, sizeof q, db_error(r->db)));
+		resp_detail(r, 503, "Database unavailable");
+		return -1;
+	}
+	return resp_internal(r, db_error(r->db));
+}
+
+int resp_internal(struct req *r, const char *what)
+{
+	char qpath[256], qwhat[512];
+
+	log_kv(LOG_ERROR, "internal error", "path=%s error=%s",
+	       log_quote(qpath, sizeof qpath, r->path != NULL ? r->path : "-"),
+	       log_quote(qwhat, sizeof qwhat, what));
+	resp_detail(r, 500, "Internal Server Error");
+	return -1;
+}

@@ -1,0 +1,101 @@
+/* testing.c - probes for the API tests, routed only with testing_routes = on.
+ *
+ * They let a test see the worker pool from outside: which worker answered,
+ * a request that stays in flight while a signal arrives, and the identity
+ * each authentication path produced.  Never enable them in production. */
+#include <errno.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <json-c/json.h>
+
+#include "db/db.h"
+#include "http/errors.h"
+#include "http/request.h"
+#include "http/response.h"
+#include "serve/routes.h"
+#include "util/str.h"
+
+#define SLEEP_MAX_MS 10000
+
+int testing_pid(struct req *r)
+{
+	struct json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "pid", json_object_new_int64(getpid()));
+	return resp_json(r, 200, o);
+}
+
+int testing_sleep(struct req *r)
+{
+	const char *v = req_query(r, "ms", NULL);
+	struct json_object *o;
+	struct timespec ts;
+	long long ms;
+
+	if (v == NULL || str_to_ll(v, 0, SLEEP_MAX_MS, &ms) != 0)
+		return resp_detail(r, 400, "ms must be an integer 0..10000");
+	ts.tv_sec = (time_t)(ms / 1000);
+	ts.tv_nsec = (long)(ms % 1000) * 1000000L;
+	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+		;
+	o = json_object_new_object();
+	json_object_object_add(o, "slept_ms", json_object_new_int64(ms));
+	return resp_json(r, 200, o);
+}
+
+int testing_echo(struct req *r)
+{
+	struct json_object *body = req_json_body_or_reply(r);
+	struct json_object *o;
+
+	if (body == NULL)
+		return -1;
+	o = json_object_new_object();
+	json_object_object_add(o, "echo", json_object_get(body));
+	return resp_json(r, 200, o);
+}
+
+int testing_whoami(struct req *r)
+{
+	struct json_object *o = json_object_new_object();
+	struct json_object *perms = json_object_new_array();
+
+	for (size_t i = 0; i < r->id.npermissions; i++)
+		json_object_array_add(perms,
+		    json_object_new_string(r->id.permissions[i]));
+	json_object_object_add(o, "sub", json_object_new_string(r->id.sub));
+	json_object_object_add(o, "customer_id",
+	    json_object_new_string(r->id.customer_id));
+	json_object_object_add(o, "customer_name",
+	    json_object_new_string(r->id.customer_name));
+	json_object_object_add(o, "permissions", perms);
+	return resp_json(r, 200, o);
+}
+
+/* Reads the user back from the database (even when the credentials came
+ * from the worker's cache), so it also shows how a DB outage is answered. */
+int testing_basic(struct req *r)
+{
+	struct json_object *o;
+	struct db_stmt *st;
+	struct db *db;
+	int rc;
+
+	if ((db = req_db_or_reply(r)) == NULL)
+		return -1;
+	st = db_query(db, "SELECT name FROM api_users WHERE id = ?", "i",
+	              r->id.user_id);
+	if (st == NULL)
+		return resp_db_error(r, db_last_err(db));
+	if ((rc = db_fetch(st)) != 1) {
+		db_done(st);
+		return rc < 0 ? resp_db_error(r, db_last_err(db))
+		              : resp_detail(r, 404, "Not Found");
+	}
+	o = json_object_new_object();
+	json_object_object_add(o, "user", json_object_new_string(db_col_str(st, 0)));
+	json_object_object_add(o, "user_id", json_object_new_int64(r->id.user_id));
+	db_done(st);
+	return resp_json(r, 200, o);
+}

@@ -1,0 +1,444 @@
+/* config.c - sluice.conf parsing.
+ *
+ * Format: one "key = value" per line; blank lines; comments are full lines
+ * whose first non-blank character is '#'.  There are no trailing comments,
+ * because a password may contain '#'.  A value may be wrapped in double
+ * quotes to keep leading or trailing blanks; the outer pair is removed and
+ * nothing inside is unescaped.  A key given twice keeps its last value.
+ *
+ * Every key is described once, in the table below, with the range it
+ * accepts: a value outside it is an error naming the file and line. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "util/config.h"
+#include "util/log.h"
+#include "util/str.h"
+
+#ifndef SLUICE_PKGDATADIR
+#define SLUICE_PKGDATADIR "/usr/local/share/sluice"
+#endif
+
+#define CONFIG_LINE_MAX 4096              /* bytes, without the newline */
+#define JWT_SECRET_MIN 32
+#define JWT_READ_MAX 1024                 /* read no further than this */
+#define WORKERS_MAX 256
+
+#if LONG_MAX > 1000000000000
+#define MAX_REQUESTS_MAX 1000000000000L
+#else
+#define MAX_REQUESTS_MAX LONG_MAX
+#endif
+
+enum key_type { K_STR, K_NUM, K_BOOL, K_MODE, K_LEVEL };
+
+struct key {
+	const char *name;
+	enum key_type type;
+	size_t off;
+	size_t size;                      /* of the member */
+	long long min, max;               /* K_NUM */
+	bool nonempty;                    /* K_STR */
+};
+
+#define MEMBER_SIZE(m) sizeof(((struct config *)0)->m)
+#define STR(m, ne) { #m, K_STR, offsetof(struct config, m), MEMBER_SIZE(m), 0, 0, ne }
+#define NUM(m, lo, hi) { #m, K_NUM, offsetof(struct config, m), MEMBER_SIZE(m), lo, hi, false }
+#define BOOL(m) { #m, K_BOOL, offsetof(struct config, m), MEMBER_SIZE(m), 0, 0, false }
+
+static const struct key keys[] = {
+	STR(listen, true),
+	{ "listen_mode", K_MODE, offsetof(struct config, listen_mode),
+	  MEMBER_SIZE(listen_mode), 0, 0777, false },
+	NUM(listen_backlog, 1, 65535),
+	NUM(workers, 0, WORKERS_MAX),
+	NUM(max_requests, 0, MAX_REQUESTS_MAX),
+	NUM(shutdown_timeout, 1, 3600),
+	STR(pid_file, false),
+	BOOL(testing_routes),
+
+	STR(db_host, false),
+	NUM(db_port, 1, 65535),
+	STR(db_socket, false),
+	STR(db_user, true),
+	STR(db_password, false),
+	STR(db_name, true),
+	NUM(db_connect_timeout, 1, 300),
+	STR(sql_dir, true),
+
+	STR(storage_root, true),
+
+	STR(jwt_secret_file, true),
+	NUM(jwt_leeway, 0, 300),
+	BOOL(health_auth),
+	NUM(basic_cache_ttl, 0, 3600),
+	NUM(pbkdf2_iterations, 1000, 10000000),
+
+	NUM(body_max_bytes, 1024, 1073741824),
+	NUM(json_max_depth, 1, 1000),
+
+	NUM(memory_default_mb, 1, 1048576),
+	NUM(memory_max_mb, 1, 1048576),
+
+	NUM(work_poll_ms, 10, 60000),
+
+	{ "log_level", K_LEVEL, offsetof(struct config, log_level),
+	  MEMBER_SIZE(log_level), 0, 0, false },
+};
+
+static const char *const level_names[] = {
+	[LOG_DEBUG] = "debug", [LOG_INFO] = "info",
+	[LOG_WARN] = "warn", [LOG_ERROR] = "error",
+};
+
+static void set_err(char *err, size_t errlen, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void set_err(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err == NULL || errlen == 0)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+}
+
+void config_defaults(struct config *c)
+{
+	memset(c, 0, sizeof *c);
+	strcpy(c->listen, "/run/sluice/sluice.sock");
+	c->listen_mode = 0660;
+	c->listen_backlog = 128;
+	c->workers = 0;
+	c->max_requests = 0;
+	c->shutdown_timeout = 30;
+	c->pid_file[0] = '\0';
+	c->testing_routes = false;
+
+	strcpy(c->db_host, "localhost");
+	c->db_port = 3306;
+	c->db_socket[0] = '\0';
+	strcpy(c->db_user, "sluice");
+	c->db_password[0] = '\0';
+	strcpy(c->db_name, "sluice");
+	c->db_connect_timeout = 5;
+	strcpy(c->sql_dir, SLUICE_PKGDATADIR "/sql");
+
+	strcpy(c->storage_root, "/var/lib/sluice/storage");
+
+	strcpy(c->jwt_secret_file, "/etc/sluice/jwt.secret");
+	c->jwt_leeway = 30;
+	c->health_auth = false;
+	c->basic_cache_ttl = 60;
+	c->pbkdf2_iterations = 600000;
+
+	c->body_max_bytes = 1048576;
+	c->json_max_depth = 32;
+
+	c->memory_default_mb = 2048;
+	c->memory_max_mb = 12000;
+
+	c->work_poll_ms = 1000;
+
+	strcpy(c->log_level, "info");
+}
+
+static int parse_bool(const char *v, bool *out)
+{
+	static const char *const yes[] = { "on", "true", "yes", "1" };
+	static const char *const no[] = { "off", "false", "no", "0" };
+
+	for (size_t i = 0; i < sizeof yes / sizeof yes[0]; i++) {
+		if (str_eq_nocase(v, yes[i])) {
+			*out = true;
+			return 0;
+		}
+		if (str_eq_nocase(v, no[i])) {
+			*out = false;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+/* An octal mode such as 0660 or 660: at most four digits, at most 0777. */
+static int parse_mode(const char *v, int *out)
+{
+	size_t n = strlen(v);
+	int m = 0;
+
+	if (n == 0 || n > 4)
+		return -1;
+	for (; *v != '\0'; v++) {
+		if (*v < '0' || *v > '7')
+			return -1;
+		m = m * 8 + (*v - '0');
+	}
+	if (m > 0777)
+		return -1;
+	*out = m;
+	return 0;
+}
+
+static int set_key(struct config *c, const struct key *k, const char *value,
+                   char *err, size_t errlen)
+{
+	char *field = (char *)c + k->off;
+	enum log_level lvl;
+	long long v;
+	bool b;
+	int mode;
+
+	switch (k->type) {
+	case K_STR:
+		if (k->nonempty && value[0] == '\0') {
+			set_err(err, errlen, "value for %s must not be empty", k->name);
+			return -1;
+		}
+		/* Never echo the value: it may be a password. */
+		if (str_copy(field, k->size, value) != 0) {
+			set_err(err, errlen, "value for %s is too long (max %zu bytes)",
+			        k->name, k->size - 1);
+			return -1;
+		}
+		return 0;
+	case K_NUM:
+		if (str_to_ll(value, k->min, k->max, &v) != 0) {
+			set_err(err, errlen, "bad value for %s: '%.64s' (expected %lld..%lld)",
+			        k->name, value, k->min, k->max);
+			return -1;
+		}
+		if (k->size == sizeof(int))
+			*(int *)(void *)field = (int)v;
+		else
+			*(long *)(void *)field = (long)v;
+		return 0;
+	case K_BOOL:
+		if (parse_bool(value, &b) != 0) {
+			set_err(err, errlen, "bad value for %s: '%.64s' (expected on or off)",
+			        k->name, value);
+			return -1;
+		}
+		*(bool *)(void *)field = b;
+		return 0;
+	case K_MODE:
+		if (parse_mode(value, &mode) != 0) {
+			set_err(err, errlen,
+			        "bad value for %s: '%.64s' (expected an octal mode 0..0777)",
+			        k->name, value);
+			return -1;
+		}
+		*(int *)(void *)field = mode;
+		return 0;
+	case K_LEVEL:
+		if (log_level_parse(value, &lvl) != 0) {
+			set_err(err, errlen,
+			        "bad value for %s: '%.64s' (expected debug, info, warn or error)",
+			        k->name, value);
+			return -1;
+		}
+		/* stored in its canonical spelling */
+		return str_copy(field, k->size, level_names[lvl]);
+	}
+	return -1;
+}
+
+int config_set(struct config *c, const char *key, const char *value,
+               char *err, size_t errlen)
+{
+	for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+		if (strcmp(keys[i].name, key) == 0)
+			return set_key(c, &keys[i], value, err, errlen);
+	set_err(err, errlen, "unknown key '%.64s'", key);
+	return -1;
+}
+
+/* One line without its newline into buf (CONFIG_LINE_MAX + 1 bytes).
+ * Returns 1 for a line, 0 at end of file, -1 too long, -2 a NUL byte,
+ * -3 a read error. */
+static int read_line(FILE *f, char *buf)
+{
+	size_t n = 0;
+	int ch;
+
+	while ((ch = getc(f)) != EOF && ch != '\n') {
+		if (ch == '\0')
+			return -2;
+		if (n == CONFIG_LINE_MAX)
+			return -1;
+		buf[n++] = (char)ch;
+	}
+	if (ch == EOF) {
+		if (ferror(f))
+			return -3;
+		if (n == 0)
+			return 0;
+	}
+	buf[n] = '\0';
+	return 1;
+}
+
+/* Split a trimmed, non-comment line into key and value, in place. */
+static int split_line(char *line, char **key, char **value,
+                      char *err, size_t errlen)
+{
+	char *eq = strchr(line, '=');
+	char *v;
+	size_t n;
+
+	if (eq == NULL) {
+		set_err(err, errlen, "expected 'key = value'");
+		return -1;
+	}
+	*eq = '\0';
+	*key = str_trim(line);
+	if (**key == '\0') {
+		set_err(err, errlen, "missing key before '='");
+		return -1;
+	}
+	v = str_trim(eq + 1);
+	n = strlen(v);
+	if (n > 0 && v[0] == '"') {
+		if (n < 2 || v[n - 1] != '"') {
+			set_err(err, errlen, "unterminated quote in value for %.64s", *key);
+			return -1;
+		}
+		v[n - 1] = '\0';
+		v++;
+	}
+	*value = v;
+	return 0;
+}
+
+int config_load(const char *path, struct config *c, char *err, size_t errlen)
+{
+	static const char *const read_errors[] = {
+		"", "line too long (max 4096 bytes)", "NUL byte in line",
+		"read error",
+	};
+	char line[CONFIG_LINE_MAX + 1], msg[512];
+	char *key, *value;
+	struct config tmp;
+	unsigned lineno = 0;
+	FILE *f;
+	int r, rc = -1;
+
+	f = fopen(path, "re");
+	if (f == NULL) {
+		set_err(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+		return -1;
+	}
+	/* Work on a copy so a bad file leaves *c as it was (SIGHUP reload). */
+	tmp = *c;
+	while ((r = read_line(f, line)) != 0) {
+		lineno++;
+		if (r < 0) {
+			set_err(err, errlen, "%s:%u: %s", path, lineno, read_errors[-r]);
+			goto out;
+		}
+		key = str_trim(line);
+		if (*key == '\0' || *key == '#')
+			continue;
+		if (split_line(key, &key, &value, msg, sizeof msg) != 0 ||
+		    config_set(&tmp, key, value, msg, sizeof msg) != 0) {
+			set_err(err, errlen, "%s:%u: %s", path, lineno, msg);
+			goto out;
+		}
+	}
+	/* Ranges that depend on two keys, set in any order. */
+	if (tmp.memory_default_mb > tmp.memory_max_mb) {
+		set_err(err, errlen,
+		        "%s: memory_default_mb (%d) is larger than memory_max_mb (%d)",
+		        path, tmp.memory_default_mb, tmp.memory_max_mb);
+		goto out;
+	}
+	*c = tmp;
+	rc = 0;
+out:
+	/* the copy and the line may hold db_password or the JWT secret */
+	explicit_bzero(&tmp, sizeof tmp);
+	explicit_bzero(line, sizeof line);
+	fclose(f);
+	return rc;
+}
+
+int config_load_jwt_secret(struct config *c, char *err, size_t errlen)
+{
+	unsigned char buf[JWT_READ_MAX];
+	const char *path = c->jwt_secret_file;
+	size_t len = 0;
+	ssize_t n;
+	int fd, rc = -1;
+
+	if (path[0] == '\0') {
+		set_err(err, errlen, "jwt_secret_file is not set");
+		return -1;
+	}
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		set_err(err, errlen, "cannot open jwt_secret_file '%s': %s",
+		        path, strerror(errno));
+		return -1;
+	}
+	while (len < sizeof buf) {
+		n = read(fd, buf + len, sizeof buf - len);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			set_err(err, errlen, "cannot read jwt_secret_file '%s': %s",
+			        path, strerror(errno));
+			goto out;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	/* An editor's or echo's trailing newline is not part of the secret. */
+	while (len > 0 && (buf[len - 1] == '\n' || buf[len - 1] == '\r' ||
+	                   buf[len - 1] == ' ' || buf[len - 1] == '\t'))
+		len--;
+	if (len == 0) {
+		set_err(err, errlen, "jwt_secret_file '%s' is empty", path);
+		goto out;
+	}
+	if (len > sizeof c->jwt_secret - 1) {
+		set_err(err, errlen,
+		        "jwt secret in '%s' is too long (max %zu bytes)",
+		        path, sizeof c->jwt_secret - 1);
+		goto out;
+	}
+	if (len < JWT_SECRET_MIN) {
+		set_err(err, errlen,
+		        "jwt secret in '%s' is too short (%zu bytes, need at least %d)",
+		        path, len, JWT_SECRET_MIN);
+		goto out;
+	}
+	memcpy(c->jwt_secret, buf, len);
+	c->jwt_secret[len] = '\0';
+	c->jwt_secret_len = len;
+	rc = 0;
+out:
+	explicit_bzero(buf, sizeof buf);
+	close(fd);
+	return rc;
+}
+
+int config_worker_count(const struct config *c)
+{
+	long n;
+
+	if (c->workers > 0)
+		return c->workers;
+	n = sysconf(_SC_NPROCESSORS_ONLN);
+	if (n < 1)
+		return 1;
+	return n > WORKERS_MAX ? WORKERS_MAX : (int)n;
+}

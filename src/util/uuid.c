@@ -1,0 +1,25 @@
+/* uuid.c - RFC 9562 version 4 UUIDs. */
+#include <stdio.h>
+#include <openssl/rand.h>
+
+#include "util/uuid.h"
+
+int uuid_v4(char out[UUID_STR_LEN], char sep)
+{
+	static const char hex[] = "0123456789abcdef";
+	unsigned char b[16];
+	size_t k = 0;
+
+	if (RAND_bytes(b, sizeof b) != 1)
+		return -1;
+	b[6] = (unsigned char)((b[6] & 0x0f) | 0x40);   /* version 4 */
+	b[8] = (unsigned char)((b[8] & 0x3f) | 0x80);   /* RFC variant */
+	for (int i = 0; i < 16; i++) {
+		if (i == 4 || i == 6 || i == 8 || i == 10)
+			out[k++] = sep;
+		out[k++] = hex[b[i] >> 4];
+		out[k++] = hex[b[i] & 0x0f];
+	}
+	out[k] = '\0';
+	return 0;
+}

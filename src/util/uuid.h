@@ -1,0 +1,11 @@
+/* uuid.h - random (version 4) UUIDs from OpenSSL's CSPRNG. */
+#ifndef SLUICE_UUID_H
+#define SLUICE_UUID_H
+
+#define UUID_STR_LEN 37      /* 36 characters and the NUL */
+
+/* "3f9c2a10-5b7e-4d21-9a0c-12ab34cd56ef" into out; sep replaces '-'
+ * (pipeline ids use '_').  0 or -1 when the CSPRNG fails. */
+int uuid_v4(char out[UUID_STR_LEN], char sep);
+
+#endif

@@ -5,8 +5,10 @@
 # alternates wrk runs against
 #   (a) /_bench/static  nginx answering by itself: TLS + HTTP, the ceiling
 #   (b) /health         nginx -> FastCGI -> sluice worker -> MariaDB ping
-# and prints req/s and p99 per round, the medians, the ratio b/a of the median
-# req/s, and the memory (VmRSS) of the serve master and its workers.  The
+#   (c) /_test/pid      nginx -> FastCGI -> sluice worker, no database: the
+#                       ceiling of any FastCGI route on this machine
+# and prints req/s and p99 per round, the medians, the ratios b/a and c/a of
+# the median req/s, and the memory (VmRSS) of the serve master and its workers.  The
 # output is also saved to bench/results/http-<date>.txt.  The instance is
 # stopped at the end.
 #
@@ -29,6 +31,7 @@ DEV=$ROOT/scripts/dev
 URL=https://127.0.0.1:28443
 STATIC=$URL/_bench/static
 HEALTH=$URL/health
+BARE=$URL/_test/pid
 VAR=$ROOT/var/bench
 RESULTS=$ROOT/bench/results
 OUT=$RESULTS/http-$(date -u +%Y%m%d-%H%M%S).txt
@@ -85,6 +88,8 @@ median() {
 		      else printf "%.2f", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 }
 
+ratio() { awk -v n="$1" -v d="$2" 'BEGIN { printf "%.3f", (d > 0) ? n / d : 0 }'; }
+
 rss_kb() { awk '/^VmRSS:/ { print $2 }' "/proc/$1/status" 2>/dev/null || echo '?'; }
 
 report() {
@@ -97,35 +102,43 @@ report() {
 		"$("$SLUICE_BIN" version 2>/dev/null || echo sluice)"
 	printf 'wrk -t%s -c%s -d%s --latency, %s rounds, sluice workers = 2, TLS on one keep-alive connection each\n' \
 		"$THREADS" "$CONNECTIONS" "$DURATION" "$ROUNDS"
-	printf '(a) %s\n(b) %s\n\n' "$STATIC" "$HEALTH"
+	printf '(a) %s\n(b) %s\n(c) %s\n\n' "$STATIC" "$HEALTH" "$BARE"
 
 	echo "warming up ($WARMUP each)..."
 	run_wrk "$STATIC" "$WARMUP" >/dev/null
 	run_wrk "$HEALTH" "$WARMUP" >/dev/null
+	run_wrk "$BARE" "$WARMUP" >/dev/null
 
-	a_rps=() b_rps=() a_p99=() b_p99=()
+	a_rps=() b_rps=() c_rps=() a_p99=() b_p99=() c_p99=()
 	for ((r = 1; r <= ROUNDS; r++)); do
 		res=$(run_wrk "$STATIC" "$DURATION")
 		read -r ar ap ae <<<"$res"
 		res=$(run_wrk "$HEALTH" "$DURATION")
 		read -r br bp be <<<"$res"
+		res=$(run_wrk "$BARE" "$DURATION")
+		read -r cr cp ce <<<"$res"
 		a_rps+=("$ar") a_p99+=("$ap") b_rps+=("$br") b_p99+=("$bp")
+		c_rps+=("$cr") c_p99+=("$cp")
 		printf '\nround %d\n' "$r"
 		printf '  %-18s %12s %10s %8s\n' target 'req/s' 'p99 ms' errors
 		printf '  %-18s %12.2f %10.3f %8d\n' '(a) /_bench/static' "$ar" "$ap" "$ae"
 		printf '  %-18s %12.2f %10.3f %8d\n' '(b) /health' "$br" "$bp" "$be"
-		if ((ae + be > 0)); then
+		printf '  %-18s %12.2f %10.3f %8d\n' '(c) /_test/pid' "$cr" "$cp" "$ce"
+		if ((ae + be + ce > 0)); then
 			echo "  warning: errors or non-2xx answers in this round"
 		fi
 	done
 
 	am=$(median "${a_rps[@]}")
 	bm=$(median "${b_rps[@]}")
+	cm=$(median "${c_rps[@]}")
 	printf '\nmedians over %d rounds\n' "$ROUNDS"
 	printf '  %-18s %12s %10s\n' target 'req/s' 'p99 ms'
 	printf '  %-18s %12s %10s\n' '(a) /_bench/static' "$am" "$(median "${a_p99[@]}")"
 	printf '  %-18s %12s %10s\n' '(b) /health' "$bm" "$(median "${b_p99[@]}")"
-	printf '  ratio b/a of median req/s: %s\n' "$(awk -v a="$am" -v b="$bm" 'BEGIN { printf "%.3f", (a > 0) ? b / a : 0 }')"
+	printf '  %-18s %12s %10s\n' '(c) /_test/pid' "$cm" "$(median "${c_p99[@]}")"
+	printf '  ratio b/a of median req/s: %s\n' "$(ratio "$bm" "$am")"
+	printf '  ratio c/a of median req/s: %s   (the FastCGI ceiling)\n' "$(ratio "$cm" "$am")"
 
 	master=$(head -n1 "$VAR/run/serve.pid" 2>/dev/null || true)
 	printf '\nmemory after the runs (VmRSS)\n'

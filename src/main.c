@@ -79,7 +79,7 @@ static int cmd_work(int argc, char **argv)
 		return status;
 	config_defaults(&cfg);
 	if (config_load(conf, &cfg, err, sizeof err) != 0) {
-		log_kv(LOG_ERROR, "cannot start", "error=%s", err);
+		log_kv(LOG_ERROR, "cannot start", "error=%s", LOG_Q(err));
 		return EXIT_CONFIG;
 	}
 	if (log_level_parse(cfg.log_level, &lvl) == 0)

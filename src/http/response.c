@@ -170,6 +170,7 @@ static int resp_write(struct req *r, int status, const char *content_type,
 	r->status = status;
 	if (emit(r, head, used) != 0 || emit(r, body, len) != 0) {
 		log_kv(LOG_WARN, "response write failed", "status=%d", status);
+		r->status = 499;	/* nginx's "client closed request", for the log */
 		return -1;
 	}
 	return 0;

@@ -44,6 +44,9 @@ struct route_match {
 	char allow[96];           /* "GET, POST" when the path matched, the method not */
 };
 
+/* Ends a route table that is walked without knowing its length. */
+#define ROUTES_END { NULL, NULL, NULL, ROUTE_AUTH_NONE, NULL }
+
 enum route_status { ROUTE_FOUND, ROUTE_NOT_FOUND, ROUTE_BAD_METHOD };
 
 /* path must stay valid while m is used. */

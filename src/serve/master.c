@@ -145,8 +145,8 @@ static int open_listen_socket(const struct config *c)
 		goto fail;
 	return fd;
 fail:
-	log_kv(LOG_ERROR, "cannot listen", "path=%s error=\"%s\"",
-	       c->listen, strerror(errno));
+	log_kv(LOG_ERROR, "cannot listen", "path=%s error=%s",
+	       LOG_Q(c->listen), LOG_Q(strerror(errno)));
 	if (fd >= 0)
 		close(fd);
 	return -1;
@@ -173,8 +173,8 @@ static int write_pid_file(const char *path)
 		goto fail;
 	return 0;
 fail:
-	log_kv(LOG_ERROR, "cannot write pid file", "path=%s error=\"%s\"",
-	       path, strerror(errno));
+	log_kv(LOG_ERROR, "cannot write pid file", "path=%s error=%s",
+	       LOG_Q(path), LOG_Q(strerror(errno)));
 	return -1;
 }
 
@@ -213,7 +213,8 @@ static void spawn_worker(struct master *m, const sigset_t *origmask)
 	}
 	pid = fork();
 	if (pid < 0) {
-		log_kv(LOG_ERROR, "fork failed", "error=\"%s\"", strerror(errno));
+		log_kv(LOG_ERROR, "fork failed", "error=%s",
+		       LOG_Q(strerror(errno)));
 		m->respawn_after_ms = time_mono_ms() + BACKOFF_MAX_MS;
 		return;
 	}
@@ -321,7 +322,7 @@ static void reload(struct master *m, const sigset_t *origmask)
 	if (config_load(m->conf_path, &next, err, sizeof err) != 0 ||
 	    config_load_jwt_secret(&next, err, sizeof err) != 0) {
 		log_kv(LOG_ERROR, "reload refused, keeping the running config",
-		       "error=%s", err);
+		       "error=%s", LOG_Q(err));
 		return;
 	}
 	if (strcmp(next.listen, m->cfg.listen) != 0 ||
@@ -444,7 +445,7 @@ int serve_main(const char *conf_path)
 	config_defaults(&m.cfg);
 	if (config_load(conf_path, &m.cfg, err, sizeof err) != 0 ||
 	    config_load_jwt_secret(&m.cfg, err, sizeof err) != 0) {
-		log_kv(LOG_ERROR, "cannot start", "error=%s", err);
+		log_kv(LOG_ERROR, "cannot start", "error=%s", LOG_Q(err));
 		return SERVE_EXIT_FATAL;
 	}
 	if (log_level_parse(m.cfg.log_level, &lvl) == 0)
@@ -456,8 +457,8 @@ int serve_main(const char *conf_path)
 		return SERVE_EXIT_FATAL;
 	}
 	if (install_signals(&origmask) != 0) {
-		log_kv(LOG_ERROR, "cannot install signal handlers", "error=\"%s\"",
-		       strerror(errno));
+		log_kv(LOG_ERROR, "cannot install signal handlers",
+		       "error=%s", LOG_Q(strerror(errno)));
 		return 1;
 	}
 	if ((m.listen_fd = open_listen_socket(&m.cfg)) < 0)

@@ -156,13 +156,13 @@ int worker_main(const struct config *cfg, int listen_fd)
 	rc = db_ensure(db);
 	if (rc == DB_ERR_ACCESS) {
 		log_kv(LOG_ERROR, "database refused the configured credentials",
-		       "error=\"%s\"", db_error(db));
+		       "error=%s", LOG_Q(db_error(db)));
 		status = SERVE_EXIT_FATAL;
 		goto out;
 	}
 	if (rc != DB_OK)
 		log_kv(LOG_WARN, "database unavailable at start, will retry",
-		       "error=\"%s\"", db_error(db));
+		       "error=%s", LOG_Q(db_error(db)));
 
 	while (!stop_requested) {
 		sigprocmask(SIG_UNBLOCK, &termset, NULL);

@@ -29,6 +29,10 @@ void log_kv(enum log_level lvl, const char *msg, const char *kvfmt, ...)
  * gives "-".  For values passed through log_kv's "%s". */
 const char *log_quote(char *buf, size_t cap, const char *s);
 
+/* log_quote into a buffer that lives until the end of the calling block:
+ * log_kv(LOG_WARN, "x failed", "error=%s", LOG_Q(msg)); */
+#define LOG_Q(s) log_quote((char[256]){0}, 256, (s))
+
 /* The access log line: method, path, status, ms, customer. */
 void log_request(const char *method, const char *path, int status,
                  double ms, const char *customer);

@@ -559,7 +559,7 @@ struct json_object *req_json_body_or_reply(struct req *r)
 		return NULL;
 	}
 	if (rc != REQ_OK) {
-		r->status = -1;        /* the client is gone: nobody to answer */
+		r->status = 499;       /* the client is gone: nobody to answer */
 		return NULL;
 	}
 	if (len == 0) {

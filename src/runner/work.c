@@ -259,7 +259,8 @@ int work_main(const struct config *cfg)
 	if (gethostname(host, sizeof host) != 0)
 		snprintf(host, sizeof host, "localhost");
 	host[sizeof host - 1] = '\0';
-	snprintf(process_id, sizeof process_id, "%.250s:%ld", host, (long)getpid());
+	/* Fits work_processes.id and claimed_by (128): a long host name is cut. */
+	snprintf(process_id, sizeof process_id, "%.100s:%ld", host, (long)getpid());
 
 	if (mysql_library_init(0, NULL, NULL) != 0) {
 		log_error("library initialisation failed");

@@ -9,10 +9,12 @@
  *   SIGCHLD      reap; respawn unless stopping (crash loops back off)
  *   SIGTERM/INT  stop accepting, let workers finish their request, exit;
  *                SIGKILL what is left after shutdown_timeout
- *   SIGHUP       re-read the config; start new workers, then stop old ones
+ *   SIGHUP       re-read the config; start new workers, and stop the old
+ *                ones once every new one reports ready on the ready pipe
  *
  * A worker exiting with SERVE_EXIT_FATAL (bad config, credentials refused)
- * stops the master instead of feeding a respawn loop. */
+ * stops the master instead of feeding a respawn loop; during a reload it
+ * abandons the reload instead, and the old workers go on serving. */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -46,6 +48,7 @@ struct slot {
 	pid_t pid;                      /* 0 = free */
 	unsigned generation;            /* config generation it was started with */
 	bool stopping;                  /* sent SIGTERM: do not respawn */
+	bool ready;                     /* passed its start-up checks */
 	double started_ms;
 };
 
@@ -53,7 +56,12 @@ struct master {
 	const char *conf_path;
 	struct config cfg;              /* current generation */
 	unsigned generation;
+	unsigned gen_seq;               /* last generation number handed out */
 	int listen_fd;
+	int ready_fd[2];                /* workers write their pid when ready */
+	bool reload_pending;            /* new generation not all ready yet */
+	struct config prev_cfg;         /* what serves until then */
+	unsigned prev_generation;
 	struct slot slots[MAX_SLOTS];
 	int want;                       /* workers wanted in the current generation */
 	int quick_deaths;               /* consecutive crashes right after start */
@@ -225,11 +233,13 @@ static void spawn_worker(struct master *m, const sigset_t *origmask)
 		signal(SIGHUP, SIG_IGN);        /* reload is the master's job */
 		signal(SIGINT, SIG_IGN);        /* ^C reaches the group: master decides */
 		sigprocmask(SIG_SETMASK, origmask, NULL);
-		_exit(worker_main(&m->cfg, m->listen_fd));
+		close(m->ready_fd[0]);
+		_exit(worker_main(&m->cfg, m->listen_fd, m->ready_fd[1]));
 	}
 	s->pid = pid;
 	s->generation = m->generation;
 	s->stopping = false;
+	s->ready = false;
 	s->started_ms = time_mono_ms();
 	log_kv(LOG_INFO, "worker started", "worker=%ld generation=%u",
 	       (long)pid, m->generation);
@@ -254,6 +264,10 @@ static void begin_shutdown(struct master *m, int status)
 		return;
 	m->shutting_down = true;
 	m->exit_status = status;
+	if (m->reload_pending) {
+		m->reload_pending = false;
+		explicit_bzero(&m->prev_cfg, sizeof m->prev_cfg);
+	}
 	m->kill_at_ms = now + m->cfg.shutdown_timeout * 1000.0;
 	m->term_delay_ms = 50;
 	m->next_term_ms = now + m->term_delay_ms;
@@ -263,6 +277,31 @@ static void begin_shutdown(struct master *m, int status)
 	signal_workers(m, SIGTERM, true);
 	log_kv(LOG_INFO, "shutting down", "workers=%d timeout_s=%d",
 	       live_workers(m), m->cfg.shutdown_timeout);
+}
+
+/* The new generation cannot serve: stop it and go back to the config
+ * the old workers run with, which they never stopped doing. */
+static void abandon_reload(struct master *m, const char *why)
+{
+	enum log_level lvl;
+
+	for (int i = 0; i < MAX_SLOTS; i++) {
+		struct slot *s = &m->slots[i];
+
+		if (s->pid > 0 && s->generation == m->generation && !s->stopping) {
+			s->stopping = true;
+			kill(s->pid, SIGTERM);
+		}
+	}
+	m->cfg = m->prev_cfg;
+	m->generation = m->prev_generation;
+	m->want = config_worker_count(&m->cfg);
+	m->reload_pending = false;
+	explicit_bzero(&m->prev_cfg, sizeof m->prev_cfg);
+	if (log_level_parse(m->cfg.log_level, &lvl) == 0)
+		log_set_level(lvl);
+	log_kv(LOG_ERROR, "reload abandoned, keeping the running config",
+	       "reason=%s generation=%u", LOG_Q(why), m->generation);
 }
 
 static void reap(struct master *m)
@@ -281,7 +320,8 @@ static void reap(struct master *m)
 			continue;
 
 		if (WIFEXITED(status))
-			log_kv(s->stopping ? LOG_INFO : LOG_WARN, "worker exited",
+			log_kv(s->stopping || WEXITSTATUS(status) == 0 ?
+			       LOG_INFO : LOG_WARN, "worker exited",
 			       "worker=%ld status=%d", (long)pid,
 			       WEXITSTATUS(status));
 		else if (WIFSIGNALED(status))
@@ -289,7 +329,13 @@ static void reap(struct master *m)
 			       "worker=%ld signal=%d", (long)pid, WTERMSIG(status));
 
 		if (!s->stopping && WIFEXITED(status) &&
-		    WEXITSTATUS(status) == SERVE_EXIT_FATAL) {
+		    WEXITSTATUS(status) == SERVE_EXIT_FATAL &&
+		    m->reload_pending && s->generation == m->generation) {
+			memset(s, 0, sizeof *s);
+			abandon_reload(m, "a new worker refused to start (fatal exit)");
+			continue;
+		} else if (!s->stopping && WIFEXITED(status) &&
+		           WEXITSTATUS(status) == SERVE_EXIT_FATAL) {
 			log_error("worker reported a fatal error; not respawning");
 			begin_shutdown(m, SERVE_EXIT_FATAL);
 		} else if (!s->stopping && now - s->started_ms < QUICK_DEATH_MS &&
@@ -336,18 +382,41 @@ static void reload(struct master *m, const sigset_t *origmask)
 		next.listen_backlog = m->cfg.listen_backlog;
 		memcpy(next.pid_file, m->cfg.pid_file, sizeof next.pid_file);
 	}
+	if (m->reload_pending)
+		abandon_reload(m, "a newer reload replaces it");
 	if (log_level_parse(next.log_level, &lvl) == 0)
 		log_set_level(lvl);
 
+	m->prev_cfg = m->cfg;
+	m->prev_generation = m->generation;
+	m->reload_pending = true;
 	m->cfg = next;
 	explicit_bzero(next.jwt_secret, sizeof next.jwt_secret);
-	m->generation++;
+	m->generation = ++m->gen_seq;
 	m->want = config_worker_count(&m->cfg);
 	m->quick_deaths = 0;
 	m->respawn_after_ms = 0;
 
 	for (int i = 0; i < m->want; i++)
 		spawn_worker(m, origmask);
+	log_kv(LOG_INFO, "reloading", "generation=%u workers=%d",
+	       m->generation, m->want);
+}
+
+static int ready_workers(const struct master *m)
+{
+	int n = 0;
+
+	for (int i = 0; i < MAX_SLOTS; i++)
+		if (m->slots[i].pid > 0 && !m->slots[i].stopping &&
+		    m->slots[i].ready && m->slots[i].generation == m->generation)
+			n++;
+	return n;
+}
+
+/* Every new worker is ready: retire the previous generation. */
+static void finish_reload(struct master *m)
+{
 	for (int i = 0; i < MAX_SLOTS; i++) {
 		struct slot *s = &m->slots[i];
 
@@ -356,8 +425,23 @@ static void reload(struct master *m, const sigset_t *origmask)
 			kill(s->pid, SIGTERM);
 		}
 	}
+	m->reload_pending = false;
+	explicit_bzero(&m->prev_cfg, sizeof m->prev_cfg);
 	log_kv(LOG_INFO, "reloaded", "generation=%u workers=%d",
 	       m->generation, m->want);
+}
+
+/* Read the pids of workers that passed their start-up checks. */
+static void read_ready(struct master *m)
+{
+	pid_t pids[64];
+	ssize_t n;
+
+	while ((n = read(m->ready_fd[0], pids, sizeof pids)) > 0)
+		for (size_t k = 0; k < (size_t)n / sizeof pids[0]; k++)
+			for (int i = 0; i < MAX_SLOTS; i++)
+				if (m->slots[i].pid == pids[k])
+					m->slots[i].ready = true;
 }
 
 /* How long ppoll may sleep before the master has something to do. */
@@ -384,9 +468,11 @@ static void cycle(struct master *m, const sigset_t *origmask)
 		double now = time_mono_ms();
 		int ms = wait_ms(m, now);
 		struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
+		struct pollfd pfd = { m->ready_fd[0], POLLIN, 0 };
 
 		if (!(got_chld || got_term || got_hup))
-			ppoll(NULL, 0, &ts, origmask);
+			ppoll(&pfd, 1, &ts, origmask);
+		read_ready(m);
 
 		if (got_chld) {
 			got_chld = 0;
@@ -401,6 +487,8 @@ static void cycle(struct master *m, const sigset_t *origmask)
 			if (!m->shutting_down)
 				reload(m, origmask);
 		}
+		if (m->reload_pending && ready_workers(m) >= m->want)
+			finish_reload(m);
 
 		now = time_mono_ms();
 		if (m->shutting_down) {
@@ -431,6 +519,16 @@ static void cycle(struct master *m, const sigset_t *origmask)
 				break;
 		}
 	}
+}
+
+/* Create the storage area's top directory when it is missing, so a fresh
+ * install is healthy without a manual step; its parent must exist. */
+static void make_storage_root(const char *path)
+{
+	if (path[0] == '\0' || mkdir(path, 0750) == 0 || errno == EEXIST)
+		return;
+	log_kv(LOG_WARN, "cannot create storage_root", "path=%s error=%s",
+	       LOG_Q(path), LOG_Q(strerror(errno)));
 }
 
 int serve_main(const char *conf_path)
@@ -468,7 +566,15 @@ int serve_main(const char *conf_path)
 		return SERVE_EXIT_FATAL;
 	}
 
-	m.generation = 1;
+	if (pipe2(m.ready_fd, O_CLOEXEC) != 0 ||
+	    fcntl(m.ready_fd[0], F_SETFL, O_NONBLOCK) != 0) {
+		log_kv(LOG_ERROR, "cannot create the ready pipe", "error=%s",
+		       LOG_Q(strerror(errno)));
+		return 1;
+	}
+	make_storage_root(m.cfg.storage_root);
+
+	m.generation = m.gen_seq = 1;
 	m.want = config_worker_count(&m.cfg);
 	log_kv(LOG_INFO, "serve started", "listen=%s workers=%d version=%s",
 	       m.cfg.listen, m.want, PACKAGE_VERSION);

@@ -17,7 +17,8 @@ struct config;
  * Returns the process exit status. */
 int serve_main(const char *conf_path);
 
-/* Run one worker on listen_fd; returns its exit status. */
-int worker_main(const struct config *cfg, int listen_fd);
+/* Run one worker on listen_fd; returns its exit status.  The worker writes
+ * its pid to ready_fd once its start-up checks passed (-1: nobody asks). */
+int worker_main(const struct config *cfg, int listen_fd, int ready_fd);
 
 #endif

@@ -65,8 +65,10 @@ static int authenticate(struct req *r, const struct route *route)
 static void dispatch(struct req *r, const struct route *routes, size_t nroutes)
 {
 	struct route_match m;
+	/* HEAD is GET without the body, which nginx drops by itself. */
+	const char *method = strcmp(r->method, "HEAD") == 0 ? "GET" : r->method;
 
-	switch (router_match(routes, nroutes, r->method, r->path, &m)) {
+	switch (router_match(routes, nroutes, method, r->path, &m)) {
 	case ROUTE_NOT_FOUND:
 		resp_detail(r, 404, "Not Found");
 		return;
@@ -127,7 +129,18 @@ static void serve_one(FCGX_Request *fr, struct arena *a,
 	req_finish(&r);
 }
 
-int worker_main(const struct config *cfg, int listen_fd)
+/* Tell the master this worker got through its start-up checks: a reload
+ * retires the old workers only once the new ones have.  A pid is smaller
+ * than PIPE_BUF, so the write is atomic among all workers. */
+static void announce_ready(int ready_fd)
+{
+	pid_t pid = getpid();
+
+	if (ready_fd >= 0 && write(ready_fd, &pid, sizeof pid) != sizeof pid)
+		log_warn("cannot tell the master this worker is ready");
+}
+
+int worker_main(const struct config *cfg, int listen_fd, int ready_fd)
 {
 	FCGX_Request fr;
 	struct arena *a = NULL;
@@ -163,6 +176,7 @@ int worker_main(const struct config *cfg, int listen_fd)
 	if (rc != DB_OK)
 		log_kv(LOG_WARN, "database unavailable at start, will retry",
 		       "error=%s", LOG_Q(db_error(db)));
+	announce_ready(ready_fd);
 
 	while (!stop_requested) {
 		sigprocmask(SIG_UNBLOCK, &termset, NULL);

@@ -16,6 +16,12 @@ is_deeply([ sort keys %{ $res->{json} || {} } ], [qw(status timestamp)],
 is($res->{json}{status}, 'healthy', 'status is healthy');
 iso_time_ok($res->{json}{timestamp}, 'timestamp');
 
+# Load balancers often probe with HEAD: same status and headers, no body.
+$res = http(HEAD => '/health');
+is($res->{status}, 200, 'HEAD /health is 200') or diag describe($res);
+like($res->{headers}{'content-type'} // '', qr{^application/json}, 'HEAD /health content type');
+is($res->{content} // '', '', 'HEAD /health has no body');
+
 $res = http(GET => '/health', { headers => { Accept => 'application/json' } });
 json_response_is($res, 200, undef, 'GET /health with Accept: application/json');
 is($res->{json}{status}, 'healthy', 'status is healthy with Accept');

@@ -1,7 +1,8 @@
 #!/usr/bin/perl
 # Signals to the master: TERM drains in-flight requests and exits; HUP
 # reloads the config, replacing the workers without dropping requests; a
-# broken config on HUP is refused and the old workers keep serving.
+# broken config on HUP, or one whose database login is refused, is refused
+# and the old workers keep serving.
 
 use strict;
 use warnings;
@@ -174,8 +175,29 @@ is_deeply([ worker_pids($master) ], \@workers, 'the old workers keep serving');
 health_ok(4, 'after the refused reload');
 is_deeply([ worker_pids($master) ], \@workers, 'and stay in place');
 
+# --- (d) a config the database refuses on HUP ------------------------------------
+# It parses, so new workers start; they exit fatally on the refused login.
+# The master abandons the reload instead of shutting down, and the old
+# workers, never told to stop, go on serving.
+
+$offset = serve_log_offset();
+conf_write(conf_with($orig, db_password => 'not-the-database-password'));
+$dirty = 1;
+ok(kill('HUP', $master), 'HUP with credentials the database refuses');
+my @abandoned;
+ok(wait_until(15, sub {
+	@abandoned = grep { /\blevel=error\b/ && /reload abandoned/ } serve_log_since($offset);
+}), 'the master logs that it abandoned the reload')
+	or diag 'new log lines: ' . serve_log_since($offset);
+ok(proc_alive($master), 'master still running after the refused credentials');
+is_deeply([ worker_pids($master) ], \@workers, 'the old workers keep serving');
+health_ok(4, 'after the abandoned reload');
+my @during = parallel_requests(clients => 2, requests => 5, path => '/health');
+all_200(\@during, 'requests after the abandoned reload');
+is_deeply([ worker_pids($master) ], \@workers, 'and stay in place');
+
 # A good config reloads fine after a refused one.
-reload($master, $orig, 2, 'original config after the broken one');
+reload($master, $orig, 2, 'original config after the refused ones');
 health_ok(4, 'after restoring the config');
 
 done_testing();

@@ -753,7 +753,8 @@ static void test_json_body_limit(void)
 	}
 }
 
-/* A body cut short means the client left: nothing is written. */
+/* A body cut short means the client left: nothing is written, and the
+ * request is logged with 499. */
 static void test_json_body_io(void)
 {
 	struct arena *a = arena_new();
@@ -763,7 +764,7 @@ static void test_json_body_io(void)
 	cfg_setup();
 	make_req(&r, a, "application/json", 20, "{\"a\":", 5);
 	CU_ASSERT_PTR_NULL(req_json_body_or_reply(&r));
-	CU_ASSERT_EQUAL(r.status, -1);
+	CU_ASSERT_EQUAL(r.status, 499);   /* logged as nginx logs a client gone */
 	resp_test_output(&r, &len);
 	CU_ASSERT_EQUAL(len, 0);
 	/* and a late answer from the handler is refused */

@@ -15,11 +15,28 @@
 #define TOKEN_TTL_MAX (366LL * 24 * 3600)
 
 static const char usage[] =
-	"usage: sluice token --customer NAME [--sub EMAIL] [--permissions P1,P2]\n"
+	"usage: sluice token --customer NAME|ID [--sub EMAIL] [--permissions P1,P2]\n"
 	"                    [--ttl SECONDS] [-c FILE]\n"
-	"Print a signed token for the customer (name or id).  Permissions:\n"
-	"PLATFORM.READ, PLATFORM.WRITE, STORAGE_EXPLORER.READ,\n"
-	"STORAGE_EXPLORER.WRITE.  The ttl defaults to 3600 s, at most a year.\n";
+	"       sluice token --customer-id ID --customer-name NAME [--sub EMAIL]\n"
+	"                    [--permissions P1,P2] [--ttl SECONDS] [-c FILE]\n"
+	"Print a signed token.  --customer looks the customer up in the database;\n"
+	"--customer-id with --customer-name signs without asking it (the customer\n"
+	"row is created on its first write).  Permissions: PLATFORM.READ,\n"
+	"PLATFORM.WRITE, STORAGE_EXPLORER.READ, STORAGE_EXPLORER.WRITE.  The ttl\n"
+	"defaults to 3600 s, at most a year.\n";
+
+static const char *const known_permissions[] = {
+	"PLATFORM.READ", "PLATFORM.WRITE",
+	"STORAGE_EXPLORER.READ", "STORAGE_EXPLORER.WRITE",
+};
+
+static int permission_known(const char *p)
+{
+	for (size_t i = 0; i < sizeof known_permissions / sizeof *known_permissions; i++)
+		if (strcmp(p, known_permissions[i]) == 0)
+			return 1;
+	return 0;
+}
 
 static int split_permissions(const char *list, struct jwt_claims *c)
 {
@@ -35,6 +52,11 @@ static int split_permissions(const char *list, struct jwt_claims *c)
 				return -1;
 			memcpy(c->permissions[c->npermissions], p, n);
 			c->permissions[c->npermissions][n] = '\0';
+			if (!permission_known(c->permissions[c->npermissions])) {
+				fprintf(stderr, "sluice: unknown permission '%s'\n",
+				        c->permissions[c->npermissions]);
+				return -1;
+			}
 			c->npermissions++;
 		}
 		p += n;
@@ -49,6 +71,8 @@ int admin_token(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "config", required_argument, NULL, 'c' },
 		{ "customer", required_argument, NULL, 'C' },
+		{ "customer-id", required_argument, NULL, 'I' },
+		{ "customer-name", required_argument, NULL, 'N' },
 		{ "sub", required_argument, NULL, 's' },
 		{ "permissions", required_argument, NULL, 'p' },
 		{ "ttl", required_argument, NULL, 't' },
@@ -57,6 +81,7 @@ int admin_token(int argc, char **argv)
 	};
 	static struct jwt_claims claims;
 	const char *conf = NULL, *customer = NULL, *sub = "sluice-admin";
+	const char *customer_id = NULL, *customer_name = NULL;
 	const char *perms = "";
 	long long ttl = TOKEN_TTL_DEFAULT, now;
 	struct config cfg;
@@ -69,6 +94,8 @@ int admin_token(int argc, char **argv)
 		switch (ch) {
 		case 'c': conf = optarg; break;
 		case 'C': customer = optarg; break;
+		case 'I': customer_id = optarg; break;
+		case 'N': customer_name = optarg; break;
 		case 's': sub = optarg; break;
 		case 'p': perms = optarg; break;
 		case 't':
@@ -82,13 +109,16 @@ int admin_token(int argc, char **argv)
 		default:  fputs(usage, stderr); return EXIT_USAGE;
 		}
 	}
-	if (customer == NULL || optind != argc) {
+	/* Either a lookup (--customer) or both claims given outright. */
+	if (optind != argc ||
+	    (customer != NULL) == (customer_id != NULL || customer_name != NULL) ||
+	    (customer == NULL && (customer_id == NULL || customer_name == NULL))) {
 		fputs(usage, stderr);
 		return EXIT_USAGE;
 	}
 	if (str_copy(claims.sub, sizeof claims.sub, sub) != 0 ||
 	    split_permissions(perms, &claims) != 0) {
-		fprintf(stderr, "sluice: --sub or --permissions too long\n");
+		fprintf(stderr, "sluice: bad --sub or --permissions\n");
 		return EXIT_USAGE;
 	}
 	if ((rc = admin_load_config(conf, &cfg)) != 0)
@@ -96,6 +126,19 @@ int admin_token(int argc, char **argv)
 	if (config_load_jwt_secret(&cfg, err, sizeof err) != 0) {
 		fprintf(stderr, "sluice: %s\n", err);
 		return EXIT_CONFIG;
+	}
+	if (customer == NULL) {
+		if (customer_id[0] == '\0' || customer_name[0] == '\0' ||
+		    str_copy(claims.customer_id, sizeof claims.customer_id,
+		             customer_id) != 0 ||
+		    str_copy(claims.customer_name, sizeof claims.customer_name,
+		             customer_name) != 0) {
+			fprintf(stderr, "sluice: --customer-id and --customer-name "
+			        "must be non-empty and short enough\n");
+			explicit_bzero(cfg.jwt_secret, sizeof cfg.jwt_secret);
+			return EXIT_USAGE;
+		}
+		goto sign;
 	}
 	if ((db = admin_connect(&cfg)) == NULL)
 		return 1;
@@ -115,6 +158,7 @@ int admin_token(int argc, char **argv)
 		return 1;
 	}
 
+sign:
 	now = time_now_s();
 	claims.iat = now;
 	claims.exp = now + ttl;

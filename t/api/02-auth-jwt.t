@@ -169,6 +169,30 @@ is($sp->{exp} - $sp->{iat}, $ttl, "exp = iat + $ttl");
 cmp_ok(abs($sp->{exp} - ($before + $ttl)), '<=', 5, "exp is about now + $ttl");
 is(whoami($short)->{status}, 200, "token with --ttl $ttl works");
 
+# The scriptable form: both customer claims given, no database lookup.
+my $direct = run_cmd([ env('SLUICE_BIN'), 'token', '--config', env('SLUICE_CONF'),
+		       '--customer-id', $cid, '--customer-name', 'demo',
+		       '--sub', 'ops@example.com', '--permissions', 'PLATFORM.READ',
+		       '--ttl', 300 ]);
+is($direct->{exit}, 0, 'token --customer-id --customer-name exits 0') or diag $direct->{err};
+(my $dt = $direct->{out}) =~ s/\s+\z//;
+whoami_is($dt, { sub => 'ops@example.com', customer_id => $cid,
+		 customer_name => 'demo', permissions => ['PLATFORM.READ'] },
+	  'token minted with --customer-id and --customer-name');
+my $dtp = jwt_payload($dt);
+is($dtp->{exp} - $dtp->{iat}, 300, 'its exp = iat + --ttl');
+
+my $half = run_cmd([ env('SLUICE_BIN'), 'token', '-c', env('SLUICE_CONF'),
+		     '--customer-id', $cid ]);
+is($half->{exit}, 2, '--customer-id without --customer-name is a usage error');
+is($half->{out}, '', 'and prints no token');
+
+my $typo = run_cmd([ env('SLUICE_BIN'), 'token', '-c', env('SLUICE_CONF'),
+		     '--customer', 'demo', '--permissions', 'PLATFORM.RAED' ]);
+is($typo->{exit}, 2, 'an unknown permission name is a usage error');
+like($typo->{err}, qr/unknown permission 'PLATFORM\.RAED'/, 'naming the permission');
+is($typo->{out}, '', 'and prints no token');
+
 my $unknown = run_cmd([ env('SLUICE_BIN'), 'token', '-c', env('SLUICE_CONF'),
 			'--customer', "no-such-customer-$$" ]);
 is($unknown->{exit}, 1, 'token for an unknown customer exits 1');

@@ -226,6 +226,23 @@ json_response_is(http(DELETE => "/platform/connections/$id", { token => $token }
 is(mysql("SELECT COUNT(*) FROM connections WHERE id = '$id'"), 1, '... it stays');
 
 mysql("DELETE FROM pipelines WHERE id = '$pid'");
+
+# The same through the API: a pipeline whose job names the connection.
+$res = http(POST => '/platform/pipeline', { token => $token, json => {
+	name => "uses-conn-$tag", description => '', cron => undef,
+	jobs => [ { input => { connector => 'jdbc', plugin => 'postgres',
+			       table_name => 'public.orders', connection_id => $id },
+		    output => { plugin => 'mariadb',
+				raw => { table_name => 'orders', table_schema => 'raw' } } } ] } });
+is($res->{status}, 201, 'set-up: a pipeline using the connection') or diag describe($res);
+my $api_pid = $res->{json}{pipeline_id};
+json_response_is(http(DELETE => "/platform/connections/$id", { token => $token }), 409,
+		 { detail => 'The connection is used by a job: change or delete that '
+			   . 'job\'s pipeline first' }, 'in use by a pipeline made with the API: 409');
+$res = http(DELETE => "/platform/pipeline/$api_pid",
+	    { token => $token, headers => { customer_name => 'demo' } });
+is($res->{status}, 200, 'deleting the pipeline keeps the connection') or diag describe($res);
+is(mysql("SELECT COUNT(*) FROM connections WHERE id = '$id'"), 1, '... it is still there');
 json_response_is(http(DELETE => "/platform/connections/$id", { token => $token }), 200,
 		 { connection_id => $id, status => 'CONNECTION_DELETED' },
 		 'delete once no job uses it');

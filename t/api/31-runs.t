@@ -169,6 +169,19 @@ $trigger_made = 0;
 is(execute({ pipeline_id => $tx, customer_id => $demo_id })->{status}, 200,
    'and execute works once the failure is gone');
 
+# --- concurrent executes: exactly one wins ------------------------------------------------
+
+my $race = pipeline($token, 'runs-race', 1);
+my @res = parallel_requests(clients => 8, requests => 1, method => 'POST',
+			    path => '/platform/pipeline/execute',
+			    opts => { token => $token,
+				      json => { pipeline_id => $race, customer_id => $demo_id } });
+is(scalar @res, 8, 'eight executes at once');
+is(scalar(grep { $_->{status} eq '200' } @res), 1, 'exactly one is 200');
+is(scalar(grep { $_->{status} eq '409' } @res), 7, 'the others are 409')
+	or diag join ' ', map { $_->{status} } @res;
+is(runs_of($race), 1, 'one run row');
+
 # --- the run listing ------------------------------------------------------------------------
 
 # Set-up: finished runs of $p in the past, plus the two from execute.

@@ -1,6 +1,407 @@
-/* runs.c - (being written) */
+/* runs.c - pipeline runs and their logs: execute, the run listing, the
+ * log lines of a run.
+ *
+ * Execute only records the wish: a run row in state CREATED that
+ * `sluice work` claims later.  The unique active_pipeline_id column of
+ * pipeline_runs allows one CREATED or RUNNING run per pipeline, so a second
+ * execute is a duplicate key (409) without a race.  Runs and log lines are
+ * read with the customer in every WHERE clause. */
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <json-c/json.h>
+
+#include "db/db.h"
+#include "http/errors.h"
+#include "http/request.h"
+#include "http/response.h"
 #include "platform/platform.h"
+#include "util/str.h"
+
+#define RUNS_LIMIT_DEFAULT 100
+#define RUNS_LIMIT_MAX     1000
+#define LOGS_LIMIT_DEFAULT 1000
+#define LOGS_LIMIT_MAX     10000
+#define OFFSET_MAX         1000000000LL
+#define TASK_ID_MAX        128            /* orchestration_tasks.task_id */
+#define REQUESTED_BY_MAX   320            /* pipeline_runs.requested_by */
+
+/* ISO 8601 UTC with milliseconds ("2026-11-22T10:00:00.123Z"); NULL stays
+ * NULL.  Every connection runs in time_zone +00:00. */
+#define ISO_MS(col) \
+	"CONCAT(LEFT(DATE_FORMAT(" col ", '%Y-%m-%dT%H:%i:%s.%f'), 23), 'Z')"
+
+static const char MSG_PIPELINE_NOT_FOUND[] = "Pipeline not found";
+static const char MSG_RUN_NOT_FOUND[] = "Pipeline run not found";
+
+/* --- small pieces ------------------------------------------------------------ */
+
+/* 400 {"detail": msg}; returns -1 so a parser can `return bad_query(...)`. */
+static int bad_query(struct req *r, const char *msg)
+{
+	resp_detail(r, 400, msg);
+	return -1;
+}
+
+/* An optional integer query parameter in [min, max], def when absent.  0, or
+ * a 400 naming the parameter was answered. */
+static int query_int(struct req *r, const char *name, long long min,
+                     long long max, long long def, long long *out)
+{
+	char msg[160];
+	const char *v;
+	int err;
+
+	v = req_query(r, name, &err);
+	if (err == REQ_OK && v == NULL) {
+		*out = def;
+		return 0;
+	}
+	if (err == REQ_OK && str_to_ll(v, min, max, out) == 0)
+		return 0;
+	snprintf(msg, sizeof msg, "%s must be an integer from %lld to %lld",
+	         name, min, max);
+	return bad_query(r, msg);
+}
+
+/* {"status": true, "data": data} - the success shape of the run calls. */
+static int reply_data(struct req *r, struct json_object *data)
+{
+	struct json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "status", json_object_new_boolean(1));
+	json_object_object_add(o, "data", data);
+	return resp_json(r, 200, o);
+}
+
+static struct json_object *str_or_null(struct db_stmt *st, unsigned col)
+{
+	return db_col_null(st, col) ? NULL : json_object_new_string(db_col_str(st, col));
+}
+
+/* 1 when the row the query finds exists, 0 when not, or an answer was sent
+ * for a database failure and -1 is returned. */
+static int row_exists(struct req *r, const char *sql, const char *id)
+{
+	struct db_stmt *st = db_query(r->db, sql, "ss", id, r->id.customer_id);
+	int rc;
+
+	if (st == NULL)
+		return resp_db_error(r, db_last_err(r->db));
+	rc = db_fetch(st);
+	db_done(st);
+	return rc < 0 ? resp_db_error(r, db_last_err(r->db)) : rc;
+}
+
+/* --- POST /platform/pipeline/execute ----------------------------------------- */
+
+/* A required string member of the execute body; NULL after a 400. */
+static const char *body_str(struct req *r, struct json_object *body,
+                            const char *name)
+{
+	struct json_object *v;
+	char msg[96];
+
+	if (json_object_object_get_ex(body, name, &v) &&
+	    json_object_is_type(v, json_type_string) &&
+	    json_object_get_string_len(v) > 0)
+		return json_object_get_string(v);
+	snprintf(msg, sizeof msg, "%s is required and must be a non-empty string",
+	         name);
+	resp_detail(r, 400, msg);
+	return NULL;
+}
+
+/* The execute body: pipeline_id and customer_id, nothing else. */
+static int execute_parse(struct req *r, const char **pipeline,
+                         const char **customer)
+{
+	struct json_object *body = req_json_body_or_reply(r);
+	char msg[128];
+
+	if (body == NULL)
+		return -1;
+	if (!json_object_is_type(body, json_type_object)) {
+		resp_detail(r, 400, "The body must be a JSON object");
+		return -1;
+	}
+	json_object_object_foreach(body, key, val) {
+		(void)val;
+		if (strcmp(key, "pipeline_id") != 0 && strcmp(key, "customer_id") != 0) {
+			snprintf(msg, sizeof msg, "Unknown field: %.64s", key);
+			resp_detail(r, 400, msg);
+			return -1;
+		}
+	}
+	if ((*pipeline = body_str(r, body, "pipeline_id")) == NULL ||
+	    (*customer = body_str(r, body, "customer_id")) == NULL)
+		return -1;
+	return 0;
+}
+
+/* The run row and the CREATED statuses, all or nothing.  0; or -1 after
+ * answering (404 unknown pipeline, 409 a run is active, 5xx). */
+static int execute_tx(struct req *r, const char *pipeline_id, const char *run_id)
+{
+	const char *by = r->id.sub;
+	long long n;
+	int rc;
+
+	if (by != NULL && strlen(by) > REQUESTED_BY_MAX)
+		by = NULL;                /* who asked is a courtesy, not a key */
+	if ((rc = db_begin(r->db)) != DB_OK)
+		return resp_db_error(r, rc);
+	/* Locks the pipeline: a concurrent delete waits for this run. */
+	rc = row_exists(r, "SELECT 1 FROM pipelines WHERE id = ? AND customer_id = ?"
+	                " FOR UPDATE", pipeline_id);
+	if (rc <= 0) {
+		db_rollback(r->db);
+		return rc < 0 ? -1 : platform_reply_exception(r, 404,
+		    "PipelineNotFound", MSG_PIPELINE_NOT_FOUND);
+	}
+	n = db_exec(r->db, "INSERT INTO pipeline_runs (id, pipeline_id, customer_id,"
+	            " status, trigger_type, requested_by)"
+	            " VALUES (?, ?, ?, 'CREATED', 'manual', ?)",
+	            "ssss", run_id, pipeline_id, r->id.customer_id, by);
+	if (n >= 0)
+		n = db_exec(r->db, "UPDATE pipelines SET last_status = 'CREATED'"
+		            " WHERE id = ?", "s", pipeline_id);
+	if (n >= 0)
+		n = db_exec(r->db, "UPDATE jobs SET job_status = 'CREATED'"
+		            " WHERE pipeline_id = ?", "s", pipeline_id);
+	if (n >= 0 && (n = db_commit(r->db)) == DB_OK)
+		return 0;
+	db_rollback(r->db);
+	if (n != DB_ERR_DUPLICATE)
+		return resp_db_error(r, (int)n);
+	resp_detail(r, 409, "A run of this pipeline is already CREATED or RUNNING");
+	return -1;
+}
+
+static int run_execute(struct req *r)
+{
+	const char *pipeline_in, *customer;
+	char pipeline_id[PIPELINE_ID_LEN + 1], run_id[RUN_ID_LEN + 1];
+	struct json_object *d;
+
+	if (execute_parse(r, &pipeline_in, &customer) != 0)
+		return -1;
+	if (r->id.customer_id == NULL || strcmp(customer, r->id.customer_id) != 0)
+		return resp_detail(r, 403, "customer_id is not the token's customer");
+	if (platform_pipeline_id_parse(pipeline_in, pipeline_id) != 0)
+		return platform_reply_exception(r, 404, "PipelineNotFound",
+		                                MSG_PIPELINE_NOT_FOUND);
+	if (platform_customer_ensure(r) != 0)
+		return -1;
+	if (platform_run_id_new(run_id) != 0)
+		return resp_internal(r, "CSPRNG failed");
+	if (execute_tx(r, pipeline_id, run_id) != 0)
+		return -1;
+	d = json_object_new_object();
+	json_object_object_add(d, "run_id", json_object_new_string(run_id));
+	json_object_object_add(d, "pipeline_id", json_object_new_string(pipeline_id));
+	json_object_object_add(d, "status", json_object_new_string("CREATED"));
+	return reply_data(r, d);
+}
+
+/* --- GET /platform/pipeline/{pipeline_id}/pipeline_run --------------------------- */
+
+static struct json_object *run_render(struct db_stmt *st)
+{
+	struct json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "run_id", json_object_new_string(db_col_str(st, 0)));
+	json_object_object_add(o, "status", json_object_new_string(db_col_str(st, 1)));
+	json_object_object_add(o, "trigger", json_object_new_string(db_col_str(st, 2)));
+	json_object_object_add(o, "started_at", str_or_null(st, 3));
+	json_object_object_add(o, "finished_at", str_or_null(st, 4));
+	json_object_object_add(o, "rows_loaded", json_object_new_int64(db_col_ll(st, 5)));
+	return o;
+}
+
+static int run_list(struct req *r)
+{
+	char pipeline_id[PIPELINE_ID_LEN + 1];
+	struct json_object *runs, *d;
+	long long limit, offset;
+	struct db_stmt *st;
+	int rc;
+
+	if (platform_pipeline_id_parse(req_param(r, "pipeline_id"), pipeline_id) != 0)
+		return platform_reply_exception(r, 404, "PipelineNotFound",
+		                                MSG_PIPELINE_NOT_FOUND);
+	if (query_int(r, "limit", 1, RUNS_LIMIT_MAX, RUNS_LIMIT_DEFAULT, &limit) != 0 ||
+	    query_int(r, "offset", 0, OFFSET_MAX, 0, &offset) != 0)
+		return -1;
+	if (req_db_or_reply(r) == NULL)
+		return -1;
+	rc = row_exists(r, "SELECT 1 FROM pipelines WHERE id = ? AND customer_id = ?",
+	                pipeline_id);
+	if (rc <= 0)
+		return rc < 0 ? -1 : platform_reply_exception(r, 404,
+		    "PipelineNotFound", MSG_PIPELINE_NOT_FOUND);
+	/* Newest first; the id breaks ties within one millisecond. */
+	st = db_query(r->db, "SELECT id, status, trigger_type, " ISO_MS("started_at")
+	              ", " ISO_MS("finished_at") ", rows_loaded FROM pipeline_runs"
+	              " WHERE pipeline_id = ? AND customer_id = ?"
+	              " ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?",
+	              "ssii", pipeline_id, r->id.customer_id, limit, offset);
+	if (st == NULL)
+		return resp_db_error(r, db_last_err(r->db));
+	runs = json_object_new_array();
+	while ((rc = db_fetch(st)) == 1)
+		json_object_array_add(runs, run_render(st));
+	db_done(st);
+	if (rc < 0) {
+		json_object_put(runs);
+		return resp_db_error(r, db_last_err(r->db));
+	}
+	d = json_object_new_object();
+	json_object_object_add(d, "pipeline_id", json_object_new_string(pipeline_id));
+	json_object_object_add(d, "runs", runs);
+	return reply_data(r, d);
+}
+
+/* --- GET /platform/pipeline/pipeline_run/{run_id}/logs ----------------------------- */
+
+/* level=L means L and the levels above it: what a reader looking for
+ * trouble wants.  Without level every line is shown, DEBUG included.
+ * The list is bound as four values, padded with the highest level. */
+static const char *const levels[] = { "DEBUG", "INFO", "WARNING", "ERROR" };
+
+struct log_filter {
+	const char *run_id;
+	const char *level[4];
+	const char *task_id;      /* NULL: every task */
+	long long offset, limit;
+};
+
+static int logs_parse(struct req *r, struct log_filter *f)
+{
+	const char *v;
+	size_t from = 0;
+	int err;
+
+	v = req_query(r, "level", &err);
+	if (err != REQ_OK || (v != NULL && strcmp(v, "INFO") != 0 &&
+	                      strcmp(v, "WARNING") != 0 && strcmp(v, "ERROR") != 0))
+		return bad_query(r, "level must be one of INFO, WARNING, ERROR");
+	for (size_t i = 1; v != NULL && i < 4; i++)
+		if (strcmp(v, levels[i]) == 0)
+			from = i;
+	for (size_t i = 0; i < 4; i++)
+		f->level[i] = levels[from + i < 4 ? from + i : 3];
+
+	f->task_id = req_query(r, "task_id", &err);
+	if (err != REQ_OK || (f->task_id != NULL &&
+	    (f->task_id[0] == '\0' || strlen(f->task_id) > TASK_ID_MAX)))
+		return bad_query(r, "task_id must be 1 to 128 characters");
+	if (query_int(r, "offset", 0, OFFSET_MAX, 0, &f->offset) != 0 ||
+	    query_int(r, "limit", 1, LOGS_LIMIT_MAX, LOGS_LIMIT_DEFAULT, &f->limit) != 0)
+		return -1;
+	return 0;
+}
+
+#define LOGS_WHERE " FROM run_logs WHERE run_id = ? AND level IN (?, ?, ?, ?)"
+#define LOGS_TASK  " AND task_id = ?"
+#define LOGS_COUNT "SELECT COUNT(*)"
+#define LOGS_ROWS \
+	"SELECT " ISO_MS("ts") ", level, task_id, message"
+#define LOGS_PAGE  " ORDER BY line_no LIMIT ? OFFSET ?"
+
+/* The count (count true) or the page of lines the filter selects. */
+static struct db_stmt *logs_query(struct req *r, const struct log_filter *f,
+                                  bool count)
+{
+	const char *const *l = f->level;
+
+	if (f->task_id == NULL && count)
+		return db_query(r->db, LOGS_COUNT LOGS_WHERE, "sssss",
+		                f->run_id, l[0], l[1], l[2], l[3]);
+	if (f->task_id == NULL)
+		return db_query(r->db, LOGS_ROWS LOGS_WHERE LOGS_PAGE, "sssssii",
+		                f->run_id, l[0], l[1], l[2], l[3], f->limit, f->offset);
+	if (count)
+		return db_query(r->db, LOGS_COUNT LOGS_WHERE LOGS_TASK, "ssssss",
+		                f->run_id, l[0], l[1], l[2], l[3], f->task_id);
+	return db_query(r->db, LOGS_ROWS LOGS_WHERE LOGS_TASK LOGS_PAGE, "ssssssii",
+	                f->run_id, l[0], l[1], l[2], l[3], f->task_id, f->limit,
+	                f->offset);
+}
+
+static struct json_object *log_render(struct db_stmt *st)
+{
+	struct json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "timestamp", json_object_new_string(db_col_str(st, 0)));
+	json_object_object_add(o, "level", json_object_new_string(db_col_str(st, 1)));
+	json_object_object_add(o, "task_id", str_or_null(st, 2));
+	json_object_object_add(o, "message", json_object_new_string(db_col_str(st, 3)));
+	return o;
+}
+
+/* The filtered lines into *logs and their number into *total; 0 or -1
+ * after answering a database failure. */
+static int logs_read(struct req *r, const struct log_filter *f,
+                     struct json_object **logs, long long *total)
+{
+	struct db_stmt *st;
+	int rc;
+
+	if ((st = logs_query(r, f, true)) == NULL)
+		return resp_db_error(r, db_last_err(r->db));
+	rc = db_fetch(st);
+	*total = rc == 1 ? db_col_ll(st, 0) : 0;
+	db_done(st);
+	if (rc < 0)
+		return resp_db_error(r, db_last_err(r->db));
+	if ((st = logs_query(r, f, false)) == NULL)
+		return resp_db_error(r, db_last_err(r->db));
+	*logs = json_object_new_array();
+	while ((rc = db_fetch(st)) == 1)
+		json_object_array_add(*logs, log_render(st));
+	db_done(st);
+	if (rc < 0) {
+		json_object_put(*logs);
+		return resp_db_error(r, db_last_err(r->db));
+	}
+	return 0;
+}
+
+static int run_logs(struct req *r)
+{
+	struct json_object *logs = NULL, *d;
+	struct log_filter f;
+	long long total = 0;
+	int rc;
+
+	f.run_id = req_param(r, "run_id");
+	if (platform_run_id_check(f.run_id) != 0)
+		return platform_reply_exception(r, 404, "PipelineRunNotFound",
+		                                MSG_RUN_NOT_FOUND);
+	if (logs_parse(r, &f) != 0 || req_db_or_reply(r) == NULL)
+		return -1;
+	rc = row_exists(r, "SELECT 1 FROM pipeline_runs WHERE id = ? AND customer_id = ?",
+	                f.run_id);
+	if (rc <= 0)
+		return rc < 0 ? -1 : platform_reply_exception(r, 404,
+		    "PipelineRunNotFound", MSG_RUN_NOT_FOUND);
+	if (logs_read(r, &f, &logs, &total) != 0)
+		return -1;
+	d = json_object_new_object();
+	json_object_object_add(d, "run_id", json_object_new_string(f.run_id));
+	json_object_object_add(d, "logs", logs);
+	json_object_object_add(d, "total_lines", json_object_new_int64(total));
+	return reply_data(r, d);
+}
 
 const struct route platform_run_routes[] = {
+	{ "POST", "/platform/pipeline/execute", run_execute, ROUTE_AUTH_JWT,
+	  "PLATFORM.WRITE" },
+	{ "GET", "/platform/pipeline/{pipeline_id}/pipeline_run", run_list,
+	  ROUTE_AUTH_JWT, "PLATFORM.READ" },
+	{ "GET", "/platform/pipeline/pipeline_run/{run_id}/logs", run_logs,
+	  ROUTE_AUTH_JWT, "PLATFORM.READ" },
 	ROUTES_END
 };

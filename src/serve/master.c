@@ -366,9 +366,11 @@ static void reload(struct master *m, const sigset_t *origmask)
 
 	config_defaults(&next);
 	if (config_load(m->conf_path, &next, err, sizeof err) != 0 ||
-	    config_load_jwt_secret(&next, err, sizeof err) != 0) {
+	    config_load_jwt_secret(&next, err, sizeof err) != 0 ||
+	    config_load_connection_key(&next, err, sizeof err) != 0) {
 		log_kv(LOG_ERROR, "reload refused, keeping the running config",
 		       "error=%s", LOG_Q(err));
+		explicit_bzero(&next, sizeof next);
 		return;
 	}
 	if (strcmp(next.listen, m->cfg.listen) != 0 ||
@@ -392,6 +394,7 @@ static void reload(struct master *m, const sigset_t *origmask)
 	m->reload_pending = true;
 	m->cfg = next;
 	explicit_bzero(next.jwt_secret, sizeof next.jwt_secret);
+	explicit_bzero(next.connection_key, sizeof next.connection_key);
 	m->generation = ++m->gen_seq;
 	m->want = config_worker_count(&m->cfg);
 	m->quick_deaths = 0;
@@ -542,7 +545,8 @@ int serve_main(const char *conf_path)
 	m.listen_fd = -1;
 	config_defaults(&m.cfg);
 	if (config_load(conf_path, &m.cfg, err, sizeof err) != 0 ||
-	    config_load_jwt_secret(&m.cfg, err, sizeof err) != 0) {
+	    config_load_jwt_secret(&m.cfg, err, sizeof err) != 0 ||
+	    config_load_connection_key(&m.cfg, err, sizeof err) != 0) {
 		log_kv(LOG_ERROR, "cannot start", "error=%s", LOG_Q(err));
 		return SERVE_EXIT_FATAL;
 	}

@@ -85,6 +85,7 @@ static const struct key keys[] = {
 
 	NUM(memory_default_mb, 1, 1048576),
 	NUM(memory_max_mb, 1, 1048576),
+	STR(connection_key_file, true),
 
 	NUM(work_poll_ms, 10, 60000),
 
@@ -145,6 +146,7 @@ void config_defaults(struct config *c)
 
 	c->memory_default_mb = 2048;
 	c->memory_max_mb = 12000;
+	strcpy(c->connection_key_file, "/etc/sluice/connection.key");
 
 	c->work_poll_ms = 1000;
 
@@ -429,6 +431,16 @@ out:
 	explicit_bzero(buf, sizeof buf);
 	close(fd);
 	return rc;
+}
+
+int config_load_connection_key(struct config *c, char *err, size_t errlen)
+{
+	c->connection_key_loaded = false;
+	if (aead_key_load(c->connection_key_file, c->connection_key,
+	                  err, errlen) != 0)
+		return -1;
+	c->connection_key_loaded = true;
+	return 0;
 }
 
 int config_worker_count(const struct config *c)

@@ -9,6 +9,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "util/aead.h"
+
 #define CONFIG_PATH_MAX 1024
 #define CONFIG_STR_MAX 256
 
@@ -50,6 +52,7 @@ struct config {
 	/* platform (used by the platform and runner areas) */
 	int memory_default_mb;
 	int memory_max_mb;
+	char connection_key_file[CONFIG_PATH_MAX];   /* AES-256-GCM key, hex */
 
 	/* work */
 	int work_poll_ms;                     /* idle sleep between queue polls */
@@ -60,6 +63,10 @@ struct config {
 	/* loaded from jwt_secret_file, not a config key */
 	unsigned char jwt_secret[256];
 	size_t jwt_secret_len;
+
+	/* loaded from connection_key_file, not a config key */
+	unsigned char connection_key[AEAD_KEY_LEN];
+	bool connection_key_loaded;
 };
 
 void config_defaults(struct config *c);
@@ -75,6 +82,10 @@ int config_set(struct config *c, const char *key, const char *value,
 /* Read the JWT secret file named by the config (needed by serve and token).
  * Refuses a missing file, an empty secret or one shorter than 32 bytes. */
 int config_load_jwt_secret(struct config *c, char *err, size_t errlen);
+
+/* Read the connection password key named by connection_key_file (needed
+ * by serve and work): see aead_key_load for what the file must hold. */
+int config_load_connection_key(struct config *c, char *err, size_t errlen);
 
 /* The number of workers to start: c->workers, or the CPU count when 0. */
 int config_worker_count(const struct config *c);

@@ -85,6 +85,8 @@ static void test_defaults(void)
 	CU_ASSERT_EQUAL(c.json_max_depth, 32);
 	CU_ASSERT_EQUAL(c.memory_default_mb, 2048);
 	CU_ASSERT_EQUAL(c.memory_max_mb, 12000);
+	CU_ASSERT_STRING_EQUAL(c.connection_key_file, "/etc/sluice/connection.key");
+	CU_ASSERT_FALSE(c.connection_key_loaded);
 	CU_ASSERT_EQUAL(c.work_poll_ms, 1000);
 	CU_ASSERT_STRING_EQUAL(c.log_level, "info");
 	CU_ASSERT_EQUAL(c.jwt_secret_len, 0);
@@ -208,6 +210,9 @@ static const struct value_case value_cases[] = {
 	{ "sql_dir", "", -1 },
 	{ "storage_root", "", -1 },
 	{ "jwt_secret_file", "", -1 },
+	{ "connection_key_file", "", -1 },
+	{ "connection_key_file", "/etc/sluice/connection.key", 0 },
+	{ "connection_key", "00", -1 },
 	{ "pid_file", "", 0 },
 	{ "db_socket", "", 0 },
 	{ "db_password", "", 0 },
@@ -280,6 +285,7 @@ static const struct len_case len_cases[] = {
 	{ "sql_dir", CONFIG_PATH_MAX },
 	{ "storage_root", CONFIG_PATH_MAX },
 	{ "jwt_secret_file", CONFIG_PATH_MAX },
+	{ "connection_key_file", CONFIG_PATH_MAX },
 	{ NULL, 0 },
 };
 
@@ -505,6 +511,32 @@ static void test_jwt_secret(void)
 	CU_ASSERT_PTR_NOT_NULL(strstr(err, "/nonexistent/jwt.secret"));
 }
 
+/* connection_key_file through the config: the file format itself is
+ * tested with aead_key_load in test_aead.c. */
+static void test_connection_key(void)
+{
+	static const char hex[] =
+		"ffeeddccbbaa99887766554433221100ffeeddccbbaa99887766554433221100\n";
+	char path[256], err[512];
+	struct config c;
+
+	config_defaults(&c);
+	CU_ASSERT_EQUAL_FATAL(write_temp(path, sizeof path, hex, strlen(hex)), 0);
+	CU_ASSERT_EQUAL(config_set(&c, "connection_key_file", path, err,
+	                           sizeof err), 0);
+	CU_ASSERT_EQUAL(config_load_connection_key(&c, err, sizeof err), 0);
+	CU_ASSERT_TRUE(c.connection_key_loaded);
+	CU_ASSERT_EQUAL(c.connection_key[0], 0xff);
+	CU_ASSERT_EQUAL(c.connection_key[31], 0x00);
+	unlink(path);
+
+	/* a missing file: not loaded, and the message names the key's file */
+	CU_ASSERT_EQUAL(config_load_connection_key(&c, err, sizeof err), -1);
+	CU_ASSERT_FALSE(c.connection_key_loaded);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err, path));
+	CU_ASSERT_PTR_NULL(strstr(err, "ffeedd"));
+}
+
 static void test_worker_count(void)
 {
 	struct config c;
@@ -530,6 +562,7 @@ int suite_config(void)
 		{ "line length limit", test_long_lines },
 		{ "failed loads", test_load_failure_keeps_config },
 		{ "jwt secret file", test_jwt_secret },
+		{ "connection key file", test_connection_key },
 		{ "worker count", test_worker_count },
 		{ NULL, NULL },
 	};

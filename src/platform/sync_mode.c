@@ -4,6 +4,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "platform/dbkind.h"
 #include "platform/sync_mode.h"
 
 /* --- names ------------------------------------------------------------------ */
@@ -30,64 +31,6 @@ enum sync_load sync_load_parse(const char *s)
 const char *sync_action_name(enum sync_action a)
 {
 	return action_names[a];
-}
-
-/* --- database kinds ------------------------------------------------------------- */
-
-static const char *const kind_a[] = {
-	"timestamp with time zone", "timestamp without time zone", "date",
-	"integer", "bigint", "smallint", "serial", "bigserial", NULL,
-};
-static const char *const kind_b[] = {
-	"datetime", "timestamp", "date", "int", "bigint", "smallint",
-	"mediumint", "tinyint", NULL,
-};
-static const char *const kind_c[] = {
-	"TIMESTAMP", "TIMESTAMP WITH TIME ZONE", "TIMESTAMP WITH LOCAL TIME ZONE",
-	"DATE", "NUMBER", NULL,
-};
-static const char *const kind_d[] = {
-	"datetime", "datetime2", "smalldatetime", "date", "int", "bigint",
-	"smallint", "tinyint", NULL,
-};
-
-static const struct { const char *plugin; enum sync_kind kind; } plugins[] = {
-	{ "postgres", SYNC_KIND_A },
-	{ "mysql", SYNC_KIND_B },
-	{ "mariadb", SYNC_KIND_B },
-	{ "oracle", SYNC_KIND_C },
-	{ "sqlserver", SYNC_KIND_D },
-};
-
-enum sync_kind sync_kind_of_plugin(const char *plugin)
-{
-	for (size_t i = 0; plugin != NULL && i < sizeof plugins / sizeof plugins[0]; i++)
-		if (strcmp(plugin, plugins[i].plugin) == 0)
-			return plugins[i].kind;
-	return SYNC_KIND_NONE;
-}
-
-const char *const *sync_kind_types(enum sync_kind k)
-{
-	switch (k) {
-	case SYNC_KIND_A: return kind_a;
-	case SYNC_KIND_B: return kind_b;
-	case SYNC_KIND_C: return kind_c;
-	case SYNC_KIND_D: return kind_d;
-	default:          return NULL;
-	}
-}
-
-/* Case does not matter: SQL type names are case-insensitive in all four
- * kinds, and users copy them from tools that print either case. */
-const char *sync_kind_type_find(enum sync_kind k, const char *type)
-{
-	const char *const *t = sync_kind_types(k);
-
-	for (; t != NULL && *t != NULL && type != NULL; t++)
-		if (strcasecmp(*t, type) == 0)
-			return *t;
-	return NULL;
 }
 
 /* --- result helpers ----------------------------------------------------------- */
@@ -272,35 +215,24 @@ size_t sync_request_parse(struct json_object *body, struct sync_request *req,
 
 /* --- the decision ----------------------------------------------------------------- */
 
-static void list_types(enum sync_kind k, char *buf, size_t cap)
-{
-	const char *const *t = sync_kind_types(k);
-	size_t len = 0;
-
-	buf[0] = '\0';
-	for (; t != NULL && *t != NULL && len < cap; t++)
-		len += (size_t)snprintf(buf + len, cap - len, "%s%s",
-		                        len > 0 ? ", " : "", *t);
-}
-
 static void check_column_type(const struct sync_job *job,
                               const struct sync_request *req,
                               struct sync_result *res)
 {
-	enum sync_kind k = sync_kind_of_plugin(job->plugin);
+	enum dbkind k = dbkind_of_plugin(job->plugin);
 	char allowed[256];
 
-	if (k == SYNC_KIND_NONE) {
+	if (k == DBKIND_NONE) {
 		add_error(res, "plugin", "INVALID_CONNECTOR_TYPE",
 		          "Plugin '%.64s' is not a supported JDBC database "
 		          "(postgres, mysql, mariadb, oracle, sqlserver)",
 		          job->plugin != NULL ? job->plugin : "");
 		return;
 	}
-	res->column_type = sync_kind_type_find(k, req->column_type);
+	res->column_type = dbkind_type_find(k, req->column_type);
 	if (res->column_type != NULL)
 		return;
-	list_types(k, allowed, sizeof allowed);
+	dbkind_types_joined(k, allowed, sizeof allowed);
 	add_error(res, "incremental_column_type", "INVALID_INCREMENTAL_COLUMN_TYPE",
 	          "Incremental column type '%.64s' is not allowed for plugin %s; "
 	          "allowed types: %s", req->column_type, job->plugin, allowed);

@@ -5,7 +5,8 @@
  * touches the database or HTTP, so the unit tests cover every rule: the
  * transition table with its state_action, the same-type cases, each
  * error_code, the allowed incremental column types of each database kind, and
- * the warnings that block without "force".
+ * the warnings that block without "force".  The allowed column types of
+ * each database kind are dbkind.h's, which pipeline creation also uses.
  *
  * The checks of PATCH /platform/jobs/{jobId}/input (the bookmark timestamp
  * and the column list) live here too: they are the same job settings. */
@@ -33,21 +34,9 @@ enum sync_load {
 
 enum sync_action { SYNC_INITIALIZE, SYNC_PRESERVE, SYNC_RESET };
 
-/* Database kinds of the jdbc plugins (DESIGN.md): postgres A, mysql and
- * mariadb B, oracle C, sqlserver D. */
-enum sync_kind { SYNC_KIND_NONE = -1, SYNC_KIND_A, SYNC_KIND_B, SYNC_KIND_C,
-                 SYNC_KIND_D };
-
 const char *sync_load_name(enum sync_load t);
 enum sync_load sync_load_parse(const char *s);
 const char *sync_action_name(enum sync_action a);
-
-enum sync_kind sync_kind_of_plugin(const char *plugin);
-/* The allowed incremental column types of a kind, NULL-terminated. */
-const char *const *sync_kind_types(enum sync_kind k);
-/* The allowed spelling of type for kind k (compared without regard to
- * case), or NULL when the kind does not allow it. */
-const char *sync_kind_type_find(enum sync_kind k, const char *type);
 
 struct sync_list {
 	const char **v;

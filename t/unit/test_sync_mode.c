@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "suites.h"
+#include "platform/dbkind.h"
 #include "platform/sync_mode.h"
 
 /* ---- helpers ------------------------------------------------------------- */
@@ -361,29 +362,29 @@ static void test_parse_bounds(void)
 
 struct kind_case {
 	const char *plugin;
-	enum sync_kind kind;
+	enum dbkind kind;
 	const char *allowed[9];
 	const char *refused[5];
 };
 
 static const struct kind_case kinds[] = {
-	{ "postgres", SYNC_KIND_A,
+	{ "postgres", DBKIND_A,
 	  { "timestamp with time zone", "timestamp without time zone", "date",
 	    "integer", "bigint", "smallint", "serial", "bigserial", NULL },
 	  { "datetime", "int", "varchar", "NUMBER", NULL } },
-	{ "mysql", SYNC_KIND_B,
+	{ "mysql", DBKIND_B,
 	  { "datetime", "timestamp", "date", "int", "bigint", "smallint",
 	    "mediumint", "tinyint", NULL },
 	  { "integer", "serial", "datetime2", "varchar", NULL } },
-	{ "mariadb", SYNC_KIND_B,
+	{ "mariadb", DBKIND_B,
 	  { "datetime", "timestamp", "date", "int", "bigint", "smallint",
 	    "mediumint", "tinyint", NULL },
 	  { "timestamp with time zone", "NUMBER", "text", NULL } },
-	{ "oracle", SYNC_KIND_C,
+	{ "oracle", DBKIND_C,
 	  { "TIMESTAMP", "TIMESTAMP WITH TIME ZONE", "TIMESTAMP WITH LOCAL TIME ZONE",
 	    "DATE", "NUMBER", NULL },
 	  { "int", "datetime", "bigint", "VARCHAR2", NULL } },
-	{ "sqlserver", SYNC_KIND_D,
+	{ "sqlserver", DBKIND_D,
 	  { "datetime", "datetime2", "smalldatetime", "date", "int", "bigint",
 	    "smallint", "tinyint", NULL },
 	  { "timestamp", "datetimeoffset", "mediumint", "NUMBER", NULL } },
@@ -391,22 +392,22 @@ static const struct kind_case kinds[] = {
 
 static void test_kinds(void)
 {
-	CU_ASSERT_EQUAL(sync_kind_of_plugin("db2"), SYNC_KIND_NONE);
-	CU_ASSERT_EQUAL(sync_kind_of_plugin(NULL), SYNC_KIND_NONE);
-	CU_ASSERT_PTR_NULL(sync_kind_types(SYNC_KIND_NONE));
+	CU_ASSERT_EQUAL(dbkind_of_plugin("db2"), DBKIND_NONE);
+	CU_ASSERT_EQUAL(dbkind_of_plugin(NULL), DBKIND_NONE);
+	CU_ASSERT_PTR_NULL(dbkind_types(DBKIND_NONE)[0]);
 	for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
 		const struct kind_case *k = &kinds[i];
-		const char *const *types = sync_kind_types(k->kind);
+		const char *const *types = dbkind_types(k->kind);
 		size_t n = 0;
 
-		CU_ASSERT_EQUAL(sync_kind_of_plugin(k->plugin), k->kind);
+		CU_ASSERT_EQUAL(dbkind_of_plugin(k->plugin), k->kind);
 		for (; k->allowed[n] != NULL; n++) {
-			CU_ASSERT_PTR_NOT_NULL(sync_kind_type_find(k->kind, k->allowed[n]));
+			CU_ASSERT_PTR_NOT_NULL(dbkind_type_find(k->kind, k->allowed[n]));
 			CU_ASSERT_STRING_EQUAL(types[n], k->allowed[n]);
 		}
 		CU_ASSERT_PTR_NULL(types[n]);               /* exactly these */
 		for (size_t r = 0; k->refused[r] != NULL; r++)
-			CU_ASSERT_PTR_NULL(sync_kind_type_find(k->kind, k->refused[r]));
+			CU_ASSERT_PTR_NULL(dbkind_type_find(k->kind, k->refused[r]));
 	}
 }
 

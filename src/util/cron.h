@@ -1,0 +1,39 @@
+/* cron.h - standard five-field cron expressions, in UTC.
+ *
+ *   minute hour day-of-month month day-of-week
+ *
+ * Each field is a comma list of items: '*', a value, a range a-b, each with
+ * an optional /step ("a/step" means a to the field's maximum).  Months take
+ * JAN-DEC and days SUN-SAT (case-insensitive); day-of-week 7 is Sunday.
+ * The shorthands @yearly @annually @monthly @weekly @daily @midnight
+ * @hourly are accepted.  As in Vixie cron, when both day fields are
+ * restricted (neither starts with '*') a day matches if either matches;
+ * otherwise both must. */
+#ifndef SLUICE_CRON_H
+#define SLUICE_CRON_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#define CRON_EXPR_MAX 255
+
+struct cron {
+	uint64_t minute;          /* bit 0..59 */
+	uint32_t hour;            /* bit 0..23 */
+	uint32_t dom;             /* bit 1..31 */
+	uint32_t month;           /* bit 1..12 */
+	uint32_t dow;             /* bit 0..6, Sunday 0 */
+	bool dom_star, dow_star;  /* the field started with '*' */
+};
+
+/* Parse expr into c.  0; or -1 with a message naming the field and the
+ * problem ("hour: 24 is out of range 0-23") in err. */
+int cron_parse(const char *expr, struct cron *c, char *err, size_t errlen);
+
+/* The first firing time strictly after `after` (UTC, whole minutes) into
+ * *next.  0, or -1 when there is none within the next 30 years. */
+int cron_next(const struct cron *c, time_t after, time_t *next);
+
+#endif

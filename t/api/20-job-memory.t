@@ -17,7 +17,7 @@ my $MAX = 12000;    # memory_max_mb of the test stack (the default)
 my ($token) = customer_token('demo');
 my ($other) = customer_token('jobs-memory-other');
 
-my $p = seed_pipeline(jobs => [ {}, { connector => 'singer' }, {} ]);
+my $p = seed_pipeline(token => $token, jobs => [ {}, { connector => 'singer' }, {} ]);
 my $pid = $p->{pipeline_id};
 my ($j0, $j1) = @{ $p->{job_ids} };
 

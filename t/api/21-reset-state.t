@@ -30,7 +30,7 @@ my $BOOKMARK = '2026-01-31T10:00:00Z';
 my $STATE = { bookmarks => { 'public-orders' => { replication_key_value => '2026-01-31' },
 			     'public-items' => { replication_key_value => 42 } } };
 
-my $p = seed_pipeline(jobs => [
+my $p = seed_pipeline(token => $token, jobs => [
 	{ load_type => 'incremental', incremental_column_name => 'updated_at',
 	  incremental_column_type => 'timestamp without time zone', bookmark => $BOOKMARK },
 	{ load_type => 'incremental_with_qualify', incremental_column_name => 'updated_at',
@@ -61,7 +61,12 @@ sub reset_ok {
 
 # --- jdbc -------------------------------------------------------------------------
 
+is(job_get($token, $incr)->{input}{incremental_column_value}, $BOOKMARK,
+	'jdbc: GET shows the bookmark before');
 reset_ok($incr, 'jdbc incremental', qr/all rows/);
+ok(!exists job_get($token, $incr)->{input}{incremental_column_value},
+	'jdbc: GET shows no bookmark after');
+is(job_get($token, $incr)->{input}{load_type}, 'incremental', 'jdbc: GET load_type kept');
 is(job_state_row($incr)->{incremental_column_value}, undef, 'jdbc: bookmark cleared');
 is(job_row($incr)->{load_type}, 'incremental', 'jdbc: load type kept');
 is(job_row($incr)->{incremental_column_name}, 'updated_at', 'jdbc: column kept');
@@ -70,10 +75,16 @@ is(job_state_row($qual)->{incremental_column_value}, $BOOKMARK,
 
 reset_ok($qual, 'jdbc incremental_with_qualify');
 is(job_state_row($qual)->{incremental_column_value}, undef, 'qualify: bookmark cleared');
+ok(!exists job_get($token, $qual)->{input}{incremental_column_value},
+	'qualify: GET shows no bookmark');
+ok((grep { $_->{task_id} eq "$qual.qualify" } @{ http(GET => "/platform/pipeline/$pid",
+	{ token => $token })->{json}{tasks} }), 'qualify: GET still lists the qualify task');
 ok((grep { $_ eq "$qual.qualify" } task_ids($pid)),
 	'qualify: the deduplication task still runs');
 
+my $before = job_get($token, $full);
 reset_ok($full, 'jdbc full_load', qr/full_load/);
+is_deeply(job_get($token, $full), $before, 'full_load: GET shows no change');
 is(job_row($full)->{load_type}, 'full_load', 'full_load: no effect');
 
 # Resetting again is fine: the state is already clear.
@@ -94,7 +105,7 @@ is(processed_count($files2), 1, "file_storage: another job's state untouched");
 
 # --- RUNNING: 409, nothing changes -----------------------------------------------------
 
-my $r = seed_pipeline(jobs => [
+my $r = seed_pipeline(token => $token, jobs => [
 	{ load_type => 'incremental', incremental_column_name => 'id',
 	  incremental_column_type => 'bigint', bookmark => '2026-01-01',
 	  job_status => 'RUNNING' },
@@ -128,7 +139,7 @@ json_response_is(reset_state('3f9c2a10_5b7e_4d21_9a0c_12ab34cd56ef_0'), 404, $nf
 json_response_is(reset_state('nope'), 404, $nf, 'malformed id');
 json_response_is(reset_state("${pid}_-1"), 404, $nf, 'negative index');
 
-my $o = seed_pipeline(jobs => [ { load_type => 'incremental',
+my $o = seed_pipeline(token => $token, jobs => [ { load_type => 'incremental',
 	incremental_column_name => 'id', incremental_column_type => 'bigint',
 	bookmark => '2026-02-02' } ]);
 json_response_is(reset_state($o->{job_ids}[0], $other), 404, $nf,
@@ -140,7 +151,7 @@ is(job_state_row($o->{job_ids}[0])->{incremental_column_value}, '2026-02-02',
 
 mysql(q{CREATE TRIGGER jobs_test_fsp_fail BEFORE DELETE ON file_storage_processed
 	FOR EACH ROW SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'test failure'});
-my $f = seed_pipeline(jobs => [ { connector => 'file_storage',
+my $f = seed_pipeline(token => $token, jobs => [ { connector => 'file_storage',
 	processed => [ 'exports/x.csv' ] } ]);
 $res = reset_state($f->{job_ids}[0]);
 mysql('DROP TRIGGER jobs_test_fsp_fail');

@@ -17,7 +17,7 @@ use SluiceTest;
 
 our @EXPORT = qw(
 	customer_token sql_quote seed_pipeline job_row
-	job_state_row task_ids uuid_hyphens
+	job_state_row task_ids uuid_hyphens job_get
 );
 
 my @RW = ('PLATFORM.READ', 'PLATFORM.WRITE');
@@ -40,73 +40,67 @@ sub sql_quote {
 	return "'$q'";
 }
 
-sub _uuid {
-	my @h = map { sprintf '%04x', int rand 65536 } 1 .. 8;
-	return join '_', $h[0] . $h[1], $h[2], '4' . substr($h[3], 1),
-		'8' . substr($h[4], 1), $h[5] . $h[6] . $h[7];
-}
-
 sub uuid_hyphens { (my $s = $_[0]) =~ tr/_/-/; return $s }
 
-# seed_pipeline(customer_id => ..., jobs => [ {connector, plugin, load_type,
+# seed_pipeline(token => $t, jobs => [ {connector, plugin, load_type,
 #     incremental_column_name, incremental_column_type, primary_keys,
-#     column_include_list, bookmark, state, job_status, input => {...}} ])
-# Inserts the pipeline, its jobs, job states and orchestration tasks as
-# POST /platform/pipeline stores them.  Returns {pipeline_id, job_ids}.
+#     column_include_list, input => {...},
+#     and set-up beyond the API: bookmark, state, processed => [paths],
+#     job_status} ])
+# Creates the pipeline with POST /platform/pipeline, then writes the
+# set-up rows.  Returns {pipeline_id, job_ids}.
 sub seed_pipeline {
 	my (%o) = @_;
-	my $pid = _uuid();
-	my $cid = $o{customer_id} // env('SLUICE_DEMO_CUSTOMER_ID');
-	my @sql = sprintf("INSERT INTO pipelines (id, customer_id, name, created_by) "
-		. "VALUES (%s, %s, %s, 'tests\@example.com')", sql_quote($pid),
-		sql_quote($cid), sql_quote($o{name} // 'jobs test'));
-	my @ids;
-	my $i = 0;
+	my (@jobs, @sql);
 	for my $j (@{ $o{jobs} }) {
-		my $jid = "${pid}_$i";
 		my $conn = $j->{connector} // 'jdbc';
 		my %input = (connector => $conn,
 			plugin => $j->{plugin} // ($conn eq 'jdbc' ? 'postgres'
 				: $conn eq 'singer' ? 'tap-postgres' : 'local'),
-			table_name => 'public.orders', %{ $j->{input} || {} });
-		$input{prefix} //= 'exports/' if $conn eq 'file_storage';
-		my $lt = $j->{load_type} // 'full_load';
-		push @sql, sprintf("INSERT INTO jobs (id, pipeline_id, job_index, name, "
-			. "connector, input, output, load_type, incremental_column_name, "
-			. "incremental_column_type, primary_keys, column_include_list, "
-			. "job_status) VALUES (%s, %s, %d, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
-			sql_quote($jid), sql_quote($pid), $i, sql_quote("job $i"),
-			sql_quote($conn), sql_quote(\%input),
-			sql_quote({ plugin => 'mariadb',
-				    raw => { table_name => 'orders', table_schema => 'raw' } }),
-			sql_quote($lt), sql_quote($j->{incremental_column_name}),
-			sql_quote($j->{incremental_column_type}),
-			sql_quote($j->{primary_keys}), sql_quote($j->{column_include_list}),
-			sql_quote($j->{job_status} // 'PENDING'));
-		push @sql, sprintf("INSERT INTO job_state (job_id, incremental_column_value, "
-			. "state) VALUES (%s, %s, %s)", sql_quote($jid),
-			sql_quote($j->{bookmark}), sql_quote($j->{state}));
-		push @sql, sprintf("INSERT INTO orchestration_tasks (pipeline_id, task_id, "
-			. "job_id, kind, upstream_task_ids, position) VALUES "
-			. "(%s, %s, %s, 'extract_load', '[]', %d)", sql_quote($pid),
-			sql_quote("$jid.extract_load"), sql_quote($jid), 2 * $i);
-		push @sql, sprintf("INSERT INTO orchestration_tasks (pipeline_id, task_id, "
-			. "job_id, kind, upstream_task_ids, position) VALUES "
-			. "(%s, %s, %s, 'qualify', %s, %d)", sql_quote($pid),
-			sql_quote("$jid.qualify"), sql_quote($jid),
-			sql_quote(["$jid.extract_load"]), 2 * $i + 1)
-			if $lt eq 'incremental_with_qualify';
-		for my $f (@{ $j->{processed} || [] }) {
-			push @sql, sprintf("INSERT INTO file_storage_processed (job_id, "
-				. "file_path, last_modified, size_bytes) VALUES "
-				. "(%s, %s, '2026-01-01 00:00:00', 10)", sql_quote($jid),
-				sql_quote($f));
+			%{ $j->{input} || {} });
+		if ($conn eq 'file_storage') {
+			$input{prefix} //= 'exports/';
+		} else {
+			$input{table_name} //= 'public.orders';
 		}
-		push @ids, $jid;
-		$i++;
+		for (qw(load_type incremental_column_name incremental_column_type
+			primary_keys column_include_list)) {
+			$input{$_} = $j->{$_} if defined $j->{$_};
+		}
+		push @jobs, { input => \%input, output => { plugin => 'mariadb',
+			raw => { table_name => 'orders', table_schema => 'raw' } } };
 	}
-	mysql(join(";\n", 'START TRANSACTION', @sql, 'COMMIT'));
+	my $res = http(POST => '/platform/pipeline', { token => $o{token} // croak('token'),
+		json => { name => $o{name} // 'jobs test', description => 'set-up',
+			  cron => undef, jobs => \@jobs } });
+	croak 'POST /platform/pipeline: ' . describe($res) unless $res->{status} == 201;
+	my $pid = $res->{json}{pipeline_id};
+	my @ids = map { $_->{job_id} } @{ $res->{json}{jobs} };
+	for my $i (0 .. $#ids) {
+		my ($j, $jid) = ($o{jobs}[$i], sql_quote($ids[$i]));
+		push @sql, sprintf('UPDATE job_state SET incremental_column_value = %s, '
+			. 'state = %s WHERE job_id = %s', sql_quote($j->{bookmark}),
+			sql_quote($j->{state}), $jid)
+			if defined $j->{bookmark} || defined $j->{state};
+		push @sql, sprintf('UPDATE jobs SET job_status = %s WHERE id = %s',
+			sql_quote($j->{job_status}), $jid) if defined $j->{job_status};
+		push @sql, map { sprintf("INSERT INTO file_storage_processed (job_id, "
+			. "file_path, last_modified, size_bytes) VALUES "
+			. "(%s, %s, '2026-01-01 00:00:00', 10)", $jid, sql_quote($_)) }
+			@{ $j->{processed} || [] };
+	}
+	mysql(join(";\n", @sql)) if @sql;
 	return { pipeline_id => $pid, job_ids => \@ids };
+}
+
+# The job as GET /platform/pipeline/{id} shows it.
+sub job_get {
+	my ($token, $job_id) = @_;
+	(my $pid = $job_id) =~ s/_\d+\z//;
+	my $res = http(GET => "/platform/pipeline/$pid", { token => $token });
+	croak 'GET pipeline: ' . describe($res) unless $res->{status} == 200;
+	my ($job) = grep { $_->{job_id} eq $job_id } @{ $res->{json}{jobs} };
+	return $job;
 }
 
 # The jobs row of $job_id as a hash (JSON columns decoded).

@@ -438,7 +438,8 @@ static long long sync_write_job(struct req *r, const struct job_row *j,
 		a = json_object_new_array();
 		for (size_t i = 0; i < req->primary_keys.n; i++)
 			json_object_array_add(a, jstr(req->primary_keys.v[i]));
-		keys = json_object_to_json_string_ext(a, JSON_C_TO_STRING_PLAIN);
+		keys = json_object_to_json_string_ext(a, JSON_C_TO_STRING_PLAIN |
+		                                      JSON_C_TO_STRING_NOSLASHESCAPE);
 	}
 	n = db_exec(r->db, "UPDATE jobs SET load_type = ?, incremental_column_name = ?, "
 	            "incremental_column_type = ?, primary_keys = ? WHERE id = ?",
@@ -615,6 +616,7 @@ static void patch_check_job(const struct input_patch *p, const struct job_row *j
 static long long patch_write(struct req *r, const struct input_patch *p,
                              const struct job_row *j)
 {
+	const char *include = NULL;
 	long long n = 0;
 
 	if (p->bookmark != NULL &&
@@ -624,12 +626,12 @@ static long long patch_write(struct req *r, const struct input_patch *p,
 	                 "VALUES(incremental_column_value)", "ss", j->id,
 	                 json_object_get_string(p->bookmark))) < 0)
 		return n;
+	if (p->has_include && !p->clear_include)
+		include = json_object_to_json_string_ext(p->include,
+		    JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
 	if (p->has_include)
 		n = db_exec(r->db, "UPDATE jobs SET column_include_list = ? WHERE id = ?",
-		            "ss", p->clear_include ? NULL
-		                  : json_object_to_json_string_ext(p->include,
-		                                                   JSON_C_TO_STRING_PLAIN),
-		            j->id);
+		            "ss", include, j->id);
 	return n;
 }
 

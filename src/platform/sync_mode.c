@@ -92,6 +92,18 @@ static bool list_equal(const struct sync_list *a, const struct sync_list *b)
 	return true;
 }
 
+/* Characters, not bytes: the jobs columns are VARCHAR(n) of utf8mb4
+ * (the request body is valid UTF-8 by then). */
+static size_t utf8_len(const char *s)
+{
+	size_t n = 0;
+
+	for (; *s != '\0'; s++)
+		if (((unsigned char)*s & 0xC0) != 0x80)
+			n++;
+	return n;
+}
+
 /* --- parsing the body ----------------------------------------------------------- */
 
 /* A string field: NULL for null or "", else bounded. */
@@ -109,7 +121,7 @@ static int parse_string(struct json_object *v, const char *field, size_t max,
 		return -1;
 	}
 	s = json_object_get_string(v);
-	if (strlen(s) > max) {
+	if (utf8_len(s) > max) {
 		add_error(res, field, "INVALID_FIELD_VALUE",
 		          "%s must be at most %zu characters", field, max);
 		return -1;
@@ -143,7 +155,7 @@ static int parse_keys(struct json_object *v, struct sync_request *req,
 		const char *s = json_object_get_string(e);
 
 		if (!json_object_is_type(e, json_type_string) || s[0] == '\0' ||
-		    strlen(s) > SYNC_NAME_MAX) {
+		    utf8_len(s) > SYNC_NAME_MAX) {
 			add_error(res, "primary_keys", "INVALID_FIELD_VALUE",
 			          "primary_keys[%zu] must be a column name of 1..%d characters",
 			          i, SYNC_NAME_MAX);
@@ -550,7 +562,7 @@ int sync_include_check(struct json_object *v, bool *clear, char *why,
 		const char *s = json_object_get_string(e);
 
 		if (!json_object_is_type(e, json_type_string) || s[0] == '\0' ||
-		    strlen(s) > SYNC_NAME_MAX) {
+		    utf8_len(s) > SYNC_NAME_MAX) {
 			snprintf(why, whylen, "column_include_list[%zu] must be a column "
 			         "name of 1..%d characters", i, SYNC_NAME_MAX);
 			return -1;

@@ -598,6 +598,15 @@ static void test_include(void)
 	snprintf(big, sizeof big, "[\"%.*s\"]", SYNC_NAME_MAX + 1, name);
 	CU_ASSERT_EQUAL(include_json(big, &clear), -1);          /* max + 1 */
 
+	/* Characters, not bytes: 255 two-byte characters fit. */
+	for (int extra = 0; extra <= 1; extra++) {
+		len = (size_t)snprintf(big, sizeof big, "[\"");
+		for (int i = 0; i < SYNC_NAME_MAX + extra; i++)
+			len += (size_t)snprintf(big + len, sizeof big - len, "\xc3\xa9");
+		snprintf(big + len, sizeof big - len, "\"]");
+		CU_ASSERT_EQUAL(include_json(big, &clear), extra ? -1 : 0);
+	}
+
 	for (int extra = 0; extra <= 1; extra++) {
 		len = (size_t)snprintf(big, sizeof big, "[");
 		for (int i = 0; i < SYNC_INCLUDE_MAX + extra; i++)

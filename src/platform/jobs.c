@@ -94,15 +94,13 @@ static int job_lock(struct req *r, const char *job_id, struct job_row *j)
 	return rc < 0 ? db_last_err(r->db) : rc;
 }
 
-/* Begin, then lock the job of the {job_id} path parameter.  1 with the
+/* Begin, then lock the caller's job id (canonical).  1 with the
  * transaction open; 0 (rolled back) when there is no such job; -1 when a
  * database error was answered. */
-static int job_begin(struct req *r, char id[JOB_ID_MAX + 1], struct job_row *j)
+static int job_begin(struct req *r, const char *id, struct job_row *j)
 {
 	int rc;
 
-	if (platform_job_id_parse(req_param(r, "job_id"), id, NULL, NULL) != 0)
-		return 0;
 	if (req_db_or_reply(r) == NULL)
 		return -1;
 	if ((rc = db_begin(r->db)) != 0)
@@ -369,6 +367,8 @@ static int job_reset_state(struct req *r)
 	long long n;
 	int rc;
 
+	if (platform_job_id_parse(req_param(r, "job_id"), id, NULL, NULL) != 0)
+		return resp_detail(r, 404, JOB_NOT_FOUND);
 	if ((rc = job_begin(r, id, &j)) <= 0)
 		return rc < 0 ? -1 : resp_detail(r, 404, JOB_NOT_FOUND);
 	if (j.running) {

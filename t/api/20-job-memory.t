@@ -132,6 +132,20 @@ json_response_is(put_job($j1, { amount => 10 }, $other), 404, $job_nf,
 	"another customer's job");
 is(memory_of('jobs', $j1), 100, "another customer's: nothing written");
 
+# GET shows the job's memory once it is set.
+is(job_get($token, $j1)->{memory_allocated_mb}, 100, 'GET: the job shows its memory');
+
+# --- one transaction: a failure on the jobs leaves the pipeline unchanged ---------
+
+mysql(q{CREATE TRIGGER jobs_test_memory_fail BEFORE UPDATE ON jobs
+	FOR EACH ROW SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'test failure'});
+$res = put_pipeline($pid, { amount => 777 });
+mysql('DROP TRIGGER jobs_test_memory_fail');
+json_response_is($res, 500, { detail => 'Internal Server Error' },
+	'database failure on the jobs update');
+is(memory_of('pipelines', $pid), $MAX, 'failure: the pipeline update rolled back');
+is(memory_of('jobs', $j0), $MAX, 'failure: jobs unchanged');
+
 # --- permissions ----------------------------------------------------------------
 
 $res = http(PUT => "/platform/jobs/$j1/memory",

@@ -167,6 +167,17 @@ patched_ok($qual, { incremental_column_value => '2026-05-05',
 is(bookmark($qual), '2026-05-05', 'both: bookmark');
 is_deeply(job_row($qual)->{column_include_list}, [qw(id updated_at)], 'both: list');
 
+# A failure on the second write leaves the first unwritten.
+mysql(q{CREATE TRIGGER jobs_test_input_fail BEFORE UPDATE ON jobs
+	FOR EACH ROW SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'test failure'});
+$res = patch($qual, { incremental_column_value => '2026-06-06',
+	column_include_list => ['x'] });
+mysql('DROP TRIGGER jobs_test_input_fail');
+json_response_is($res, 500, { detail => 'Internal Server Error' }, 'database failure');
+is(bookmark($qual), '2026-05-05', 'database failure: bookmark rolled back');
+is_deeply(job_row($qual)->{column_include_list}, [qw(id updated_at)],
+	'database failure: list unchanged');
+
 # --- anything else ------------------------------------------------------------------------
 
 for my $f (qw(table_name load_type plugin incremental_column_name primary_keys)) {

@@ -415,10 +415,16 @@ static void decide_same_type(const struct sync_job *job,
 	snprintf(res->effect, sizeof res->effect, "Nothing changed.");
 }
 
-void sync_decide(const struct sync_job *job, const struct sync_request *req,
+void sync_decide(const struct sync_job *job_in, const struct sync_request *req,
                  struct sync_result *res)
 {
+	struct sync_job copy = *job_in, *job = &copy;
 	bool col_changed;
+
+	/* The table's CHECK rules out other values; the tables below are
+	 * indexed by the type, so an unknown one counts as the default. */
+	if (job->load_type < SYNC_FULL_LOAD || job->load_type > SYNC_QUALIFY)
+		job->load_type = SYNC_FULL_LOAD;
 
 	if (job->connector == NULL || strcmp(job->connector, "jdbc") != 0) {
 		add_error(res, "plugin", "INVALID_CONNECTOR_TYPE",

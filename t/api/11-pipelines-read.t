@@ -14,16 +14,18 @@ use SluiceTest;
 my $token = env('SLUICE_DEMO_TOKEN');
 my $NOT_FOUND = { detail => 'Pipeline not found' };
 
-# A customer of its own, so the list holds exactly what this file makes.
-my $cust = '0d0d0d0d-1111-4222-8333-444444444411';
+# A customer of its own (new on every run), so the list holds exactly what
+# this file makes.
+my $run = sprintf '%04x%08x', $$ & 0xffff, time & 0xffffffff;
+my $cust = "0d0d0d0d-1111-4222-8333-$run";
 sub jwt_for {
 	my ($id, $name, @perms) = @_;
 	return craft_jwt(undef, { sub => "$name\@example.com", customer_id => $id,
 		customer_name => $name, permissions => [ @perms ? @perms : qw(PLATFORM.READ PLATFORM.WRITE) ],
 		iat => time, exp => time + 3600 });
 }
-my $mine = jwt_for($cust, 'reader-11');
-my $other = jwt_for('0e0e0e0e-1111-4222-8333-444444444411', 'other-11');
+my $mine = jwt_for($cust, "reader-11-$run");
+my $other = jwt_for("0e0e0e0e-1111-4222-8333-$run", "other-11-$run");
 
 sub job {
 	my (%in) = @_;
@@ -74,7 +76,7 @@ is_deeply([ sort keys %$la ],
 	  'list entry: exactly the Pipeline fields');
 is_deeply({ map { $_ => $la->{$_} } qw(id pipeline_id customer_id user_id name description cron last_status) },
 	  { id => $a->{id}, pipeline_id => $a->{pipeline_id}, customer_id => $cust,
-	    user_id => 'reader-11@example.com', name => 'first', description => 'A',
+	    user_id => "reader-11-$run\@example.com", name => 'first', description => 'A',
 	    cron => '*/5 * * * *', last_status => 'PENDING' }, 'list entry fields');
 is_deeply([ map { $_->{job_id} } @{ $la->{jobs} } ], [ map { "$a->{pipeline_id}_$_" } 0 .. 2 ],
 	  'jobs ordered by index');
@@ -149,7 +151,7 @@ json_response_is(http(GET => "/platform/pipeline/$p", { token => $other }), 404,
 
 json_response_is(http(GET => '/platform/pipelines'), 401, undef, 'list without a token');
 json_response_is(http(GET => "/platform/pipeline/$p"), 401, undef, 'detail without a token');
-my $noperm = jwt_for($cust, 'reader-11', 'STORAGE_EXPLORER.READ');
+my $noperm = jwt_for($cust, "reader-11-$run", 'STORAGE_EXPLORER.READ');
 json_response_is(http(GET => '/platform/pipelines', { token => $noperm }), 403, undef,
 		 'list without PLATFORM.READ');
 

@@ -3,9 +3,10 @@
  * The Pipeline and Job objects are written straight into a JSON text
  * buffer: a job's stored input and output are already JSON text, so the
  * render splices them instead of parsing and re-serialising each one (the
- * list of a customer is the hot read).  The list costs two statements
- * whatever its size: the pipelines, then all their jobs joined with their
- * state, both in pipeline order, merged in one walk. */
+ * list of a customer is the hot read).  The list costs one statement
+ * whatever its size: the pipelines joined with their jobs and job states,
+ * in pipeline then job order, written in one walk; the detail adds one for
+ * its tasks. */
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -97,14 +98,6 @@ static void jb_str(struct jbuf *b, const char *s)
 	jb_raw(b, "\"", 1);
 }
 
-static void jb_str_or_null(struct jbuf *b, const char *s)
-{
-	if (s == NULL)
-		jb_lit(b, "null");
-	else
-		jb_str(b, s);
-}
-
 static void jb_ll(struct jbuf *b, long long v)
 {
 	char n[24];
@@ -132,46 +125,31 @@ static int jb_reply(struct req *r, int status, struct jbuf *b)
 
 /* ==== reading: rows and their render ====================================== */
 
-struct prow {
-	long long seq;
-	const char *id, *customer_id, *created_by, *name, *description, *cron;
-	const char *last_status;
-	int paused;
-};
-
-#define PIPELINE_COLS "seq, id, customer_id, created_by, name, description, " \
-	"cron, last_status, paused"
-
-static const char *col_or_null(struct db_stmt *st, struct arena *a, unsigned i)
-{
-	return db_col_null(st, i) ? NULL : arena_strdup(a, db_col_str(st, i));
-}
-
-static void prow_read(struct db_stmt *st, struct arena *a, struct prow *p)
-{
-	p->seq = db_col_ll(st, 0);
-	p->id = arena_strdup(a, db_col_str(st, 1));
-	p->customer_id = arena_strdup(a, db_col_str(st, 2));
-	p->created_by = col_or_null(st, a, 3);
-	p->name = arena_strdup(a, db_col_str(st, 4));
-	p->description = arena_strdup(a, db_col_str(st, 5));
-	p->cron = col_or_null(st, a, 6);
-	p->last_status = arena_strdup(a, db_col_str(st, 7));
-	p->paused = db_col_ll(st, 8) != 0;
-}
-
-/* The jobs of the pipelines in the WHERE clause, in pipeline then job order. */
-#define JOB_SELECT "SELECT p.seq, j.seq, j.id, j.job_status, j.connector, " \
-	"j.input, j.output, j.load_type, j.incremental_column_name, " \
-	"j.incremental_column_type, j.primary_keys, j.column_include_list, " \
-	"j.memory_allocated_mb, s.incremental_column_value " \
-	"FROM pipelines p JOIN jobs j ON j.pipeline_id = p.id " \
+/* A pipeline's rows: the pipeline's columns, then one job with its state
+ * (NULL job columns for a pipeline without jobs), in pipeline then job
+ * order.  One statement for a whole list: no query per pipeline. */
+#define PIPELINE_SELECT "SELECT p.seq, p.id, p.customer_id, p.created_by, " \
+	"p.name, p.description, p.cron, p.last_status, p.paused, " \
+	"j.seq, j.id, j.job_status, j.connector, j.input, j.output, j.load_type, " \
+	"j.incremental_column_name, j.incremental_column_type, j.primary_keys, " \
+	"j.column_include_list, j.memory_allocated_mb, s.incremental_column_value " \
+	"FROM pipelines p LEFT JOIN jobs j ON j.pipeline_id = p.id " \
 	"LEFT JOIN job_state s ON s.job_id = j.id "
-#define JOB_ORDER " ORDER BY p.seq, j.job_index"
+#define PIPELINE_ORDER " ORDER BY p.seq, j.job_index"
 
-enum { JC_PSEQ, JC_SEQ, JC_ID, JC_STATUS, JC_CONNECTOR, JC_INPUT, JC_OUTPUT,
+enum { PC_SEQ, PC_ID, PC_CUSTOMER, PC_CREATED_BY, PC_NAME, PC_DESCRIPTION,
+       PC_CRON, PC_LAST_STATUS, PC_PAUSED,
+       JC_SEQ, JC_ID, JC_STATUS, JC_CONNECTOR, JC_INPUT, JC_OUTPUT,
        JC_LOAD_TYPE, JC_INC_NAME, JC_INC_TYPE, JC_PKEYS, JC_COLUMNS,
        JC_MEMORY, JC_INC_VALUE };
+
+static void jb_col_or_null(struct jbuf *b, struct db_stmt *st, unsigned col)
+{
+	if (db_col_null(st, col))
+		jb_lit(b, "null");
+	else
+		jb_str(b, db_col_str(st, col));
+}
 
 /* The stored input object with the column-held settings added back. */
 static void job_write_input(struct jbuf *b, struct db_stmt *st)
@@ -240,126 +218,81 @@ static void job_write(struct jbuf *b, struct db_stmt *st)
 }
 
 /* Everything of a Pipeline object up to "jobs":[ */
-static void pipeline_write_head(struct jbuf *b, const struct prow *p)
+static void pipeline_write_head(struct jbuf *b, struct db_stmt *st)
 {
 	jb_lit(b, "{\"id\":");
-	jb_ll(b, p->seq);
+	jb_ll(b, db_col_ll(st, PC_SEQ));
 	jb_lit(b, ",\"pipeline_id\":");
-	jb_str(b, p->id);
+	jb_str(b, db_col_str(st, PC_ID));
 	jb_lit(b, ",\"customer_id\":");
-	jb_str(b, p->customer_id);
+	jb_str(b, db_col_str(st, PC_CUSTOMER));
 	jb_lit(b, ",\"user_id\":");
-	jb_str_or_null(b, p->created_by);
+	jb_col_or_null(b, st, PC_CREATED_BY);
 	jb_lit(b, ",\"name\":");
-	jb_str(b, p->name);
+	jb_str(b, db_col_str(st, PC_NAME));
 	jb_lit(b, ",\"description\":");
-	jb_str(b, p->description);
+	jb_str(b, db_col_str(st, PC_DESCRIPTION));
 	jb_lit(b, ",\"cron\":");
-	jb_str_or_null(b, p->cron);
+	jb_col_or_null(b, st, PC_CRON);
 	jb_lit(b, ",\"last_status\":");
-	jb_str(b, p->last_status);
+	jb_str(b, db_col_str(st, PC_LAST_STATUS));
 	jb_lit(b, ",\"jobs\":[");
 }
 
-/* Write the pipelines ps[0..n) with the jobs of st, which come in the same
- * pipeline order; jobs of pipelines not in ps (created or deleted between
- * the two statements) are skipped.  0, or a negative db error. */
-static int pipelines_write(struct jbuf *b, const struct prow *ps, size_t n,
-                           struct db_stmt *st, int array)
+/* Write the pipelines of st (PIPELINE_SELECT rows).  With array: a JSON
+ * array of whole objects.  Without: the first pipeline, left open after its
+ * jobs so the detail can add to it, and its paused flag in *paused.
+ * Returns the number of pipelines, or -1 when a fetch failed. */
+static int pipelines_write(struct jbuf *b, struct db_stmt *st, int array,
+                           int *paused)
 {
-	int rc = db_fetch(st);
+	long long cur = 0;              /* seq starts at 1 */
+	int n = 0, rc, first_job = 1;
 
 	if (array)
 		jb_raw(b, "[", 1);
-	for (size_t i = 0; i < n; i++) {
-		int first = 1;
-
-		if (i > 0)
-			jb_raw(b, ",", 1);
-		pipeline_write_head(b, &ps[i]);
-		while (rc == 1 && db_col_ll(st, JC_PSEQ) < ps[i].seq)
-			rc = db_fetch(st);
-		for (; rc == 1 && db_col_ll(st, JC_PSEQ) == ps[i].seq;
-		     rc = db_fetch(st)) {
-			if (!first)
-				jb_raw(b, ",", 1);
-			first = 0;
-			job_write(b, st);
+	while ((rc = db_fetch(st)) == 1) {
+		if (db_col_ll(st, PC_SEQ) != cur) {
+			if (n > 0 && !array)
+				continue;       /* only one pipeline asked */
+			if (n > 0)
+				jb_raw(b, "]},", 3);
+			cur = db_col_ll(st, PC_SEQ);
+			n++;
+			first_job = 1;
+			pipeline_write_head(b, st);
+			if (paused != NULL)
+				*paused = db_col_ll(st, PC_PAUSED) != 0;
 		}
-		jb_raw(b, "]", 1);
-		if (array)
-			jb_raw(b, "}", 1);
+		if (db_col_null(st, JC_SEQ))
+			continue;
+		if (!first_job)
+			jb_raw(b, ",", 1);
+		first_job = 0;
+		job_write(b, st);
 	}
+	if (rc < 0)
+		return -1;
+	if (n > 0)
+		jb_raw(b, array ? "]}" : "]", array ? 2 : 1);
 	if (array)
 		jb_raw(b, "]", 1);
-	return rc < 0 ? -1 : 0;
-}
-
-/* The customer's pipelines, oldest first, into *out (arena). */
-static int pipelines_load(struct req *r, struct prow **out, size_t *n)
-{
-	struct db_stmt *st;
-	size_t cap = 16;
-	int rc;
-
-	*n = 0;
-	*out = arena_alloc(r->arena, cap * sizeof **out);
-	st = db_query(r->db, "SELECT " PIPELINE_COLS " FROM pipelines "
-	              "WHERE customer_id = ? ORDER BY seq", "s", r->id.customer_id);
-	if (st == NULL)
-		return db_last_err(r->db);
-	while ((rc = db_fetch(st)) == 1) {
-		if (*n == cap) {
-			struct prow *bigger = arena_alloc(r->arena, 2 * cap * sizeof **out);
-
-			memcpy(bigger, *out, cap * sizeof **out);
-			*out = bigger;
-			cap *= 2;
-		}
-		prow_read(st, r->arena, &(*out)[(*n)++]);
-	}
-	db_done(st);
-	return rc < 0 ? db_last_err(r->db) : 0;
+	return n;
 }
 
 /* The JSON array of the customer's pipelines with their jobs into b. */
 static int pipelines_render(struct req *r, struct jbuf *b)
 {
 	struct db_stmt *st;
-	struct prow *ps;
-	size_t n;
 	int rc;
 
-	if ((rc = pipelines_load(r, &ps, &n)) != 0)
-		return rc;
-	if (n == 0) {
-		jb_lit(b, "[]");
-		return 0;
-	}
-	st = db_query(r->db, JOB_SELECT "WHERE p.customer_id = ?" JOB_ORDER,
-	              "s", r->id.customer_id);
+	st = db_query(r->db, PIPELINE_SELECT "WHERE p.customer_id = ?"
+	              PIPELINE_ORDER, "s", r->id.customer_id);
 	if (st == NULL)
 		return db_last_err(r->db);
-	rc = pipelines_write(b, ps, n, st, 1);
+	rc = pipelines_write(b, st, 1, NULL);
 	db_done(st);
 	return rc < 0 ? db_last_err(r->db) : 0;
-}
-
-/* The pipeline id of the caller's customer, or 0 when there is none. */
-static int pipeline_row(struct req *r, const char *id, struct prow *p)
-{
-	struct db_stmt *st;
-	int rc;
-
-	st = db_query(r->db, "SELECT " PIPELINE_COLS " FROM pipelines "
-	              "WHERE id = ? AND customer_id = ?", "ss", id,
-	              r->id.customer_id);
-	if (st == NULL)
-		return db_last_err(r->db);
-	if ((rc = db_fetch(st)) == 1)
-		prow_read(st, r->arena, p);
-	db_done(st);
-	return rc < 0 ? db_last_err(r->db) : rc;
 }
 
 static int tasks_write(struct req *r, struct jbuf *b, const char *id)
@@ -398,21 +331,19 @@ static int pipeline_render(struct req *r, const char *id, int detail,
                            struct jbuf *b)
 {
 	struct db_stmt *st;
-	struct prow p;
-	int rc;
+	int n, paused = 0, rc;
 
-	if ((rc = pipeline_row(r, id, &p)) != 1)
-		return rc;
-	st = db_query(r->db, JOB_SELECT "WHERE p.id = ?" JOB_ORDER, "s", id);
+	st = db_query(r->db, PIPELINE_SELECT "WHERE p.id = ? AND p.customer_id = ?"
+	              PIPELINE_ORDER, "ss", id, r->id.customer_id);
 	if (st == NULL)
 		return db_last_err(r->db);
-	rc = pipelines_write(b, &p, 1, st, 0);
+	n = pipelines_write(b, st, 0, &paused);
 	db_done(st);
-	if (rc < 0)
-		return db_last_err(r->db);
+	if (n <= 0)
+		return n < 0 ? db_last_err(r->db) : 0;
 	if (detail) {
 		jb_lit(b, ",\"paused\":");
-		jb_lit(b, p.paused ? "true" : "false");
+		jb_lit(b, paused ? "true" : "false");
 		if ((rc = tasks_write(r, b, id)) != 0)
 			return rc;
 	}

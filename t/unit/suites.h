@@ -14,6 +14,7 @@ int suite_request(void);
 int suite_str(void);
 int suite_aead(void);
 int suite_cron(void);
+int suite_sync_mode(void);
 
 /* Add a suite and its NULL-terminated test list in one go. */
 struct test_case { const char *name; CU_TestFunc fn; };

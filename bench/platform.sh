@@ -1,0 +1,192 @@
+#!/usr/bin/env bash
+# bench/platform.sh - the platform reads under load, beside the static
+# nginx baseline.
+#
+# Starts the `bench` instance (https://127.0.0.1:28443, or SLUICE_PORT;
+# workers = 2), seeds one customer with PIPELINES pipelines of JOBS jobs
+# each through POST /platform/pipeline, then alternates wrk runs against
+#   (a) /_bench/static             nginx answering by itself: the ceiling
+#   (b) GET /platform/pipelines    the customer's whole list with all jobs
+#   (c) GET /platform/pipeline/ID  one pipeline with its jobs and tasks
+# and prints req/s and p99 per round, the medians, the ratios b/a and c/a of
+# the median req/s, and the response sizes.  The output is also saved to
+# bench/results/platform-<date>.txt.  The instance is stopped at the end.
+#
+# Environment: ROUNDS (3), DURATION (10s), CONNECTIONS (32), THREADS (2),
+# WARMUP (3s), PIPELINES (100), JOBS (3), SLUICE_PORT (28443).
+set -euo pipefail
+
+ROOT=$(dirname "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")")
+ROUNDS=${ROUNDS:-3}
+DURATION=${DURATION:-10s}
+CONNECTIONS=${CONNECTIONS:-32}
+THREADS=${THREADS:-2}
+WARMUP=${WARMUP:-3s}
+[[ $DURATION =~ ^[0-9]+$ ]] && DURATION=${DURATION}s
+[[ $WARMUP =~ ^[0-9]+$ ]] && WARMUP=${WARMUP}s
+[[ $ROUNDS =~ ^[1-9][0-9]*$ ]] || { echo "ROUNDS must be a positive number" >&2; exit 2; }
+
+PIPELINES=${PIPELINES:-100}
+JOBS=${JOBS:-3}
+[[ $PIPELINES =~ ^[1-9][0-9]*$ && $JOBS =~ ^[1-9][0-9]*$ ]] ||
+	{ echo "PIPELINES and JOBS must be positive numbers" >&2; exit 2; }
+
+export SLUICE_INSTANCE=bench
+export SLUICE_PORT=${SLUICE_PORT:-28443}
+DEV=$ROOT/scripts/dev
+URL=https://127.0.0.1:$SLUICE_PORT
+STATIC=$URL/_bench/static
+LIST=$URL/platform/pipelines
+RESULTS=$ROOT/bench/results
+OUT=$RESULTS/platform-$(date -u +%Y%m%d-%H%M%S).txt
+TMP=$(mktemp -d)
+
+cleanup() {
+	"$DEV" down bench >/dev/null 2>&1 || echo "bench/platform.sh: could not stop the bench instance" >&2
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+command -v wrk >/dev/null 2>&1 || "$DEV" deps
+echo "starting the bench instance..."
+if ! "$DEV" up bench >"$TMP/up.log" 2>&1; then
+	cat "$TMP/up.log" >&2
+	echo "bench/platform.sh: scripts/dev up bench failed" >&2
+	exit 1
+fi
+eval "$("$DEV" env bench)"
+
+# wrk prints latencies as 812.00us, 1.23ms, 2.00s or 1.00m.
+to_ms() {
+	awk -v v="$1" 'BEGIN {
+		n = v + 0; u = v; sub(/^[0-9.]+/, "", u)
+		if (u == "us") n /= 1000; else if (u == "s") n *= 1000
+		else if (u == "m") n *= 60000; else if (u == "h") n *= 3600000
+		printf "%.3f", n }'
+}
+
+# One wrk run: prints "req_s p99_ms errors" (errors = socket errors + non-2xx/3xx).
+# The token goes in a header of every request (the static location ignores it).
+run_wrk() {
+	local url=$1 dur=$2 out=$TMP/wrk.out rps p99 err
+	wrk -t"$THREADS" -c"$CONNECTIONS" -d"$dur" --latency \
+		-H "Authorization: Bearer $TOKEN" "$url" >"$out" 2>&1 || {
+		cat "$out" >&2
+		return 1
+	}
+	rps=$(awk '/^Requests\/sec:/ { print $2 }' "$out")
+	p99=$(awk '$1 == "99%" { print $2 }' "$out")
+	err=$(awk '/Non-2xx or 3xx responses:/ { n += $NF }
+		/Socket errors:/ { for (i = 1; i <= NF; i++) if ($i ~ /^[0-9]+,?$/) n += $i + 0 }
+		END { print n + 0 }' "$out")
+	[[ -n $rps && -n $p99 ]] || {
+		cat "$out" >&2
+		return 1
+	}
+	printf '%s %s %s\n' "$rps" "$(to_ms "$p99")" "$err"
+}
+
+median() {
+	printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 }
+		END { if (NR % 2) printf "%.2f", v[(NR + 1) / 2]
+		      else printf "%.2f", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+
+ratio() { awk -v n="$1" -v d="$2" 'BEGIN { printf "%.3f", (d > 0) ? n / d : 0 }'; }
+
+# The customer: its own, so the list holds exactly what was seeded.
+seed() {
+	local body i j jobs
+	TOKEN=$("$SLUICE_BIN" token -c "$SLUICE_CONF" --customer demo --sub bench@example.com \
+		--permissions PLATFORM.READ,PLATFORM.WRITE) || { echo "sluice token failed" >&2; exit 1; }
+	# A fresh instance has no pipelines; a reused one is emptied first.
+	eval "$SLUICE_MYSQL" -e "\"DELETE FROM pipelines WHERE customer_id = '$SLUICE_DEMO_CUSTOMER_ID'\"" ||
+		{ echo "bench/platform.sh: cannot empty the customer's pipelines" >&2; exit 1; }
+	for ((i = 0; i < PIPELINES; i++)); do
+		jobs=
+		for ((j = 0; j < JOBS; j++)); do
+			jobs+="${jobs:+,}{\"input\":{\"connector\":\"jdbc\",\"plugin\":\"postgres\",
+				\"table_name\":\"public.orders_$j\",\"load_type\":\"incremental\",
+				\"incremental_column_name\":\"updated_at\",
+				\"incremental_column_type\":\"timestamp with time zone\",
+				\"column_include_list\":[\"id\",\"customer_id\",\"amount\",\"updated_at\"]},
+				\"output\":{\"plugin\":\"mariadb\",\"raw\":{\"table_name\":\"orders_$j\",
+				\"table_schema\":\"raw\"}},\"memory_allocated_mb\":4096}"
+		done
+		body="{\"name\":\"bench $i\",\"description\":\"seeded by bench/platform.sh\",
+			\"cron\":\"$((i % 60)) 2 * * *\",\"jobs\":[$jobs]}"
+		curl -skf -o "$TMP/created.json" -H "Authorization: Bearer $TOKEN" \
+			-H 'Content-Type: application/json' --data-binary "$body" "$URL/platform/pipeline" ||
+			{ echo "bench/platform.sh: creating pipeline $i failed" >&2; exit 1; }
+	done
+	PIPELINE_ID=$(sed -n 's/^{"id":[0-9]*,"pipeline_id":"\([0-9a-f_]*\)".*/\1/p' "$TMP/created.json")
+	[[ -n $PIPELINE_ID ]] || { echo "bench/platform.sh: no pipeline_id in the create answer" >&2; exit 1; }
+	DETAIL=$URL/platform/pipeline/$PIPELINE_ID
+}
+
+size_of() {
+	curl -sk -o /dev/null -w '%{http_code} %{size_download}' -H "Authorization: Bearer $TOKEN" "$1"
+}
+
+report() {
+	local list_size detail_size
+	read -r code list_size <<<"$(size_of "$LIST")"
+	[[ $code == 200 ]] || { echo "bench/platform.sh: $LIST answers $code, not 200" >&2; exit 1; }
+	read -r code detail_size <<<"$(size_of "$DETAIL")"
+	[[ $code == 200 ]] || { echo "bench/platform.sh: $DETAIL answers $code, not 200" >&2; exit 1; }
+
+	printf 'sluice platform benchmark, %s\n' "$(date -u +%Y-%m-%dT%H:%M:%SZ)"
+	printf 'machine: %s CPUs, %s; %s; %s\n' "$(nproc)" "$(uname -r)" \
+		"$(nginx -v 2>&1 | sed 's/^nginx version: //')" \
+		"$("$SLUICE_BIN" version 2>/dev/null || echo sluice)"
+	printf 'wrk -t%s -c%s -d%s --latency, %s rounds, sluice workers = 2, TLS on one keep-alive connection each\n' \
+		"$THREADS" "$CONNECTIONS" "$DURATION" "$ROUNDS"
+	printf 'data: one customer, %s pipelines x %s jobs (seeded through POST /platform/pipeline)\n' \
+		"$PIPELINES" "$JOBS"
+	printf '(a) %s\n(b) %s  (%s bytes)\n(c) %s  (%s bytes)\n\n' "$STATIC" "$LIST" "$list_size" \
+		"$DETAIL" "$detail_size"
+
+	echo "warming up ($WARMUP each)..."
+	run_wrk "$STATIC" "$WARMUP" >/dev/null
+	run_wrk "$LIST" "$WARMUP" >/dev/null
+	run_wrk "$DETAIL" "$WARMUP" >/dev/null
+
+	a_rps=() b_rps=() c_rps=() a_p99=() b_p99=() c_p99=()
+	for ((r = 1; r <= ROUNDS; r++)); do
+		res=$(run_wrk "$STATIC" "$DURATION")
+		read -r ar ap ae <<<"$res"
+		res=$(run_wrk "$LIST" "$DURATION")
+		read -r br bp be <<<"$res"
+		res=$(run_wrk "$DETAIL" "$DURATION")
+		read -r cr cp ce <<<"$res"
+		a_rps+=("$ar") a_p99+=("$ap") b_rps+=("$br") b_p99+=("$bp")
+		c_rps+=("$cr") c_p99+=("$cp")
+		printf '\nround %d\n' "$r"
+		printf '  %-26s %12s %10s %8s\n' target 'req/s' 'p99 ms' errors
+		printf '  %-26s %12.2f %10.3f %8d\n' '(a) /_bench/static' "$ar" "$ap" "$ae"
+		printf '  %-26s %12.2f %10.3f %8d\n' '(b) GET /platform/pipelines' "$br" "$bp" "$be"
+		printf '  %-26s %12.2f %10.3f %8d\n' '(c) GET /platform/pipeline/ID' "$cr" "$cp" "$ce"
+		if ((ae + be + ce > 0)); then
+			echo "  warning: errors or non-2xx answers in this round"
+		fi
+	done
+
+	am=$(median "${a_rps[@]}")
+	bm=$(median "${b_rps[@]}")
+	cm=$(median "${c_rps[@]}")
+	printf '\nmedians over %d rounds\n' "$ROUNDS"
+	printf '  %-26s %12s %10s\n' target 'req/s' 'p99 ms'
+	printf '  %-26s %12s %10s\n' '(a) /_bench/static' "$am" "$(median "${a_p99[@]}")"
+	printf '  %-26s %12s %10s\n' '(b) GET /platform/pipelines' "$bm" "$(median "${b_p99[@]}")"
+	printf '  %-26s %12s %10s\n' '(c) GET /platform/pipeline/ID' "$cm" "$(median "${c_p99[@]}")"
+	printf '  ratio b/a of median req/s: %s   (target >= 0.25)\n' "$(ratio "$bm" "$am")"
+	printf '  ratio c/a of median req/s: %s   (target >= 0.40)\n' "$(ratio "$cm" "$am")"
+}
+
+echo "seeding $PIPELINES pipelines x $JOBS jobs..."
+seed
+mkdir -p "$RESULTS"
+report 2>&1 | tee "$OUT"
+printf '\nsaved to %s\n' "${OUT#"$ROOT"/}"

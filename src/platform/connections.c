@@ -208,10 +208,6 @@ static int conn_parse(struct req *r, struct json_object *body,
 
 /* --- rendering ----------------------------------------------------------- */
 
-/* ISO 8601 UTC with milliseconds, as the server formats it. */
-#define ISO_MS(col) \
-	"CONCAT(LEFT(DATE_FORMAT(" col ", '%Y-%m-%dT%H:%i:%s.%f'), 23), 'Z')"
-
 #define CONN_COLUMNS \
 	"id, customer_id, name, plugin, host, port, database_name, user_name, " \
 	"options, " ISO_MS("created_at") ", " ISO_MS("updated_at")

@@ -36,7 +36,6 @@
 #define JOB_TEXT_MAX        255       /* table_name, column names */
 #define JOB_PREFIX_MAX      1024
 #define JOB_KEYS_MAX        64        /* primary_keys entries */
-#define JOB_COLUMNS_MAX     1024      /* column_include_list entries */
 #define JOB_JSON_MAX        16384     /* stored input or output, bytes */
 #define WAREHOUSE_NAME_MAX  64        /* MariaDB identifier length */
 #define CONNECTION_ID_LEN   36
@@ -785,7 +784,7 @@ static void job_input(struct req *r, struct platform_verr *v, struct vpath *p,
 	else
 		js->connection_id = cid;
 	js->columns = want_str_array(r, v, p, in, "column_include_list", 0,
-	                             JOB_COLUMNS_MAX);
+	                             PLATFORM_COLUMNS_MAX);
 	if (is_present(in, "incremental_column_value"))
 		platform_verr_add(v, vp(p, "incremental_column_value"),
 		    "INVALID_FIELD", "incremental_column_value is job state: set it "

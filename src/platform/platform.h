@@ -30,6 +30,15 @@ extern const struct route platform_connection_routes[];  /* connections.c */
 #define JOB_ID_MAX      (PIPELINE_ID_LEN + 1 + 10)
 #define RUN_ID_LEN      32
 
+/* SQL for a DATETIME column as ISO 8601 UTC with milliseconds
+ * ("2026-11-22T10:00:00.123Z"); NULL stays NULL.  Every connection runs in
+ * time_zone +00:00.  col is a literal column name, never input. */
+#define ISO_MS(col) \
+	"CONCAT(LEFT(DATE_FORMAT(" col ", '%Y-%m-%dT%H:%i:%s.%f'), 23), 'Z')"
+
+/* column_include_list: at most this many names, on create and on PATCH. */
+#define PLATFORM_COLUMNS_MAX 1024
+
 /* The canonical (underscore, lowercase) pipeline id of in, or -1 when in is
  * not a UUID with '-' or '_' separators. */
 int platform_pipeline_id_parse(const char *in, char out[PIPELINE_ID_LEN + 1]);

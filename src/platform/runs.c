@@ -27,10 +27,6 @@
 #define TASK_ID_MAX        128            /* orchestration_tasks.task_id */
 #define REQUESTED_BY_MAX   320            /* pipeline_runs.requested_by */
 
-/* ISO 8601 UTC with milliseconds ("2026-11-22T10:00:00.123Z"); NULL stays
- * NULL.  Every connection runs in time_zone +00:00. */
-#define ISO_MS(col) \
-	"CONCAT(LEFT(DATE_FORMAT(" col ", '%Y-%m-%dT%H:%i:%s.%f'), 23), 'Z')"
 
 static const char MSG_PIPELINE_NOT_FOUND[] = "Pipeline not found";
 static const char MSG_RUN_NOT_FOUND[] = "Pipeline run not found";

@@ -18,11 +18,13 @@
 
 #include <json-c/json.h>
 
+#include "platform/platform.h"
+
 /* Bounds of the settings (the widths of their jobs columns). */
 #define SYNC_NAME_MAX      255     /* a column name */
 #define SYNC_TYPE_MAX      64      /* a column type */
 #define SYNC_KEYS_MAX      64      /* primary_keys entries */
-#define SYNC_INCLUDE_MAX   500     /* column_include_list entries */
+#define SYNC_INCLUDE_MAX   PLATFORM_COLUMNS_MAX   /* column_include_list entries */
 #define SYNC_BOOKMARK_MAX  64      /* an incremental_column_value */
 
 enum sync_load {

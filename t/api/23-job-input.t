@@ -1,7 +1,7 @@
 #!/usr/bin/perl
 # PATCH /platform/jobs/{jobId}/input: the partial reset (a strict ISO 8601
 # incremental_column_value, jdbc incremental types only, 409 while RUNNING),
-# column_include_list (1..500 names, [] or null clears it), 400s naming the
+# column_include_list (1..1024 names, [] or null clears it), 400s naming the
 # field, the 200 body against GET, 404s and customer isolation.
 
 use strict;
@@ -137,14 +137,14 @@ patched_ok($incr, { column_include_list => ['a'] }, 'set one');
 patched_ok($incr, { column_include_list => undef }, 'clear with null');
 is(job_row($incr)->{column_include_list}, undef, 'null: NULL in the table');
 
-my @max = map { "c$_" } 1 .. 500;
-patched_ok($files, { column_include_list => \@max }, '500 names');
-is(scalar @{ job_row($files)->{column_include_list} }, 500, '500 names stored');
+my @max = map { "c$_" } 1 .. 1024;
+patched_ok($files, { column_include_list => \@max }, '1024 names');
+is(scalar @{ job_row($files)->{column_include_list} }, 1024, '1024 names stored');
 patched_ok($singer, { column_include_list => [ 'n' x 255, "\x{e9}" x 255 ] },
 	'255-character names');
 
 for my $case (
-	[ '501 names',       [ @max, 'c501' ] ],
+	[ '1025 names',      [ @max, 'c1025' ] ],
 	[ 'empty name',      [ 'a', '' ] ],
 	[ '256 characters',  [ 'n' x 256 ] ],
 	[ 'not a string',    [ 'a', 1 ] ],
@@ -155,7 +155,7 @@ for my $case (
 	invalid_is(patch($files, { column_include_list => $v }),
 		[ [ column_include_list => 'INVALID_COLUMN_INCLUDE_LIST' ] ], "list: $name");
 }
-is(scalar @{ job_row($files)->{column_include_list} }, 500, 'invalid lists: nothing written');
+is(scalar @{ job_row($files)->{column_include_list} }, 1024, 'invalid lists: nothing written');
 
 # Both fields in one request: all or nothing.
 invalid_is(patch($qual, { incremental_column_value => '2026-05-05',

@@ -58,3 +58,13 @@ char *time_iso8601_now(char *buf, size_t cap)
 	clock_gettime(CLOCK_REALTIME, &ts);
 	return time_iso8601(buf, cap, ts.tv_sec, (int)(ts.tv_nsec / 1000000));
 }
+
+const char *time_sql(char buf[TIME_SQL_LEN], time_t t)
+{
+	struct tm tm;
+
+	if (t == 0 || gmtime_r(&t, &tm) == NULL)
+		return NULL;
+	strftime(buf, TIME_SQL_LEN, "%Y-%m-%d %H:%M:%S", &tm);
+	return buf;
+}

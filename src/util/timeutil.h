@@ -11,4 +11,8 @@ long long time_now_s(void);                /* wall clock, seconds */
 char *time_iso8601(char *buf, size_t cap, time_t t, int ms);
 char *time_iso8601_now(char *buf, size_t cap);   /* with milliseconds */
 
+/* "2026-11-22 10:00:00" (UTC) for a DATETIME parameter; NULL for t = 0. */
+#define TIME_SQL_LEN 24
+const char *time_sql(char buf[TIME_SQL_LEN], time_t t);
+
 #endif

@@ -1,0 +1,402 @@
+/* pipeline_render.c - the Pipeline and Job objects as JSON text.
+ *
+ * A job's stored input and output are already JSON text (the columns carry
+ * json_valid CHECKs), so the render splices them instead of parsing and
+ * re-serialising each one: the list of a customer is the hot read.  The list
+ * costs one statement whatever its size: the pipelines joined with their
+ * jobs and job states, sorted here and written in one walk; the detail adds
+ * one for its tasks. */
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "db/db.h"
+#include "http/request.h"
+#include "http/response.h"
+#include "platform/pipelines.h"
+#include "util/arena.h"
+
+static void jb_raw(struct jbuf *b, const char *s, size_t n)
+{
+	if (b->len + n + 1 > b->cap) {
+		size_t cap = b->cap ? b->cap : 4096;
+
+		while (b->len + n + 1 > cap)
+			cap *= 2;
+		if ((b->p = realloc(b->p, cap)) == NULL)
+			abort();         /* as the arena: no memory, no answer */
+		b->cap = cap;
+	}
+	memcpy(b->p + b->len, s, n);
+	b->len += n;
+	b->p[b->len] = '\0';
+}
+
+static void jb_lit(struct jbuf *b, const char *s)
+{
+	jb_raw(b, s, strlen(s));
+}
+
+/* A JSON string; the bytes are UTF-8 already (json-c and MariaDB utf8mb4). */
+static void jb_str(struct jbuf *b, const char *s)
+{
+	static const char hex[] = "0123456789abcdef";
+	const char *run = s;
+
+	jb_raw(b, "\"", 1);
+	for (; *s != '\0'; s++) {
+		unsigned char c = (unsigned char)*s;
+		char esc[6] = { '\\', 'u', '0', '0', hex[c >> 4], hex[c & 15] };
+
+		if (c >= 0x20 && c != '"' && c != '\\')
+			continue;
+		jb_raw(b, run, (size_t)(s - run));
+		if (c == '"' || c == '\\') {
+			esc[1] = (char)c;
+			jb_raw(b, esc, 2);
+		} else {
+			jb_raw(b, esc, 6);
+		}
+		run = s + 1;
+	}
+	jb_raw(b, run, (size_t)(s - run));
+	jb_raw(b, "\"", 1);
+}
+
+static void jb_ll(struct jbuf *b, long long v)
+{
+	char n[24];
+
+	jb_raw(b, n, (size_t)snprintf(n, sizeof n, "%lld", v));
+}
+
+static void jb_key(struct jbuf *b, const char *key, int *first)
+{
+	if (!*first)
+		jb_raw(b, ",", 1);
+	*first = 0;
+	jb_str(b, key);
+	jb_raw(b, ":", 1);
+}
+
+int jb_reply(struct req *r, int status, struct jbuf *b)
+{
+	int rc = resp_raw(r, status, "application/json", b->p, b->len);
+
+	free(b->p);
+	b->p = NULL;
+	return rc;
+}
+
+/* ==== reading: rows and their render ====================================== */
+
+/* A pipeline's rows: the pipeline's columns, then one job with its state
+ * (NULL job columns for a pipeline without jobs).  One statement for a
+ * whole list: no query per pipeline.  No ORDER BY: sorting a join that
+ * carries LONGTEXT columns makes MariaDB build an on-disk temporary table
+ * per request, so the rows are copied and sorted here instead. */
+#define PIPELINE_SELECT "SELECT p.seq, p.id, p.customer_id, p.created_by, " \
+	"p.name, p.description, p.cron, p.last_status, p.paused, " \
+	"j.seq, j.id, j.job_status, j.connector, j.input, j.output, j.load_type, " \
+	"j.incremental_column_name, j.incremental_column_type, j.primary_keys, " \
+	"j.column_include_list, j.memory_allocated_mb, s.incremental_column_value, " \
+	"j.job_index " \
+	"FROM pipelines p LEFT JOIN jobs j ON j.pipeline_id = p.id " \
+	"LEFT JOIN job_state s ON s.job_id = j.id "
+
+enum { PC_SEQ, PC_ID, PC_CUSTOMER, PC_CREATED_BY, PC_NAME, PC_DESCRIPTION,
+       PC_CRON, PC_LAST_STATUS, PC_PAUSED,
+       JC_SEQ, JC_ID, JC_STATUS, JC_CONNECTOR, JC_INPUT, JC_OUTPUT,
+       JC_LOAD_TYPE, JC_INC_NAME, JC_INC_TYPE, JC_PKEYS, JC_COLUMNS,
+       JC_MEMORY, JC_INC_VALUE, JC_INDEX, NCOLS };
+
+/* One row copied out of the statement (arena). */
+struct row {
+	const char *v[NCOLS];          /* NULL for SQL NULL */
+	size_t len[NCOLS];
+	long long pseq, jindex;        /* jindex -1: no job */
+};
+
+static const char *row_str(const struct row *w, unsigned c)
+{
+	return w->v[c] != NULL ? w->v[c] : "";
+}
+
+static size_t row_len(const struct row *w, unsigned c)
+{
+	return w->len[c];
+}
+
+static int row_null(const struct row *w, unsigned c)
+{
+	return w->v[c] == NULL;
+}
+
+static long long row_ll(const struct row *w, unsigned c)
+{
+	return w->v[c] != NULL ? strtoll(w->v[c], NULL, 10) : 0;
+}
+
+static int row_cmp(const void *a, const void *b)
+{
+	const struct row *x = *(const struct row *const *)a;
+	const struct row *y = *(const struct row *const *)b;
+
+	if (x->pseq != y->pseq)
+		return x->pseq < y->pseq ? -1 : 1;
+	return (x->jindex > y->jindex) - (x->jindex < y->jindex);
+}
+
+/* All rows of st into *out (arena), sorted by pipeline then job index.
+ * 0, or -1 when a fetch failed. */
+static int rows_load(struct req *r, struct db_stmt *st, struct row ***out,
+                     size_t *n)
+{
+	size_t cap = 64;
+	struct row **rows = arena_alloc(r->arena, cap * sizeof *rows);
+	int rc;
+
+	*n = 0;
+	while ((rc = db_fetch(st)) == 1) {
+		struct row *w = arena_alloc(r->arena, sizeof *w);
+
+		for (unsigned c = 0; c < NCOLS; c++) {
+			w->len[c] = db_col_len(st, c);
+			w->v[c] = db_col_null(st, c) ? NULL :
+			    arena_strndup(r->arena, db_col_str(st, c), w->len[c]);
+		}
+		w->pseq = row_ll(w, PC_SEQ);
+		w->jindex = row_null(w, JC_INDEX) ? -1 : row_ll(w, JC_INDEX);
+		if (*n == cap) {
+			struct row **more = arena_alloc(r->arena, 2 * cap * sizeof *rows);
+
+			memcpy(more, rows, cap * sizeof *rows);
+			rows = more;
+			cap *= 2;
+		}
+		rows[(*n)++] = w;
+	}
+	if (rc < 0)
+		return -1;
+	qsort(rows, *n, sizeof *rows, row_cmp);
+	*out = rows;
+	return 0;
+}
+
+static void jb_col_or_null(struct jbuf *b, const struct row *w, unsigned col)
+{
+	if (row_null(w, col))
+		jb_lit(b, "null");
+	else
+		jb_str(b, row_str(w, col));
+}
+
+/* The stored input object with the column-held settings added back. */
+static void job_write_input(struct jbuf *b, const struct row *w)
+{
+	const char *in = row_str(w, JC_INPUT);
+	size_t n = row_len(w, JC_INPUT);
+	int jdbc = strcmp(row_str(w, JC_CONNECTOR), "jdbc") == 0;
+	int first = 1;
+
+	while (n > 0 && isspace((unsigned char)in[n - 1]))
+		n--;
+	if (n < 2 || in[n - 1] != '}') {         /* the CHECK rules this out */
+		jb_lit(b, "{}");
+		return;
+	}
+	jb_raw(b, in, n - 1);
+	for (size_t i = 1; i < n - 1; i++)
+		if (!isspace((unsigned char)in[i])) {
+			first = 0;
+			break;
+		}
+	if (jdbc) {
+		jb_key(b, "load_type", &first);
+		jb_str(b, row_str(w, JC_LOAD_TYPE));
+	}
+	if (!row_null(w, JC_INC_NAME)) {
+		jb_key(b, "incremental_column_name", &first);
+		jb_str(b, row_str(w, JC_INC_NAME));
+	}
+	if (!row_null(w, JC_INC_TYPE)) {
+		jb_key(b, "incremental_column_type", &first);
+		jb_str(b, row_str(w, JC_INC_TYPE));
+	}
+	if (!row_null(w, JC_PKEYS)) {
+		jb_key(b, "primary_keys", &first);
+		jb_raw(b, row_str(w, JC_PKEYS), row_len(w, JC_PKEYS));
+	}
+	if (!row_null(w, JC_COLUMNS)) {
+		jb_key(b, "column_include_list", &first);
+		jb_raw(b, row_str(w, JC_COLUMNS), row_len(w, JC_COLUMNS));
+	}
+	if (jdbc && !row_null(w, JC_INC_VALUE)) {
+		jb_key(b, "incremental_column_value", &first);
+		jb_str(b, row_str(w, JC_INC_VALUE));
+	}
+	jb_raw(b, "}", 1);
+}
+
+static void job_write(struct jbuf *b, const struct row *w)
+{
+	jb_lit(b, "{\"id\":");
+	jb_ll(b, row_ll(w, JC_SEQ));
+	jb_lit(b, ",\"job_id\":");
+	jb_str(b, row_str(w, JC_ID));
+	jb_lit(b, ",\"job_status\":");
+	jb_str(b, row_str(w, JC_STATUS));
+	jb_lit(b, ",\"input\":");
+	job_write_input(b, w);
+	jb_lit(b, ",\"output\":");
+	jb_raw(b, row_str(w, JC_OUTPUT), row_len(w, JC_OUTPUT));
+	if (!row_null(w, JC_MEMORY)) {
+		jb_lit(b, ",\"memory_allocated_mb\":");
+		jb_ll(b, row_ll(w, JC_MEMORY));
+	}
+	jb_raw(b, "}", 1);
+}
+
+/* Everything of a Pipeline object up to "jobs":[ */
+static void pipeline_write_head(struct jbuf *b, const struct row *w)
+{
+	jb_lit(b, "{\"id\":");
+	jb_ll(b, row_ll(w, PC_SEQ));
+	jb_lit(b, ",\"pipeline_id\":");
+	jb_str(b, row_str(w, PC_ID));
+	jb_lit(b, ",\"customer_id\":");
+	jb_str(b, row_str(w, PC_CUSTOMER));
+	jb_lit(b, ",\"user_id\":");
+	jb_col_or_null(b, w, PC_CREATED_BY);
+	jb_lit(b, ",\"name\":");
+	jb_str(b, row_str(w, PC_NAME));
+	jb_lit(b, ",\"description\":");
+	jb_str(b, row_str(w, PC_DESCRIPTION));
+	jb_lit(b, ",\"cron\":");
+	jb_col_or_null(b, w, PC_CRON);
+	jb_lit(b, ",\"last_status\":");
+	jb_str(b, row_str(w, PC_LAST_STATUS));
+	jb_lit(b, ",\"jobs\":[");
+}
+
+/* Write the pipelines of rows (sorted PIPELINE_SELECT rows).  With array:
+ * a JSON array of whole objects.  Without: the first pipeline, left open
+ * after its jobs so the detail can add to it, its paused flag in *paused.
+ * Returns the number of pipelines. */
+static int pipelines_write(struct jbuf *b, struct row **rows, size_t nrows,
+                           int array, int *paused)
+{
+	long long cur = 0;              /* seq starts at 1 */
+	int n = 0, first_job = 1;
+
+	if (array)
+		jb_raw(b, "[", 1);
+	for (size_t i = 0; i < nrows; i++) {
+		const struct row *w = rows[i];
+
+		if (w->pseq != cur) {
+			if (n > 0 && !array)
+				break;          /* only one pipeline asked */
+			if (n > 0)
+				jb_raw(b, "]},", 3);
+			cur = w->pseq;
+			n++;
+			first_job = 1;
+			pipeline_write_head(b, w);
+			if (paused != NULL)
+				*paused = row_ll(w, PC_PAUSED) != 0;
+		}
+		if (row_null(w, JC_SEQ))
+			continue;
+		if (!first_job)
+			jb_raw(b, ",", 1);
+		first_job = 0;
+		job_write(b, w);
+	}
+	if (n > 0)
+		jb_raw(b, array ? "]}" : "]", array ? 2 : 1);
+	if (array)
+		jb_raw(b, "]", 1);
+	return n;
+}
+
+/* The JSON array of the customer's pipelines with their jobs into b. */
+int pipelines_render(struct req *r, struct jbuf *b)
+{
+	struct db_stmt *st;
+	struct row **rows;
+	size_t n;
+	int rc;
+
+	st = db_query(r->db, PIPELINE_SELECT "WHERE p.customer_id = ?"
+	              , "s", r->id.customer_id);
+	if (st == NULL)
+		return db_last_err(r->db);
+	rc = rows_load(r, st, &rows, &n);
+	db_done(st);
+	if (rc < 0)
+		return db_last_err(r->db);
+	pipelines_write(b, rows, n, 1, NULL);
+	return 0;
+}
+
+static int tasks_write(struct req *r, struct jbuf *b, const char *id)
+{
+	struct db_stmt *st;
+	int rc, first = 1;
+
+	st = db_query(r->db, "SELECT task_id, job_id, kind, upstream_task_ids "
+	              "FROM orchestration_tasks WHERE pipeline_id = ? "
+	              "ORDER BY position, task_id", "s", id);
+	if (st == NULL)
+		return db_last_err(r->db);
+	jb_lit(b, ",\"tasks\":[");
+	while ((rc = db_fetch(st)) == 1) {
+		if (!first)
+			jb_raw(b, ",", 1);
+		first = 0;
+		jb_lit(b, "{\"task_id\":");
+		jb_str(b, db_col_str(st, 0));
+		jb_lit(b, ",\"job_id\":");
+		jb_str(b, db_col_str(st, 1));
+		jb_lit(b, ",\"kind\":");
+		jb_str(b, db_col_str(st, 2));
+		jb_lit(b, ",\"upstream_task_ids\":");
+		jb_raw(b, db_col_str(st, 3), db_col_len(st, 3));
+		jb_raw(b, "}", 1);
+	}
+	db_done(st);
+	jb_raw(b, "]", 1);
+	return rc < 0 ? db_last_err(r->db) : 0;
+}
+
+/* One Pipeline object into b; with detail also "paused" and "tasks".
+ * 1 written, 0 no such pipeline of the caller, or a negative db error. */
+int pipeline_render(struct req *r, const char *id, int detail,
+                           struct jbuf *b)
+{
+	struct db_stmt *st;
+	struct row **rows;
+	int n, paused = 0, rc;
+	size_t nrows;
+
+	st = db_query(r->db, PIPELINE_SELECT "WHERE p.id = ? AND p.customer_id = ?"
+	              , "ss", id, r->id.customer_id);
+	if (st == NULL)
+		return db_last_err(r->db);
+	rc = rows_load(r, st, &rows, &nrows);
+	db_done(st);
+	if (rc < 0)
+		return db_last_err(r->db);
+	if ((n = pipelines_write(b, rows, nrows, 0, &paused)) == 0)
+		return 0;
+	if (detail) {
+		jb_lit(b, ",\"paused\":");
+		jb_lit(b, paused ? "true" : "false");
+		if ((rc = tasks_write(r, b, id)) != 0)
+			return rc;
+	}
+	jb_raw(b, "}", 1);
+	return 1;
+}

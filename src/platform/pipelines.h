@@ -1,0 +1,31 @@
+/* pipelines.h - what the pipeline files share: the JSON text the Pipeline
+ * and Job objects are written into (pipeline_render.c) and the create
+ * handler (pipeline_create.c), routed by pipelines.c. */
+#ifndef SLUICE_PIPELINES_H
+#define SLUICE_PIPELINES_H
+
+#include <stddef.h>
+
+struct req;
+
+/* A growing JSON text; free with jb_reply, or free(b.p) on error paths. */
+struct jbuf {
+	char *p;
+	size_t len, cap;
+};
+
+/* Answer b as application/json and free it. */
+int jb_reply(struct req *r, int status, struct jbuf *b);
+
+/* The caller's pipelines with their jobs as a JSON array.  0 or a negative
+ * db error. */
+int pipelines_render(struct req *r, struct jbuf *b);
+
+/* One Pipeline object; with detail also "paused" and "tasks".  1 written,
+ * 0 no such pipeline of the caller, or a negative db error. */
+int pipeline_render(struct req *r, const char *id, int detail, struct jbuf *b);
+
+/* POST /platform/pipeline. */
+int pipeline_create(struct req *r);
+
+#endif

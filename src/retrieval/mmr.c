@@ -18,7 +18,26 @@ size_t mmr_select(const float *q, float qnorm, const float *base, const float *n
                   const struct vec_hit *cand, size_t ncand, double lambda_mult,
                   size_t top_n, struct vec_hit *out)
 {
-	double *rel = NULL, *redund = NULL;
+	double *rel;
+	size_t n;
+
+	if (ncand == 0 || top_n == 0)
+		return 0;
+	if ((rel = malloc(ncand * sizeof *rel)) == NULL)
+		return 0;
+	for (size_t i = 0; i < ncand; i++)
+		rel[i] = vec_score(VEC_COS, q, qnorm, base + (size_t)cand[i].row * dim,
+		                   norms[cand[i].row], dim);
+	n = mmr_select_rel(base, norms, dim, cand, rel, ncand, lambda_mult, top_n, out);
+	free(rel);
+	return n;
+}
+
+size_t mmr_select_rel(const float *base, const float *norms, size_t dim,
+                      const struct vec_hit *cand, const double *rel, size_t ncand,
+                      double lambda_mult, size_t top_n, struct vec_hit *out)
+{
+	double *redund = NULL;
 	bool *taken = NULL;
 	size_t n = 0;
 
@@ -30,16 +49,13 @@ size_t mmr_select(const float *q, float qnorm, const float *base, const float *n
 		lambda_mult = 0.0;
 	if (lambda_mult > 1.0)
 		lambda_mult = 1.0;
-	rel = malloc(ncand * sizeof *rel);
 	redund = malloc(ncand * sizeof *redund);
 	taken = calloc(ncand, sizeof *taken);
-	if (rel == NULL || redund == NULL || taken == NULL)
+	if (redund == NULL || taken == NULL)
 		goto out;
-	for (size_t i = 0; i < ncand; i++) {
-		const float *d = base + (size_t)cand[i].row * dim;
-		rel[i] = vec_score(VEC_COS, q, qnorm, d, norms[cand[i].row], dim);
+	for (size_t i = 0; i < ncand; i++)
 		redund[i] = -1.0;                /* below any cosine */
-	}
+
 	while (n < top_n) {
 		size_t best = ncand;
 		double best_v = 0.0;
@@ -67,7 +83,6 @@ size_t mmr_select(const float *q, float qnorm, const float *base, const float *n
 		}
 	}
 out:
-	free(rel);
 	free(redund);
 	free(taken);
 	return n;

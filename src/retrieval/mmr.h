@@ -16,4 +16,12 @@ size_t mmr_select(const float *q, float qnorm, const float *base, const float *n
                   const struct vec_hit *cand, size_t ncand, double lambda_mult,
                   size_t top_n, struct vec_hit *out);
 
+/* The same with the caller's relevance of each candidate instead of
+ * cos(q, d): rel[i] belongs to cand[i], on the scale of a cosine (1 = most
+ * relevant), e.g. a fused rank score divided by the best one.  The first
+ * pick is the most relevant candidate; redundancy is still cosine. */
+size_t mmr_select_rel(const float *base, const float *norms, size_t dim,
+                      const struct vec_hit *cand, const double *rel, size_t ncand,
+                      double lambda_mult, size_t top_n, struct vec_hit *out);
+
 #endif

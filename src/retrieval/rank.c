@@ -9,13 +9,17 @@
  *    Clarke and Buettcher, 2009): ranks only, so a BM25 score and a
  *    distance never need a common scale.  The fused list is cut back to k;
  *    a document found only by BM25 gets its metric value computed;
- * 3. mmr: MMR (mmr.c) picks top_n of the first fetch_k of that list; else
- *    the first top_n are taken;
- * 4. the picks are sorted best first by the metric's own value (so the
- *    reported order and scores always agree: hybrid and MMR decide which
- *    snippets are returned, the metric how they are listed), and
- *    score_threshold drops those on the wrong side of it (a distance above
- *    it, a similarity below it). */
+ * 3. mmr: MMR (mmr.c) picks top_n of the first fetch_k of that list, in
+ *    pick order; its relevance is the fused score (scaled so the best is 1)
+ *    when hybrid, else cos(q, d); else the first top_n are taken;
+ * 4. score_threshold drops those on the wrong side of it (a distance above
+ *    it, a similarity below it).
+ *
+ * The answer keeps the ranking's order: best first is the metric's order
+ * when hybrid and mmr are off, the fused order with hybrid, the pick order
+ * with mmr.  Re-sorting the picks by the metric would throw the lexical
+ * evidence away again (measured: bench/retrieval_quality.sh).  Each hit's
+ * score is still the metric's own value for that snippet. */
 #include <stdlib.h>
 #include <string.h>
 #include <json-c/json.h>
@@ -66,7 +70,7 @@ static int cmp_fused(const void *pa, const void *pb)
  * fused length, at most cap, or -1. */
 static long fuse(const struct rindex *ix, enum vec_metric m, const float *q, float qnorm,
                  struct vec_hit *pool, size_t np, const struct vec_hit *lex, size_t nl,
-                 size_t cap)
+                 size_t cap, double *rel)
 {
 	struct fused *f = malloc((np + nl) * sizeof *f);
 	size_t nf = 0, dim = rindex_dim(ix);
@@ -95,6 +99,7 @@ static long fuse(const struct rindex *ix, enum vec_metric m, const float *q, flo
 		return -1;
 	}
 	for (size_t i = 0; i < nf; i++) {
+		rel[i] = f[i].rrf / f[0].rrf;    /* the best is 1, as a cosine */
 		out[i].row = f[i].row;
 		if (f[i].vrank != SIZE_MAX)
 			out[i].score = pool[f[i].vrank].score;
@@ -114,6 +119,7 @@ size_t rank_question(const struct rindex *ix, const float *qvec, const char *que
 	size_t n = rindex_count(ix), dim = rindex_dim(ix), k, top_n, np, nl, nsel = 0, nout = 0;
 	uint8_t *keep = NULL;
 	struct vec_hit *pool = NULL, *lex = NULL, *sel = NULL;
+	double *rel = NULL;                      /* fused relevance, hybrid only */
 	float qnorm = vec_norm(qvec, dim);
 
 	if (n == 0 || p->k == 0 || p->top_n == 0 || max == 0)
@@ -129,26 +135,30 @@ size_t rank_question(const struct rindex *ix, const float *qvec, const char *que
 	pool = malloc(k * sizeof *pool);
 	lex = malloc(k * sizeof *lex);
 	sel = malloc(top_n * sizeof *sel);
-	if (pool == NULL || lex == NULL || sel == NULL)
+	rel = malloc(k * sizeof *rel);
+	if (pool == NULL || lex == NULL || sel == NULL || rel == NULL)
 		goto out;
 	np = vec_topk(p->metric, qvec, qnorm, rindex_vectors(ix), rindex_norms(ix), n, dim,
 	              keep, k, pool);
 	if (p->hybrid && question != NULL) {
 		nl = bm25_topk(rindex_bm25(ix), question, qlen, keep, k, lex);
-		long nf = fuse(ix, p->metric, qvec, qnorm, pool, np, lex, nl, k);
+		long nf = fuse(ix, p->metric, qvec, qnorm, pool, np, lex, nl, k, rel);
 		if (nf < 0)
 			goto out;
 		np = (size_t)nf;
 	}
 	if (p->mmr) {
 		size_t nc = p->fetch_k < np ? p->fetch_k : np;
-		nsel = mmr_select(qvec, qnorm, rindex_vectors(ix), rindex_norms(ix), dim, pool, nc,
-		                  p->lambda_mult, top_n, sel);
+		if (p->hybrid && question != NULL)
+			nsel = mmr_select_rel(rindex_vectors(ix), rindex_norms(ix), dim, pool, rel,
+			                      nc, p->lambda_mult, top_n, sel);
+		else
+			nsel = mmr_select(qvec, qnorm, rindex_vectors(ix), rindex_norms(ix), dim,
+			                  pool, nc, p->lambda_mult, top_n, sel);
 	} else {
 		nsel = top_n < np ? top_n : np;
 		memcpy(sel, pool, nsel * sizeof *sel);
 	}
-	vec_hits_sort(p->metric, sel, nsel);
 	for (size_t i = 0; i < nsel && nout < max; i++) {
 		if (p->has_threshold) {
 			bool larger = vec_larger_is_better(p->metric);
@@ -163,5 +173,6 @@ out:
 	free(pool);
 	free(lex);
 	free(sel);
+	free(rel);
 	return nout;
 }

@@ -343,7 +343,9 @@ static int params_to_rank(struct json_object *p, struct rank_params *rp,
 		rp->lambda_mult = json_object_get_double(v);
 	if (json_object_object_get_ex(p, "score_threshold", &v) && v != NULL) {
 		rp->has_threshold = true;
-		rp->score_threshold = json_object_get_double(v);
+		/* Scores are float32 and shown with a float's digits: a score
+		 * copied back as the threshold must keep its own snippet. */
+		rp->score_threshold = (double)(float)json_object_get_double(v);
 	}
 	if (json_object_object_get_ex(p, "metadata_filter", &v) && v != NULL) {
 		if ((*filter = meta_filter_parse(v, err, errlen)) == NULL)

@@ -88,6 +88,13 @@ static const struct key keys[] = {
 
 	NUM(work_poll_ms, 10, 60000),
 
+	STR(openai_base_url, false),
+	STR(openai_model, true),
+	STR(openai_api_key_file, false),
+	NUM(openai_timeout_ms, 100, 600000),
+	NUM(openai_batch_size, 1, 2048),
+	NUM(openai_max_retries, 0, 10),
+
 	{ "log_level", K_LEVEL, offsetof(struct config, log_level),
 	  MEMBER_SIZE(log_level), 0, 0, false },
 };
@@ -147,6 +154,13 @@ void config_defaults(struct config *c)
 	c->memory_max_mb = 12000;
 
 	c->work_poll_ms = 1000;
+
+	c->openai_base_url[0] = '\0';
+	strcpy(c->openai_model, "text-embedding-3-small");
+	c->openai_api_key_file[0] = '\0';
+	c->openai_timeout_ms = 10000;
+	c->openai_batch_size = 64;
+	c->openai_max_retries = 3;
 
 	strcpy(c->log_level, "info");
 }

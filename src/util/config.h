@@ -54,6 +54,14 @@ struct config {
 	/* work */
 	int work_poll_ms;                     /* idle sleep between queue polls */
 
+	/* retrieval: the external embeddings endpoint (embedding_provider = openai) */
+	char openai_base_url[CONFIG_PATH_MAX];      /* "" = not configured */
+	char openai_model[CONFIG_STR_MAX];
+	char openai_api_key_file[CONFIG_PATH_MAX];  /* "" = no Authorization header */
+	int openai_timeout_ms;                      /* per HTTP request */
+	int openai_batch_size;                      /* inputs per request */
+	int openai_max_retries;                     /* after the first attempt */
+
 	/* logging */
 	char log_level[16];
 

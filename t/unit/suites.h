@@ -12,6 +12,7 @@ int suite_router(void);
 int suite_config(void);
 int suite_request(void);
 int suite_str(void);
+int suite_multipart(void);
 int suite_openai(void);
 
 /* Add a suite and its NULL-terminated test list in one go. */

@@ -1,0 +1,33 @@
+/* bm25.h - lexical ranking over the same snippets (Okapi BM25, k1 = 1.2,
+ * b = 0.75), on the tokens of tokenize.h. */
+#ifndef SLUICE_BM25_H
+#define SLUICE_BM25_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "retrieval/vec.h"
+
+#define BM25_K1 1.2
+#define BM25_B 0.75
+
+struct bm25;
+/* NULL on allocation failure or more than UINT32_MAX documents. */
+struct bm25 *bm25_build(const char *const *texts, const size_t *lens, size_t n);
+void bm25_free(struct bm25 *b);
+size_t bm25_count(const struct bm25 *b);            /* documents */
+/* Top-k documents for the query, skipping row i when keep && !keep[i];
+ * only documents sharing a term with the query are returned.
+ * score = BM25, larger better; ties by row. */
+size_t bm25_topk(const struct bm25 *b, const char *query, size_t qlen,
+                 const uint8_t *keep, size_t k, struct vec_hit *out);
+
+/* Serialised form, stored in the index file (little-endian, self-checking
+ * on load).  bm25_serialized_size tells how many bytes bm25_serialize
+ * writes.  bm25_load reads len bytes at p without copying the postings
+ * (p must outlive the result) and refuses anything inconsistent: NULL. */
+size_t bm25_serialized_size(const struct bm25 *b);
+void bm25_serialize(const struct bm25 *b, void *dst);
+struct bm25 *bm25_load(const void *p, size_t len);
+
+#endif

@@ -1,0 +1,34 @@
+/* index.h - one dataset's search index file: vectors, norms, snippet ids,
+ * metadata, texts and the BM25 postings.
+ *
+ * Written to a temp file in the same directory, fsync'd and renamed, then
+ * the directory fsync'd (atomic); opened with mmap read-only; carries a
+ * magic, version, dim, count and a checksum so a torn or foreign file is
+ * refused.  The layout is described in index.c. */
+#ifndef SLUICE_INDEX_H
+#define SLUICE_INDEX_H
+
+#include <stddef.h>
+
+#include "retrieval/bm25.h"
+
+#define RINDEX_MAX_DIM 4096
+#define RINDEX_MAX_COUNT 50000000u
+
+struct rindex;
+/* metadata_json[i] may be NULL ("{}"); texts[i] may be NULL (""). */
+int rindex_write(const char *path, size_t n, size_t dim, const float *vecs,
+                 const char *const *snippet_ids, const char *const *metadata_json,
+                 const char *const *texts, char *err, size_t errlen);
+struct rindex *rindex_open(const char *path, char *err, size_t errlen);  /* NULL: missing/corrupt */
+void rindex_close(struct rindex *ix);
+size_t rindex_count(const struct rindex *ix);
+size_t rindex_dim(const struct rindex *ix);
+const float *rindex_vectors(const struct rindex *ix);   /* 64-byte aligned */
+const float *rindex_norms(const struct rindex *ix);
+const char *rindex_snippet_id(const struct rindex *ix, size_t row);
+const char *rindex_metadata(const struct rindex *ix, size_t row);     /* JSON text */
+const char *rindex_text(const struct rindex *ix, size_t row);
+const struct bm25 *rindex_bm25(const struct rindex *ix);
+
+#endif

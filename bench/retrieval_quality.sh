@@ -277,7 +277,7 @@ my @rows;
 for my $t ([ plain => 'FTS5 bm25 (unicode61)' ], [ porter => 'FTS5 bm25 (porter)' ]) {
 	my ($m, $r) = score(fts_ranks($t->[0]));
 	push @rows, { name => $t->[1], mrr => $m, r3 => $r, fts => 1 };
-	printf "%-34s MRR@10 %.3f  recall@3 %.3f\n", $t->[1], $m, $r;
+	printf "%-34s MRR\@10 %.3f  recall\@3 %.3f\n", $t->[1], $m, $r;
 }
 
 # --- sluice ------------------------------------------------------------------------
@@ -304,7 +304,7 @@ for my $hybrid (1, 0) {
 			$metric eq 'cos' && $hybrid ? ' (defaults)' : '';
 		push @rows, { name => "sluice $name", mrr => $m, r3 => $r, failed => $failed,
 			default => ($metric eq 'cos' && $hybrid), s => time - $c0 };
-		printf "%-34s MRR@10 %.3f  recall@3 %.3f  (%d questions in %.1f s%s)\n",
+		printf "%-34s MRR\@10 %.3f  recall\@3 %.3f  (%d questions in %.1f s%s)\n",
 			"sluice $name", $m, $r, scalar @docs, time - $c0,
 			$failed ? ", $failed not answered" : '';
 	}
@@ -325,7 +325,7 @@ $report .= sprintf "%-36s %8.3f %9.3f%s\n", $_->{name}, $_->{mrr}, $_->{r3},
 $report .= "\n";
 for my $f (@fts) {
 	my $beats = $def->{mrr} > $f->{mrr} && $def->{r3} > $f->{r3};
-	$report .= sprintf "sluice defaults vs %s: MRR@10 %+.3f, recall@3 %+.3f: %s\n",
+	$report .= sprintf "sluice defaults vs %s: MRR\@10 %+.3f, recall\@3 %+.3f: %s\n",
 		$f->{name}, $def->{mrr} - $f->{mrr}, $def->{r3} - $f->{r3},
 		$beats ? 'beats it (target met)' : 'does NOT beat it on both';
 }

@@ -371,7 +371,8 @@ static int global_init(void)
 }
 
 /* One batch, with its retries.  Vectors go to out (n * dim). */
-static int embed_batch(CURL *h, const struct config *cfg, const char *key,
+static int embed_batch(CURL *h, const struct config *cfg, const char *model,
+                       const char *key,
                        const char *const *texts, const size_t *lens, size_t n,
                        float *out, size_t dim, char *err, size_t errlen)
 {
@@ -384,7 +385,7 @@ static int embed_batch(CURL *h, const struct config *cfg, const char *key,
 	CURLcode cc = CURLE_OK;
 	int attempt, attempts = cfg->openai_max_retries + 1, rc = -1;
 
-	body = openai_request_body(cfg->openai_model, texts, lens, n, &blen);
+	body = openai_request_body(model, texts, lens, n, &blen);
 	if (body == NULL) {
 		set_err(err, errlen, "out of memory building the embeddings request");
 		return -1;
@@ -460,6 +461,14 @@ out:
 int openai_embed(const struct config *cfg, const char *const *texts, const size_t *lens,
                  size_t n, float *out, size_t dim, char *err, size_t errlen)
 {
+	return openai_embed_model(cfg, cfg->openai_model, texts, lens, n, out, dim,
+	                          err, errlen);
+}
+
+int openai_embed_model(const struct config *cfg, const char *model,
+                       const char *const *texts, const size_t *lens, size_t n,
+                       float *out, size_t dim, char *err, size_t errlen)
+{
 	/* Expect: empty, so a large body is not held back for a 100 Continue. */
 	static const char *const fixed[] = { "Content-Type: application/json",
 	                                     "Accept: application/json", "Expect:" };
@@ -476,6 +485,10 @@ int openai_embed(const struct config *cfg, const char *const *texts, const size_
 		return 0;
 	if (dim == 0 || dim > OPENAI_DIM_MAX) {
 		set_err(err, errlen, "embedding dimension %zu is out of range", dim);
+		return -1;
+	}
+	if (model == NULL || model[0] == '\0') {
+		set_err(err, errlen, "no embeddings model named");
 		return -1;
 	}
 	blen = strlen(cfg->openai_base_url);
@@ -530,7 +543,7 @@ int openai_embed(const struct config *cfg, const char *const *texts, const size_
 	batch = cfg->openai_batch_size > 0 ? (size_t)cfg->openai_batch_size : 1;
 	for (size_t off = 0; off < n; off += batch) {
 		size_t m = n - off < batch ? n - off : batch;
-		if (embed_batch(h, cfg, key, texts + off, lens + off, m, out + off * dim,
+		if (embed_batch(h, cfg, model, key, texts + off, lens + off, m, out + off * dim,
 		                dim, err, errlen) != 0)
 			goto out;
 	}

@@ -28,6 +28,12 @@ struct config;
 int openai_embed(const struct config *cfg, const char *const *texts, const size_t *lens,
                  size_t n, float *out /* n * dim */, size_t dim, char *err, size_t errlen);
 
+/* The same with the model named (a dataset keeps the model it was embedded
+ * with, whatever openai_model says today). */
+int openai_embed_model(const struct config *cfg, const char *model,
+                       const char *const *texts, const size_t *lens, size_t n,
+                       float *out, size_t dim, char *err, size_t errlen);
+
 /* --- the pieces, for the unit tests ------------------------------------- */
 
 /* The request body for texts[0..n): malloc'd NUL-terminated JSON, or NULL

@@ -3,7 +3,9 @@
  * filter mask -> exact vector top-k (the pool of k) -> when hybrid, fused
  * with BM25's top-k over the same mask by reciprocal rank fusion
  * (1/(60 + rank), summed) -> when mmr, MMR over the best fetch_k of the pool
- * -> top_n -> score_threshold in the metric's own direction. */
+ * -> top_n, listed best first by the metric's own value -> score_threshold
+ * in the metric's own direction.  Hybrid and MMR choose which snippets are
+ * returned; the metric orders them, so order and scores always agree. */
 #ifndef SLUICE_RANK_H
 #define SLUICE_RANK_H
 

@@ -50,5 +50,8 @@ size_t vec_topk_with(enum vec_kernel kern, enum vec_metric m, const float *q,
                      struct vec_hit *out);
 /* Sort hits best first (ties by row). */
 void vec_hits_sort(enum vec_metric m, struct vec_hit *h, size_t n);
+/* Move the best k of h[0..n) to the front, sorted best first; returns
+ * min(n, k).  O(n log k). */
+size_t vec_hits_best(enum vec_metric m, struct vec_hit *h, size_t n, size_t k);
 
 #endif

@@ -1,0 +1,461 @@
+/* bm25.c - Okapi BM25 over the snippets of one dataset.
+ *
+ *   score(d, q) = sum over distinct query terms t present in d of
+ *                 idf(t) * tf * (k1 + 1) / (tf + k1 * (1 - b + b * |d| / avgdl))
+ *   idf(t)      = ln(1 + (N - df + 0.5) / (df + 0.5))
+ *
+ * with k1 = 1.2 and b = 0.75 (the usual defaults, as in Lucene and SQLite
+ * FTS5), N documents, df(t) documents containing t, tf the count of t in d,
+ * |d| d's length in tokens.  This idf (Lucene's) never goes negative, so a
+ * term in most documents still counts a little instead of penalising.
+ * Tokens come from tokenize.c, the same words the embedder sees.
+ *
+ * The index is one flat little blob, built once and never changed, which
+ * is also its serialised form in the index file (native byte order: the
+ * index header records it), so opening an index costs one validation pass
+ * and no copying:
+ *
+ *   header                 struct bm25_hdr
+ *   doc lengths            uint32_t[ndocs]                 (padded to 8)
+ *   hash slots             uint32_t[nslots], term + 1 or 0 (padded to 8)
+ *   terms                  struct bm25_term[nterms]
+ *   postings               struct bm25_post[npostings], per term by doc
+ *   term text              char[strbytes]
+ *
+ * The slots are an open-addressing table (linear probing, power-of-two
+ * size, at most half full) keyed by the term's hash. */
+#include <math.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "retrieval/bm25.h"
+#include "retrieval/tokenize.h"
+
+#define BM25_MAGIC 0x35324d42u          /* "BM25" */
+#define BM25_MAX_QUERY_TERMS 1024
+
+struct bm25_hdr {
+	uint32_t magic, ndocs, nterms, nslots;
+	uint64_t npostings, strbytes, total_len;
+};
+struct bm25_term { uint64_t post_off; uint32_t str_off, str_len, df, pad; };
+struct bm25_post { uint32_t doc, tf; };
+
+struct bm25 {
+	const unsigned char *blob;
+	size_t len;
+	unsigned char *owned;           /* blob, when built here */
+	const struct bm25_hdr *hdr;
+	const uint32_t *doclen, *slots;
+	const struct bm25_term *terms;
+	const struct bm25_post *posts;
+	const char *strs;
+	double avgdl;
+};
+
+struct layout { size_t doclen, slots, terms, posts, strs, total; };
+
+static size_t pad8(size_t n)
+{
+	return (n + 7) & ~(size_t)7;
+}
+
+/* Section offsets for these counts; -1 when they do not fit in size_t. */
+static int layout_of(uint64_t ndocs, uint64_t nslots, uint64_t nterms,
+                     uint64_t npostings, uint64_t strbytes, struct layout *l)
+{
+	if (npostings > SIZE_MAX / 16 || strbytes > SIZE_MAX / 4)
+		return -1;
+	l->doclen = sizeof(struct bm25_hdr);
+	l->slots = l->doclen + pad8(ndocs * 4);
+	l->terms = l->slots + pad8(nslots * 4);
+	l->posts = l->terms + nterms * sizeof(struct bm25_term);
+	l->strs = l->posts + npostings * sizeof(struct bm25_post);
+	if (l->strs < l->posts || strbytes > SIZE_MAX - l->strs)
+		return -1;
+	l->total = l->strs + strbytes;
+	return 0;
+}
+
+static uint64_t term_hash(const char *s, size_t n)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+	for (size_t i = 0; i < n; i++) {
+		h ^= (unsigned char)s[i];
+		h *= 0x100000001b3ull;
+	}
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdull;
+	h ^= h >> 33;
+	return h;
+}
+
+static void bind(struct bm25 *b, const unsigned char *blob, size_t len)
+{
+	const struct bm25_hdr *h = (const struct bm25_hdr *)blob;
+	struct layout l;
+
+	layout_of(h->ndocs, h->nslots, h->nterms, h->npostings, h->strbytes, &l);
+	b->blob = blob;
+	b->len = len;
+	b->hdr = h;
+	b->doclen = (const uint32_t *)(blob + l.doclen);
+	b->slots = (const uint32_t *)(blob + l.slots);
+	b->terms = (const struct bm25_term *)(blob + l.terms);
+	b->posts = (const struct bm25_post *)(blob + l.posts);
+	b->strs = (const char *)(blob + l.strs);
+	b->avgdl = h->ndocs > 0 ? (double)h->total_len / h->ndocs : 1.0;
+	if (!(b->avgdl > 0.0))
+		b->avgdl = 1.0;
+}
+
+/* Term index of s, or -1. */
+static long term_find(const struct bm25 *b, const char *s, size_t n)
+{
+	uint32_t mask = b->hdr->nslots - 1;
+
+	if (b->hdr->nslots == 0)
+		return -1;
+	for (uint32_t i = (uint32_t)term_hash(s, n) & mask;; i = (i + 1) & mask) {
+		uint32_t v = b->slots[i];
+		if (v == 0)
+			return -1;
+		const struct bm25_term *t = &b->terms[v - 1];
+		if (t->str_len == n && memcmp(b->strs + t->str_off, s, n) == 0)
+			return (long)(v - 1);
+	}
+}
+
+/* ---- build ---------------------------------------------------------------------- */
+
+/* The growing state of a build: a term table and, per document, its
+ * distinct terms with counts (docs in order, so postings come out sorted). */
+struct builder {
+	char *strs; size_t strbytes, strcap;
+	struct bm25_term *terms; uint64_t *hashes; size_t nterms, termcap;
+	uint32_t *map; size_t mapcap;                /* term + 1, or 0 */
+	struct pair { uint32_t term, tf; } *pairs; size_t npairs, paircap;
+	uint32_t *doclen;
+	uint64_t total_len;
+};
+
+static void *grow(void *p, size_t *cap, size_t need, size_t elem)
+{
+	if (need <= *cap)
+		return p;
+	size_t c = *cap ? *cap : 64;
+	while (c < need)
+		c *= 2;
+	void *q = realloc(p, c * elem);
+	if (q != NULL)
+		*cap = c;
+	return q;
+}
+
+static int map_rehash(struct builder *bd, size_t cap)
+{
+	uint32_t *m = calloc(cap, sizeof *m);
+	if (m == NULL)
+		return -1;
+	for (size_t t = 0; t < bd->nterms; t++) {
+		size_t i = bd->hashes[t] & (cap - 1);
+		while (m[i] != 0)
+			i = (i + 1) & (cap - 1);
+		m[i] = (uint32_t)(t + 1);
+	}
+	free(bd->map);
+	bd->map = m;
+	bd->mapcap = cap;
+	return 0;
+}
+
+/* Term id of tok, added when new; -1 on allocation failure. */
+static long builder_term(struct builder *bd, const char *tok, size_t n)
+{
+	uint64_t h = term_hash(tok, n);
+	size_t i = h & (bd->mapcap - 1);
+	void *p;
+
+	for (; bd->map[i] != 0; i = (i + 1) & (bd->mapcap - 1)) {
+		const struct bm25_term *t = &bd->terms[bd->map[i] - 1];
+		if (t->str_len == n && memcmp(bd->strs + t->str_off, tok, n) == 0)
+			return (long)(bd->map[i] - 1);
+	}
+	if (bd->nterms >= UINT32_MAX - 1 || bd->strbytes + n > UINT32_MAX)
+		return -1;
+	size_t tc = bd->termcap;
+	if ((p = grow(bd->terms, &tc, bd->nterms + 1, sizeof *bd->terms)) == NULL)
+		return -1;
+	bd->terms = p;
+	tc = bd->termcap;
+	if ((p = grow(bd->hashes, &tc, bd->nterms + 1, sizeof *bd->hashes)) == NULL)
+		return -1;
+	bd->hashes = p;
+	bd->termcap = tc;
+	if ((p = grow(bd->strs, &bd->strcap, bd->strbytes + n, 1)) == NULL)
+		return -1;
+	bd->strs = p;
+	memcpy(bd->strs + bd->strbytes, tok, n);
+	bd->terms[bd->nterms] = (struct bm25_term){ 0, (uint32_t)bd->strbytes, (uint32_t)n, 0, 0 };
+	bd->hashes[bd->nterms] = h;
+	bd->strbytes += n;
+	bd->map[i] = (uint32_t)(bd->nterms + 1);
+	bd->nterms++;
+	if (bd->nterms * 2 > bd->mapcap && map_rehash(bd, bd->mapcap * 2) != 0)
+		return -1;
+	return (long)(bd->nterms - 1);
+}
+
+static int cmp_u32(const void *pa, const void *pb)
+{
+	uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
+	return a < b ? -1 : a > b;
+}
+
+/* Tokenise document d; append its distinct terms with counts. */
+static int builder_doc(struct builder *bd, size_t d, const char *text, size_t len,
+                       uint32_t **ids, size_t *idcap)
+{
+	struct tok_iter it;
+	char tok[TOKEN_MAX];
+	size_t n, nids = 0;
+	void *p;
+
+	tok_init(&it, text, len);
+	while ((n = tok_next(&it, tok)) > 0) {
+		long t = builder_term(bd, tok, n);
+		if (t < 0 || (p = grow(*ids, idcap, nids + 1, sizeof **ids)) == NULL)
+			return -1;
+		*ids = p;
+		(*ids)[nids++] = (uint32_t)t;
+	}
+	bd->doclen[d] = nids > UINT32_MAX ? UINT32_MAX : (uint32_t)nids;
+	bd->total_len += bd->doclen[d];
+	qsort(*ids, nids, sizeof **ids, cmp_u32);
+	for (size_t i = 0; i < nids;) {
+		size_t j = i;
+		while (j < nids && (*ids)[j] == (*ids)[i])
+			j++;
+		if ((p = grow(bd->pairs, &bd->paircap, bd->npairs + 1, sizeof *bd->pairs)) == NULL)
+			return -1;
+		bd->pairs = p;
+		bd->pairs[bd->npairs++] = (struct pair){ (*ids)[i], (uint32_t)(j - i) };
+		bd->terms[(*ids)[i]].df++;
+		i = j;
+	}
+	return 0;
+}
+
+/* Lay the builder out as the blob. */
+static unsigned char *builder_blob(struct builder *bd, size_t n, const size_t *pair_start,
+                                   size_t *lenp)
+{
+	size_t nslots = 16;
+	struct layout l;
+
+	while (nslots < bd->nterms * 2 + 1)
+		nslots *= 2;
+	if (layout_of(n, nslots, bd->nterms, bd->npairs, bd->strbytes, &l) != 0)
+		return NULL;
+	unsigned char *blob = calloc(1, l.total ? l.total : 1);
+	if (blob == NULL)
+		return NULL;
+	struct bm25_hdr *h = (struct bm25_hdr *)blob;
+	*h = (struct bm25_hdr){ BM25_MAGIC, (uint32_t)n, (uint32_t)bd->nterms,
+	                        (uint32_t)nslots, bd->npairs, bd->strbytes, bd->total_len };
+	memcpy(blob + l.doclen, bd->doclen, n * 4);
+	uint32_t *slots = (uint32_t *)(blob + l.slots);
+	struct bm25_term *terms = (struct bm25_term *)(blob + l.terms);
+	struct bm25_post *posts = (struct bm25_post *)(blob + l.posts);
+	uint64_t off = 0;
+	for (size_t t = 0; t < bd->nterms; t++) {
+		size_t i = bd->hashes[t] & (nslots - 1);
+		while (slots[i] != 0)
+			i = (i + 1) & (nslots - 1);
+		slots[i] = (uint32_t)(t + 1);
+		terms[t] = bd->terms[t];
+		terms[t].post_off = off;
+		off += terms[t].df;
+	}
+	/* Counting sort by term; documents in order keep each list sorted. */
+	uint64_t *fill = calloc(bd->nterms ? bd->nterms : 1, sizeof *fill);
+	if (fill == NULL) {
+		free(blob);
+		return NULL;
+	}
+	for (size_t d = 0; d < n; d++)
+		for (size_t i = pair_start[d]; i < pair_start[d + 1]; i++) {
+			const struct pair *pp = &bd->pairs[i];
+			posts[terms[pp->term].post_off + fill[pp->term]++] =
+				(struct bm25_post){ (uint32_t)d, pp->tf };
+		}
+	free(fill);
+	memcpy(blob + l.strs, bd->strs, bd->strbytes);
+	*lenp = l.total;
+	return blob;
+}
+
+struct bm25 *bm25_build(const char *const *texts, const size_t *lens, size_t n)
+{
+	struct builder bd = { 0 };
+	struct bm25 *b = NULL;
+	size_t *pair_start = NULL, idcap = 0, len = 0;
+	uint32_t *ids = NULL;
+	unsigned char *blob = NULL;
+
+	if (n >= UINT32_MAX)
+		return NULL;
+	bd.doclen = calloc(n ? n : 1, sizeof *bd.doclen);
+	pair_start = calloc(n + 1, sizeof *pair_start);
+	if (bd.doclen == NULL || pair_start == NULL || map_rehash(&bd, 1024) != 0)
+		goto out;
+	for (size_t d = 0; d < n; d++) {
+		pair_start[d] = bd.npairs;
+		if (builder_doc(&bd, d, texts[d] ? texts[d] : "", texts[d] ? lens[d] : 0,
+		                &ids, &idcap) != 0)
+			goto out;
+	}
+	pair_start[n] = bd.npairs;
+	if ((blob = builder_blob(&bd, n, pair_start, &len)) == NULL)
+		goto out;
+	if ((b = calloc(1, sizeof *b)) == NULL)
+		goto out;
+	b->owned = blob;
+	bind(b, blob, len);
+	blob = NULL;
+out:
+	free(blob);
+	free(ids);
+	free(pair_start);
+	free(bd.strs);
+	free(bd.terms);
+	free(bd.hashes);
+	free(bd.map);
+	free(bd.pairs);
+	free(bd.doclen);
+	return b;
+}
+
+void bm25_free(struct bm25 *b)
+{
+	if (b == NULL)
+		return;
+	free(b->owned);
+	free(b);
+}
+
+size_t bm25_count(const struct bm25 *b)
+{
+	return b->hdr->ndocs;
+}
+
+/* ---- serialised form --------------------------------------------------------------- */
+
+size_t bm25_serialized_size(const struct bm25 *b)
+{
+	return b->len;
+}
+
+void bm25_serialize(const struct bm25 *b, void *dst)
+{
+	memcpy(dst, b->blob, b->len);
+}
+
+/* Every count, offset and index checked, so a query never reads outside
+ * the blob whatever its bytes are. */
+struct bm25 *bm25_load(const void *p, size_t len)
+{
+	const unsigned char *blob = p;
+	struct bm25_hdr h;
+	struct layout l;
+	struct bm25 *b;
+
+	if (((uintptr_t)p & 7) != 0 || len < sizeof h)
+		return NULL;
+	memcpy(&h, blob, sizeof h);
+	if (h.magic != BM25_MAGIC || h.nslots == 0 || (h.nslots & (h.nslots - 1)) != 0 ||
+	    h.nterms >= h.nslots || h.npostings > len || h.strbytes > len ||
+	    layout_of(h.ndocs, h.nslots, h.nterms, h.npostings, h.strbytes, &l) != 0 ||
+	    l.total != len)
+		return NULL;
+	const uint32_t *slots = (const uint32_t *)(blob + l.slots);
+	const struct bm25_term *terms = (const struct bm25_term *)(blob + l.terms);
+	const struct bm25_post *posts = (const struct bm25_post *)(blob + l.posts);
+	size_t empty = 0;
+	for (size_t i = 0; i < h.nslots; i++) {
+		if (slots[i] > h.nterms)
+			return NULL;
+		empty += slots[i] == 0;
+	}
+	if (empty == 0)
+		return NULL;                     /* a probe must be able to stop */
+	for (size_t t = 0; t < h.nterms; t++) {
+		const struct bm25_term *tm = &terms[t];
+		if (tm->str_len == 0 || tm->str_len > TOKEN_MAX ||
+		    (uint64_t)tm->str_off + tm->str_len > h.strbytes ||
+		    tm->post_off > h.npostings || tm->df > h.npostings - tm->post_off)
+			return NULL;
+	}
+	for (size_t i = 0; i < h.npostings; i++)
+		if (posts[i].doc >= h.ndocs)
+			return NULL;
+	if ((b = calloc(1, sizeof *b)) == NULL)
+		return NULL;
+	bind(b, blob, len);
+	return b;
+}
+
+/* ---- query --------------------------------------------------------------------------- */
+
+size_t bm25_topk(const struct bm25 *b, const char *query, size_t qlen,
+                 const uint8_t *keep, size_t k, struct vec_hit *out)
+{
+	const double k1 = BM25_K1, bb = BM25_B, N = b->hdr->ndocs;
+	long qterms[BM25_MAX_QUERY_TERMS];
+	size_t nq = 0, ntouched = 0, n;
+	struct tok_iter it;
+	char tok[TOKEN_MAX];
+	float *score = NULL;
+	struct vec_hit *touched = NULL;
+
+	if (k == 0 || b->hdr->ndocs == 0)
+		return 0;
+	tok_init(&it, query, qlen);
+	while (nq < BM25_MAX_QUERY_TERMS && (n = tok_next(&it, tok)) > 0) {
+		long t = term_find(b, tok, n);
+		bool seen = false;
+		for (size_t i = 0; i < nq && !seen; i++)
+			seen = qterms[i] == t;
+		if (t >= 0 && !seen)
+			qterms[nq++] = t;
+	}
+	if (nq == 0)
+		return 0;
+	score = calloc(b->hdr->ndocs, sizeof *score);
+	touched = malloc(b->hdr->ndocs * sizeof *touched);
+	if (score == NULL || touched == NULL)
+		goto out;
+	for (size_t q = 0; q < nq; q++) {
+		const struct bm25_term *t = &b->terms[qterms[q]];
+		double idf = log(1.0 + (N - t->df + 0.5) / (t->df + 0.5));
+		for (uint64_t i = t->post_off; i < t->post_off + t->df; i++) {
+			const struct bm25_post *p = &b->posts[i];
+			if (keep != NULL && !keep[p->doc])
+				continue;
+			double tf = p->tf;
+			double norm = k1 * (1.0 - bb + bb * b->doclen[p->doc] / b->avgdl);
+			if (score[p->doc] == 0.0f)
+				touched[ntouched++].row = p->doc;
+			score[p->doc] += (float)(idf * tf * (k1 + 1.0) / (tf + norm));
+		}
+	}
+	for (size_t i = 0; i < ntouched; i++)
+		touched[i].score = score[touched[i].row];
+	ntouched = vec_hits_best(VEC_DOT, touched, ntouched, k);
+	memcpy(out, touched, ntouched * sizeof *out);
+out:
+	free(score);
+	free(touched);
+	return ntouched;
+}

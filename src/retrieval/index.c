@@ -1,0 +1,483 @@
+/* index.c - the per-dataset index file.
+ *
+ * Layout (native byte order, recorded in the header; every section starts
+ * at a multiple of 64 bytes so the vectors are cache-line aligned in the
+ * mapping, zero padding between sections):
+ *
+ *   header      struct rindex_hdr (128 bytes)
+ *   vectors     float[count][dim]
+ *   norms       float[count], each row's L2 norm
+ *   string offs uint64_t[count][3]: snippet id, metadata JSON, text, as
+ *               offsets into the string section
+ *   strings     NUL-terminated strings; the section ends with a NUL
+ *   bm25        the BM25 blob (bm25.c)
+ *
+ * The checksum is a 64-bit hash of the whole file with the checksum field
+ * zeroed: FNV-1a's step (xor, multiply by the FNV prime) applied to
+ * 64-bit words in four interleaved lanes, so it runs at memory speed, then
+ * the lanes and the length folded together.  Each step is a bijection of
+ * the lane state, so any change confined to one 32-byte block always
+ * changes the result; it detects torn writes and bit rot, it is not a
+ * defence against forgery (the directory's permissions are).
+ *
+ * Opening checks, before anything is read through it: size, magic,
+ * version, byte order, dim and count bounds, each section inside the file
+ * and of the size its counts imply, the checksum, every string offset, and
+ * the BM25 blob's own consistency. */
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "retrieval/index.h"
+#include "retrieval/vec.h"
+
+#define RINDEX_MAGIC "SLRIDX\r\n"
+#define RINDEX_VERSION 1u
+#define RINDEX_BYTE_ORDER 0x01020304u
+#define RINDEX_ALIGN 64
+
+enum { SEC_VECS, SEC_NORMS, SEC_STROFF, SEC_STRS, SEC_BM25, SEC_COUNT };
+
+struct rindex_hdr {
+	char magic[8];
+	uint32_t version, byte_order, dim, count;
+	uint64_t file_size, checksum;
+	struct { uint64_t off, len; } sec[SEC_COUNT];
+	unsigned char reserved[8];
+};
+_Static_assert(sizeof(struct rindex_hdr) == 128, "index header is 128 bytes");
+
+struct rindex {
+	unsigned char *map;
+	size_t size;
+	size_t dim, count;
+	const float *vecs, *norms;
+	const uint64_t *stroff;
+	const char *strs;
+	struct bm25 *bm25;
+};
+
+/* ---- checksum --------------------------------------------------------------- */
+
+#define FNV_PRIME 0x100000001b3ull
+
+struct hasher {
+	uint64_t lane[4];
+	unsigned char buf[32];
+	size_t nbuf;
+	uint64_t total;
+};
+
+static void hasher_init(struct hasher *h)
+{
+	for (int j = 0; j < 4; j++)
+		h->lane[j] = 0xcbf29ce484222325ull + (uint64_t)j;
+	h->nbuf = 0;
+	h->total = 0;
+}
+
+static void hash_block(uint64_t lane[4], const unsigned char *p)
+{
+	for (int j = 0; j < 4; j++) {
+		uint64_t w;
+		memcpy(&w, p + 8 * j, 8);
+		lane[j] = (lane[j] ^ w) * FNV_PRIME;
+	}
+}
+
+static void hasher_update(struct hasher *h, const void *data, size_t n)
+{
+	const unsigned char *p = data;
+
+	h->total += n;
+	if (h->nbuf > 0) {
+		size_t take = 32 - h->nbuf < n ? 32 - h->nbuf : n;
+		memcpy(h->buf + h->nbuf, p, take);
+		h->nbuf += take;
+		p += take;
+		n -= take;
+		if (h->nbuf < 32)
+			return;
+		hash_block(h->lane, h->buf);
+		h->nbuf = 0;
+	}
+	for (; n >= 32; p += 32, n -= 32)
+		hash_block(h->lane, p);
+	memcpy(h->buf, p, n);
+	h->nbuf = n;
+}
+
+static uint64_t hasher_final(struct hasher *h)
+{
+	uint64_t r = h->total;
+
+	if (h->nbuf > 0) {
+		memset(h->buf + h->nbuf, 0, 32 - h->nbuf);
+		hash_block(h->lane, h->buf);
+	}
+	for (int j = 0; j < 4; j++)
+		r = (r ^ h->lane[j]) * FNV_PRIME;
+	r ^= r >> 33;
+	r *= 0xff51afd7ed558ccdull;
+	r ^= r >> 33;
+	return r;
+}
+
+/* The file's checksum: the header with its checksum field zeroed, then the
+ * rest. */
+static uint64_t file_checksum(const unsigned char *p, size_t size)
+{
+	struct rindex_hdr h;
+	struct hasher hs;
+
+	memcpy(&h, p, sizeof h);
+	h.checksum = 0;
+	hasher_init(&hs);
+	hasher_update(&hs, &h, sizeof h);
+	hasher_update(&hs, p + sizeof h, size - sizeof h);
+	return hasher_final(&hs);
+}
+
+/* ---- writing ---------------------------------------------------------------------- */
+
+struct out { FILE *f; struct hasher hs; uint64_t pos; };
+
+static int out_write(struct out *o, const void *p, size_t n)
+{
+	if (n == 0)
+		return 0;
+	if (fwrite(p, 1, n, o->f) != n)
+		return -1;
+	hasher_update(&o->hs, p, n);
+	o->pos += n;
+	return 0;
+}
+
+static int out_pad(struct out *o)
+{
+	static const unsigned char zero[RINDEX_ALIGN];
+	size_t r = (size_t)(o->pos % RINDEX_ALIGN);
+	return r == 0 ? 0 : out_write(o, zero, RINDEX_ALIGN - r);
+}
+
+static uint64_t align_up(uint64_t n)
+{
+	return (n + RINDEX_ALIGN - 1) & ~(uint64_t)(RINDEX_ALIGN - 1);
+}
+
+static const char *str_or(const char *const *v, size_t i, const char *dflt)
+{
+	return v != NULL && v[i] != NULL ? v[i] : dflt;
+}
+
+/* The header for these sections, laid out one after the other. */
+static void plan(struct rindex_hdr *h, size_t n, size_t dim, uint64_t strbytes,
+                 uint64_t bm25bytes)
+{
+	uint64_t len[SEC_COUNT] = {
+		[SEC_VECS] = (uint64_t)n * dim * sizeof(float),
+		[SEC_NORMS] = (uint64_t)n * sizeof(float),
+		[SEC_STROFF] = (uint64_t)n * 3 * sizeof(uint64_t),
+		[SEC_STRS] = strbytes,
+		[SEC_BM25] = bm25bytes,
+	};
+	uint64_t pos = sizeof *h;
+
+	memset(h, 0, sizeof *h);
+	memcpy(h->magic, RINDEX_MAGIC, sizeof h->magic);
+	h->version = RINDEX_VERSION;
+	h->byte_order = RINDEX_BYTE_ORDER;
+	h->dim = (uint32_t)dim;
+	h->count = (uint32_t)n;
+	for (int s = 0; s < SEC_COUNT; s++) {
+		pos = align_up(pos);
+		h->sec[s].off = pos;
+		h->sec[s].len = len[s];
+		pos += len[s];
+	}
+	h->file_size = pos;
+}
+
+static int write_body(struct out *o, const struct rindex_hdr *h, size_t n, size_t dim,
+                      const float *vecs, const char *const *ids, const char *const *meta,
+                      const char *const *texts, const struct bm25 *bm, const void *bmblob)
+{
+	uint64_t off = 0;
+
+	if (out_write(o, h, sizeof *h) != 0 || out_pad(o) != 0 ||
+	    out_write(o, vecs, n * dim * sizeof(float)) != 0 || out_pad(o) != 0)
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		float nv = vec_norm(vecs + i * dim, dim);
+		if (out_write(o, &nv, sizeof nv) != 0)
+			return -1;
+	}
+	if (out_pad(o) != 0)
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		const char *s[3] = { str_or(ids, i, ""), str_or(meta, i, "{}"), str_or(texts, i, "") };
+		for (int j = 0; j < 3; j++) {
+			if (out_write(o, &off, sizeof off) != 0)
+				return -1;
+			off += strlen(s[j]) + 1;
+		}
+	}
+	if (out_pad(o) != 0)
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		const char *s[3] = { str_or(ids, i, ""), str_or(meta, i, "{}"), str_or(texts, i, "") };
+		for (int j = 0; j < 3; j++)
+			if (out_write(o, s[j], strlen(s[j]) + 1) != 0)
+				return -1;
+	}
+	if (out_write(o, "", 1) != 0 || out_pad(o) != 0 ||
+	    out_write(o, bmblob, bm25_serialized_size(bm)) != 0)
+		return -1;
+	return o->pos == h->file_size ? 0 : -1;
+}
+
+static int fsync_dir_of(const char *path)
+{
+	char *copy = strdup(path);
+	int fd, rc = -1;
+
+	if (copy == NULL)
+		return -1;
+	fd = open(dirname(copy), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd >= 0) {
+		rc = fsync(fd);
+		close(fd);
+	}
+	free(copy);
+	return rc;
+}
+
+int rindex_write(const char *path, size_t n, size_t dim, const float *vecs,
+                 const char *const *snippet_ids, const char *const *metadata_json,
+                 const char *const *texts, char *err, size_t errlen)
+{
+	struct rindex_hdr h;
+	struct out o = { NULL, { { 0 }, { 0 }, 0, 0 }, 0 };
+	struct bm25 *bm = NULL;
+	size_t *lens = NULL;
+	const char **tx = NULL;
+	void *bmblob = NULL;
+	char *tmp = NULL;
+	uint64_t strbytes = 1;
+	int fd = -1, rc = -1;
+
+	if (dim == 0 || dim > RINDEX_MAX_DIM || n > RINDEX_MAX_COUNT) {
+		snprintf(err, errlen, "index: dim %zu or count %zu out of range", dim, n);
+		return -1;
+	}
+	lens = calloc(n ? n : 1, sizeof *lens);
+	tx = calloc(n ? n : 1, sizeof *tx);
+	if (lens == NULL || tx == NULL)
+		goto nomem;
+	for (size_t i = 0; i < n; i++) {
+		tx[i] = str_or(texts, i, "");
+		lens[i] = strlen(tx[i]);
+		strbytes += strlen(str_or(snippet_ids, i, "")) + strlen(str_or(metadata_json, i, "{}")) +
+		            lens[i] + 3;
+	}
+	if ((bm = bm25_build(tx, lens, n)) == NULL ||
+	    (bmblob = malloc(bm25_serialized_size(bm))) == NULL)
+		goto nomem;
+	bm25_serialize(bm, bmblob);
+	plan(&h, n, dim, strbytes, bm25_serialized_size(bm));
+
+	if ((tmp = malloc(strlen(path) + 16)) == NULL)
+		goto nomem;
+	sprintf(tmp, "%s.tmp.XXXXXX", path);
+	if ((fd = mkostemp(tmp, O_CLOEXEC)) < 0) {
+		snprintf(err, errlen, "index: cannot create a file next to %s: %s", path,
+		         strerror(errno));
+		free(tmp);
+		tmp = NULL;
+		goto out;
+	}
+	if ((o.f = fdopen(fd, "wb")) == NULL)
+		goto io;
+	fd = -1;                                  /* o.f owns it now */
+	setvbuf(o.f, NULL, _IOFBF, 1 << 20);
+	hasher_init(&o.hs);
+	if (write_body(&o, &h, n, dim, vecs, snippet_ids, metadata_json, texts, bm, bmblob) != 0 ||
+	    fflush(o.f) != 0)
+		goto io;
+	h.checksum = hasher_final(&o.hs);
+	if (pwrite(fileno(o.f), &h, sizeof h, 0) != (ssize_t)sizeof h ||
+	    fsync(fileno(o.f)) != 0)
+		goto io;
+	if (fclose(o.f) != 0) {
+		o.f = NULL;
+		goto io;
+	}
+	o.f = NULL;
+	if (rename(tmp, path) != 0)
+		goto io;
+	free(tmp);
+	tmp = NULL;                                /* renamed: nothing to remove */
+	if (fsync_dir_of(path) != 0)
+		goto io;
+	rc = 0;
+	goto out;
+nomem:
+	snprintf(err, errlen, "index: out of memory");
+	goto out;
+io:
+	snprintf(err, errlen, "index: writing %s: %s", path, strerror(errno ? errno : EIO));
+out:
+	if (o.f != NULL)
+		fclose(o.f);
+	if (fd >= 0)
+		close(fd);
+	if (tmp != NULL) {
+		unlink(tmp);
+		free(tmp);
+	}
+	free(bmblob);
+	bm25_free(bm);
+	free(tx);
+	free(lens);
+	return rc;
+}
+
+/* ---- reading ---------------------------------------------------------------------- */
+
+static const char *check_header(const struct rindex_hdr *h, size_t size)
+{
+	if (memcmp(h->magic, RINDEX_MAGIC, sizeof h->magic) != 0)
+		return "not an index file";
+	if (h->version != RINDEX_VERSION)
+		return "unsupported index version";
+	if (h->byte_order != RINDEX_BYTE_ORDER)
+		return "index written with another byte order";
+	if (h->file_size != size)
+		return "index file truncated or extended";
+	if (h->dim == 0 || h->dim > RINDEX_MAX_DIM || h->count > RINDEX_MAX_COUNT)
+		return "index dim or count out of range";
+	uint64_t want[SEC_COUNT] = {
+		[SEC_VECS] = (uint64_t)h->count * h->dim * sizeof(float),
+		[SEC_NORMS] = (uint64_t)h->count * sizeof(float),
+		[SEC_STROFF] = (uint64_t)h->count * 3 * sizeof(uint64_t),
+	};
+	for (int s = 0; s < SEC_COUNT; s++) {
+		if (h->sec[s].off % RINDEX_ALIGN != 0 || h->sec[s].off < sizeof *h ||
+		    h->sec[s].off > size || h->sec[s].len > size - h->sec[s].off)
+			return "index section outside the file";
+		if (s <= SEC_STROFF && h->sec[s].len != want[s])
+			return "index section of the wrong size";
+	}
+	if (h->sec[SEC_STRS].len == 0)
+		return "index string section empty";
+	return NULL;
+}
+
+struct rindex *rindex_open(const char *path, char *err, size_t errlen)
+{
+	struct rindex *ix = NULL;
+	struct rindex_hdr h;
+	struct stat st;
+	const char *why = NULL;
+	void *map = MAP_FAILED;
+	size_t size = 0;
+	int fd;
+
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
+		snprintf(err, errlen, "index %s: %s", path, strerror(errno));
+		return NULL;
+	}
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		why = "not a regular file";
+		goto out;
+	}
+	if ((uint64_t)st.st_size < sizeof h || (uint64_t)st.st_size > SIZE_MAX) {
+		why = "index file too short";
+		goto out;
+	}
+	size = (size_t)st.st_size;
+	if ((map = mmap(NULL, size, PROT_READ, MAP_SHARED, fd, 0)) == MAP_FAILED) {
+		why = "cannot map the index file";
+		goto out;
+	}
+	const unsigned char *p = map;
+	memcpy(&h, p, sizeof h);
+	if ((why = check_header(&h, size)) != NULL)
+		goto out;
+	if (file_checksum(p, size) != h.checksum) {
+		why = "index checksum mismatch (torn or corrupt file)";
+		goto out;
+	}
+	const char *strs = (const char *)p + h.sec[SEC_STRS].off;
+	uint64_t strs_len = h.sec[SEC_STRS].len;
+	const uint64_t *stroff = (const uint64_t *)(p + h.sec[SEC_STROFF].off);
+	if (strs[strs_len - 1] != '\0') {
+		why = "index strings not terminated";
+		goto out;
+	}
+	for (size_t i = 0; i < (size_t)h.count * 3; i++)
+		if (stroff[i] >= strs_len) {
+			why = "index string offset outside its section";
+			goto out;
+		}
+	if ((ix = calloc(1, sizeof *ix)) == NULL) {
+		why = "out of memory";
+		goto out;
+	}
+	ix->bm25 = bm25_load(p + h.sec[SEC_BM25].off, h.sec[SEC_BM25].len);
+	if (ix->bm25 == NULL || bm25_count(ix->bm25) != h.count) {
+		why = "index BM25 section inconsistent";
+		goto out;
+	}
+	ix->map = map;
+	ix->size = size;
+	ix->dim = h.dim;
+	ix->count = h.count;
+	ix->vecs = (const float *)(p + h.sec[SEC_VECS].off);
+	ix->norms = (const float *)(p + h.sec[SEC_NORMS].off);
+	ix->stroff = stroff;
+	ix->strs = strs;
+	map = MAP_FAILED;                          /* ix owns the mapping */
+out:
+	close(fd);
+	if (why != NULL) {
+		snprintf(err, errlen, "index %s: %s", path, why);
+		if (ix != NULL)
+			bm25_free(ix->bm25);
+		free(ix);
+		ix = NULL;
+	}
+	if (map != MAP_FAILED)
+		munmap(map, size);
+	return ix;
+}
+
+void rindex_close(struct rindex *ix)
+{
+	if (ix == NULL)
+		return;
+	bm25_free(ix->bm25);
+	munmap(ix->map, ix->size);
+	free(ix);
+}
+
+size_t rindex_count(const struct rindex *ix) { return ix->count; }
+size_t rindex_dim(const struct rindex *ix) { return ix->dim; }
+const float *rindex_vectors(const struct rindex *ix) { return ix->vecs; }
+const float *rindex_norms(const struct rindex *ix) { return ix->norms; }
+const struct bm25 *rindex_bm25(const struct rindex *ix) { return ix->bm25; }
+
+static const char *row_string(const struct rindex *ix, size_t row, int which)
+{
+	return row < ix->count ? ix->strs + ix->stroff[row * 3 + which] : NULL;
+}
+
+const char *rindex_snippet_id(const struct rindex *ix, size_t row) { return row_string(ix, row, 0); }
+const char *rindex_metadata(const struct rindex *ix, size_t row) { return row_string(ix, row, 1); }
+const char *rindex_text(const struct rindex *ix, size_t row) { return row_string(ix, row, 2); }

@@ -1,0 +1,180 @@
+/* tokenize.c - words for the embedder and BM25 (see tokenize.h). */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "retrieval/tokenize.h"
+
+#define CP_INVALID UINT32_MAX
+
+/* One code point from [p, end): its length (>= 1), with *cp = CP_INVALID
+ * for a byte that does not start a well-formed sequence (overlong forms,
+ * surrogates and values above U+10FFFF included). */
+static size_t utf8_decode(const unsigned char *p, const unsigned char *end,
+                          uint32_t *cp)
+{
+	unsigned c = p[0];
+	size_t n;
+	uint32_t v, min;
+
+	if (c < 0x80) {
+		*cp = c;
+		return 1;
+	}
+	if (c >= 0xC2 && c <= 0xDF)
+		n = 2, v = c & 0x1F, min = 0x80;
+	else if (c >= 0xE0 && c <= 0xEF)
+		n = 3, v = c & 0x0F, min = 0x800;
+	else if (c >= 0xF0 && c <= 0xF4)
+		n = 4, v = c & 0x07, min = 0x10000;
+	else
+		goto bad;
+	if ((size_t)(end - p) < n)
+		goto bad;
+	for (size_t i = 1; i < n; i++) {
+		if ((p[i] & 0xC0) != 0x80)
+			goto bad;
+		v = (v << 6) | (p[i] & 0x3F);
+	}
+	if (v < min || v > 0x10FFFF || (v >= 0xD800 && v <= 0xDFFF))
+		goto bad;
+	*cp = v;
+	return n;
+bad:
+	*cp = CP_INVALID;
+	return 1;
+}
+
+/* Punctuation, symbols and spaces above ASCII: they separate words. */
+static bool cp_is_separator(uint32_t cp)
+{
+	static const struct { uint32_t lo, hi; } seps[] = {
+		{ 0x0080, 0x00BF },     /* C1 controls, Latin-1 punctuation */
+		{ 0x00D7, 0x00D7 }, { 0x00F7, 0x00F7 },  /* x and divide */
+		{ 0x2000, 0x206F },     /* general punctuation, spaces */
+		{ 0x2190, 0x2BFF },     /* arrows, maths, boxes, shapes, dingbats */
+		{ 0x2E00, 0x2E7F },     /* supplemental punctuation */
+		{ 0x3000, 0x303F },     /* CJK symbols and punctuation */
+		{ 0xFE30, 0xFE4F },     /* CJK compatibility forms */
+		{ 0xFEFF, 0xFEFF },     /* byte order mark */
+		{ 0xFF00, 0xFF0F }, { 0xFF1A, 0xFF20 },  /* full-width punctuation */
+		{ 0xFF3B, 0xFF40 }, { 0xFF5B, 0xFF65 },
+		{ 0x1F000, 0x1FAFF },   /* emoji and pictographs */
+	};
+	for (size_t i = 0; i < sizeof seps / sizeof seps[0]; i++)
+		if (cp >= seps[i].lo && cp <= seps[i].hi)
+			return true;
+	return false;
+}
+
+/* U+00C0..U+00FF and U+0100..U+017F to ASCII; '*' marks the two-letter
+ * forms handled in fold_latin(), '-' the separators x and divide. */
+static const char latin1_fold[64 + 1] =
+	"aaaaaa*ceeeeiiii" "dnooooo-ouuuuy**"
+	"aaaaaa*ceeeeiiii" "dnooooo-ouuuuy*y";
+static const char latin_ext_a_fold[128 + 1] =
+	"aaaaaacccccccc" "dddd" "eeeeeeeeee" "gggggggg" "hhhh" "iiiiiiiiii"
+	"**" "jj" "kkk" "llllllllll" "nnnnnnnnn" "oooooo" "**" "rrrrrr"
+	"ssssssss" "tttttt" "uuuuuuuuuuuu" "ww" "yyy" "zzzzzz" "s";
+
+/* ASCII for a Latin letter with a known folding, else NULL. */
+static const char *fold_latin(uint32_t cp, size_t *len)
+{
+	static const struct { uint32_t cp; const char *s; } two[] = {
+		{ 0x00C6, "ae" }, { 0x00E6, "ae" }, { 0x00DE, "th" }, { 0x00FE, "th" },
+		{ 0x00DF, "ss" }, { 0x0132, "ij" }, { 0x0133, "ij" },
+		{ 0x0152, "oe" }, { 0x0153, "oe" },
+	};
+	const char *c = NULL;
+
+	if (cp >= 0xC0 && cp <= 0xFF)
+		c = &latin1_fold[cp - 0xC0];
+	else if (cp >= 0x100 && cp <= 0x17F)
+		c = &latin_ext_a_fold[cp - 0x100];
+	if (c == NULL)
+		return NULL;
+	if (*c == '*') {
+		for (size_t i = 0; i < sizeof two / sizeof two[0]; i++)
+			if (two[i].cp == cp) {
+				*len = 2;
+				return two[i].s;
+			}
+		return NULL;
+	}
+	*len = 1;
+	return c;
+}
+
+void tok_init(struct tok_iter *it, const char *text, size_t len)
+{
+	it->p = text;
+	it->end = text + len;
+}
+
+size_t tok_next(struct tok_iter *it, char buf[TOKEN_MAX])
+{
+	static const char lower[] = "abcdefghijklmnopqrstuvwxyz";
+	size_t n = 0;
+	bool full = false;
+
+	while (it->p < it->end) {
+		const unsigned char *p = (const unsigned char *)it->p;
+		uint32_t cp;
+		size_t cl = utf8_decode(p, (const unsigned char *)it->end, &cp);
+		const char *piece = (const char *)p;
+		size_t plen = cl;
+
+		if (cp < 0x80) {
+			if (cp >= 'A' && cp <= 'Z')
+				piece = &lower[cp - 'A'], plen = 1;
+			else if (!((cp >= 'a' && cp <= 'z') || (cp >= '0' && cp <= '9')))
+				piece = NULL;
+		} else if (cp == CP_INVALID || cp_is_separator(cp)) {
+			piece = NULL;
+		} else {
+			size_t flen;
+			const char *f = fold_latin(cp, &flen);
+			if (f != NULL)
+				piece = f, plen = flen;
+		}
+		it->p += cl;
+		if (piece == NULL) {
+			if (n > 0)
+				return n;
+			continue;
+		}
+		if (!full && n + plen <= TOKEN_MAX) {
+			memcpy(buf + n, piece, plen);
+			n += plen;
+		} else {
+			full = true;      /* the rest of a very long word is dropped */
+		}
+	}
+	return n;
+}
+
+static int cmp_word(const void *key, const void *elem)
+{
+	return strcmp(key, *(const char *const *)elem);
+}
+
+bool tok_is_stopword(const char *tok, size_t len)
+{
+	/* Sorted for bsearch. */
+	static const char *const stop[] = {
+		"a", "an", "and", "are", "as", "at", "be", "been", "but", "by",
+		"can", "do", "for", "from", "had", "has", "have", "he", "her",
+		"his", "i", "if", "in", "into", "is", "it", "its", "no", "not",
+		"of", "on", "or", "so", "such", "that", "the", "their", "them",
+		"then", "there", "these", "they", "this", "to", "was", "we",
+		"were", "which", "will", "with", "would", "you",
+	};
+	char w[8];
+
+	if (len == 0 || len >= sizeof w)
+		return false;
+	memcpy(w, tok, len);
+	w[len] = '\0';
+	return bsearch(w, stop, sizeof stop / sizeof stop[0], sizeof stop[0],
+	               cmp_word) != NULL;
+}

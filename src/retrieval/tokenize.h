@@ -1,0 +1,30 @@
+/* tokenize.h - the one word tokeniser of retrieval, shared by the built-in
+ * embedder and BM25 so that both see the same words.
+ *
+ * A token is a maximal run of letters and digits.  ASCII is lower-cased;
+ * Latin-1 and Latin Extended-A letters are folded to ASCII ("Élan" ->
+ * "elan", "straße" -> "strasse", "Łódź" -> "lodz"); other code points at or
+ * above U+0080 count as letters (Greek, Cyrillic, CJK, ... kept as they are,
+ * not case-folded) except the Unicode punctuation and space blocks listed in
+ * tokenize.c.  Invalid UTF-8 bytes separate tokens.  Tokens are cut at
+ * TOKEN_MAX bytes, on a code-point boundary. */
+#ifndef SLUICE_TOKENIZE_H
+#define SLUICE_TOKENIZE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#define TOKEN_MAX 64
+
+struct tok_iter { const char *p, *end; };
+
+void tok_init(struct tok_iter *it, const char *text, size_t len);
+/* The next token, folded, into buf (not NUL-terminated); its length, or 0
+ * at the end of the text. */
+size_t tok_next(struct tok_iter *it, char buf[TOKEN_MAX]);
+
+/* A frequent English function word ("the", "of", ...): the embedder gives
+ * these little weight. */
+bool tok_is_stopword(const char *tok, size_t len);
+
+#endif

@@ -21,6 +21,7 @@
 #include "retrieval/chunk.h"
 #include "retrieval/embed.h"
 #include "retrieval/index.h"
+#include "retrieval/openai.h"
 #include "retrieval/retrieval.h"
 #include "retrieval/vec.h"
 #include "runner/work.h"
@@ -53,12 +54,10 @@ int rag_embed(const struct config *cfg, const char *embedder, size_t dim,
 			}
 		return 0;
 	}
-	if (strncmp(embedder, "openai:", 7) == 0) {
-		(void)cfg;
-		snprintf(err, errlen, "configuration error: embedding_provider = openai "
-		         "is not available in this build");
-		return -1;
-	}
+	if (strncmp(embedder, "openai:", 7) == 0)
+		/* the model the dataset was embedded with, not today's config */
+		return openai_embed_model(cfg, embedder + 7, texts, lens, n, out, dim,
+		                          err, errlen);
 	snprintf(err, errlen, "unknown embedder '%.32s'", embedder);
 	return -1;
 }

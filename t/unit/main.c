@@ -20,6 +20,7 @@ int main(void)
 	int (*suites[])(void) = {
 		suite_str, suite_base64url, suite_config, suite_router,
 		suite_request, suite_jwt, suite_basic, suite_multipart,
+		suite_openai,
 	};
 	unsigned failed;
 

@@ -13,6 +13,7 @@ int suite_config(void);
 int suite_request(void);
 int suite_str(void);
 int suite_multipart(void);
+int suite_openai(void);
 
 /* Add a suite and its NULL-terminated test list in one go. */
 struct test_case { const char *name; CU_TestFunc fn; };

@@ -190,6 +190,13 @@ static int dataset_post(struct req *r)
 	if (chars == 0 || chars > RAG_NAME_MAX || memchr(name, '\0', len) != NULL)
 		return rag_reply_bad(r, "name must be 1 to %d characters", RAG_NAME_MAX);
 
+	/* Refused now rather than by every ingestion attempt later. */
+	if (strcmp(r->cfg->embedding_provider, "openai") == 0 &&
+	    r->cfg->openai_base_url[0] == '\0') {
+		log_error("embedding_provider = openai needs openai_base_url");
+		return resp_detail(r, 500, "Server configuration error: embedding_provider = "
+		                   "openai needs openai_base_url");
+	}
 	if ((db = req_db_or_reply(r)) == NULL)
 		return -1;
 	if (uuid_v4(id, '-') != 0)

@@ -133,6 +133,14 @@ my $a = answer($ds, { question => 'Document 3 about topic 3', top_n => 1,
 		      metadata_filter => { n => 3 } });
 is($a->{relevant_documents}[0]{metadata}{n}, 3, 'and it answers questions');
 
+# --- a configuration that cannot embed is refused when the dataset is made ---------
+
+reload_serve(conf_with($orig, embedding_provider => 'openai', openai_base_url => undef));
+json_response_is(rag(POST => '/dataset', { name => 'no endpoint' }), 500,
+		 { detail => 'Server configuration error: embedding_provider = openai needs openai_base_url' },
+		 'openai without openai_base_url: 500 naming the key');
+reload_serve($orig);
+
 is(rag(DELETE => "/dataset/$ds")->{status}, 204, 'clean up');
 is(rag(DELETE => "/dataset/$id")->{status}, 204, 'clean up');
 

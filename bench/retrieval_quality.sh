@@ -236,7 +236,7 @@ for my $s (@snip) {
 print {$sql} "INSERT INTO porter SELECT body, doc FROM plain;\nCOMMIT;\n";
 close $sql;
 unlink "$tmp/fts.db";
-system("sqlite3 '$tmp/fts.db' < '$tmp/load.sql'") == 0 or die "sqlite3 load failed\n";
+system("sqlite3 '$tmp/fts.db' < '$tmp/load.sql' > /dev/null") == 0 or die "sqlite3 load failed\n";
 
 sub fts_ranks {
 	my ($table) = @_;

@@ -343,7 +343,9 @@ static int params_to_rank(struct json_object *p, struct rank_params *rp,
 		rp->lambda_mult = json_object_get_double(v);
 	if (json_object_object_get_ex(p, "score_threshold", &v) && v != NULL) {
 		rp->has_threshold = true;
-		rp->score_threshold = json_object_get_double(v);
+		/* Scores are float32 and shown with a float's digits: a score
+		 * copied back as the threshold must keep its own snippet. */
+		rp->score_threshold = (double)(float)json_object_get_double(v);
 	}
 	if (json_object_object_get_ex(p, "metadata_filter", &v) && v != NULL) {
 		if ((*filter = meta_filter_parse(v, err, errlen)) == NULL)
@@ -457,6 +459,36 @@ out:
 	return rc;
 }
 
+/* A named lock per question, held by the connection of the worker that
+ * will rank it, from before POST answers until the result is stored: a GET
+ * ?wait blocks on it and wakes the moment the result is there, instead of
+ * polling.  A worker that dies drops its connection and so the lock. */
+static void question_lock_name(char *buf, size_t cap, const char *question_id)
+{
+	snprintf(buf, cap, "sluice_rag_q:%s", question_id);
+}
+
+/* GET_LOCK(name, timeout_s): 1 acquired, 0 timed out, -1 error. */
+static int named_lock(struct db *db, const char *name, double timeout_s)
+{
+	struct db_stmt *st = db_query(db, "SELECT GET_LOCK(?, ?)", "sd", name, timeout_s);
+	int got = -1;
+
+	if (st != NULL && db_fetch(st) == 1 && !db_col_null(st, 0))
+		got = db_col_ll(st, 0) == 1;
+	db_done(st);
+	return got;
+}
+
+static void named_unlock(struct db *db, const char *name)
+{
+	struct db_stmt *st = db_query(db, "SELECT RELEASE_LOCK(?)", "s", name);
+
+	if (st != NULL)
+		db_fetch(st);
+	db_done(st);
+}
+
 /* What the worker does after answering POST question. */
 struct after_answer {
 	struct db *db;
@@ -467,7 +499,7 @@ struct after_answer {
 static void answer_after_response(void *arg)
 {
 	struct after_answer *a = arg;
-	char err[256] = "";
+	char err[256] = "", lock[64];
 	double t0 = time_mono_ms();
 
 	if (a->cfg->testing_routes && a->cfg->rag_test_question_delay_ms > 0) {
@@ -485,6 +517,8 @@ static void answer_after_response(void *arg)
 	else
 		log_kv(LOG_DEBUG, "question answered", "question=%s ms=%.1f",
 		       a->question_id, time_mono_ms() - t0);
+	question_lock_name(lock, sizeof lock, a->question_id);
+	named_unlock(a->db, lock);
 }
 
 int rag_question_work(struct work_ctx *w, const struct work_item *it,
@@ -550,6 +584,13 @@ int rag_question_post(struct req *r)
 	    db_commit(db) != DB_OK)
 		goto dberr;
 	json_object_put(params);
+	{
+		char lock[64];
+
+		/* before the answer goes out, so a GET ?wait finds it held */
+		question_lock_name(lock, sizeof lock, qid);
+		named_lock(db, lock, 0);
+	}
 
 	a = arena_alloc(r->arena, sizeof *a);
 	a->db = db;
@@ -581,10 +622,11 @@ static void sleep_ms(int ms)
 
 int rag_question_get(struct req *r)
 {
-	char qid[RAG_ID_LEN + 1];
+	char qid[RAG_ID_LEN + 1], lock[64];
 	struct rag_dataset ds;
 	struct json_object *o;
 	struct db_stmt *st;
+	bool lock_tried = false;
 	const char *w;
 	long long wait_s = 0;
 	double deadline;
@@ -601,9 +643,14 @@ int rag_question_get(struct req *r)
 		return rag_reply(r, RAG_QUESTION_NOT_FOUND);
 
 	/* ?wait holds the request (and this worker) for at most
-	 * question_wait_max_s, polling the row with short sleeps. */
+	 * question_wait_max_s: blocked on the question's lock while the worker
+	 * ranking it holds it, else polling the row with short sleeps (the
+	 * fallback in sluice work holds no lock). */
 	deadline = time_mono_ms() + (double)wait_s * 1000.0;
+	question_lock_name(lock, sizeof lock, qid);
 	for (;;) {
+		double now, left;
+
 		st = db_query(r->db, "SELECT question_text, status, params, "
 		              "relevant_documents, error, created_at, finished_at, "
 		              "TIMESTAMPDIFF(MICROSECOND, created_at, finished_at) "
@@ -616,11 +663,21 @@ int rag_question_get(struct req *r)
 			return rc < 0 ? resp_db_error(r, db_last_err(r->db))
 			              : rag_reply(r, RAG_QUESTION_NOT_FOUND);
 		}
-		if (strcmp(db_col_str(st, 1), "processing") != 0 ||
-		    time_mono_ms() >= deadline)
+		now = time_mono_ms();
+		if (strcmp(db_col_str(st, 1), "processing") != 0 || now >= deadline)
 			break;
 		db_done(st);
-		sleep_ms(poll);
+		left = deadline - now;
+		if (!lock_tried) {
+			lock_tried = true;
+			if (named_lock(r->db, lock, left / 1000.0) == 1) {
+				named_unlock(r->db, lock);
+				/* got at once: nobody holds it, so poll */
+				if (time_mono_ms() - now >= WAIT_POLL_MIN_MS)
+					continue;
+			}
+		}
+		sleep_ms(poll < left ? poll : (int)left + 1);
 		if ((poll *= 2) > WAIT_POLL_MAX_MS)
 			poll = WAIT_POLL_MAX_MS;
 	}

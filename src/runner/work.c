@@ -94,6 +94,26 @@ static int register_process(struct work_ctx *w, const char *host)
 	return rc < 0 ? (int)rc : 0;
 }
 
+/* A pid that names no live process: none at all, or a zombie nobody reaped
+ * yet (it will never heartbeat again either). */
+static bool process_gone(long pid)
+{
+	char path[64], buf[256];
+	const char *close;
+	FILE *f;
+	bool zombie = false;
+
+	if (kill((pid_t)pid, 0) != 0)
+		return errno == ESRCH;
+	snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+	if ((f = fopen(path, "re")) == NULL)
+		return false;
+	if (fgets(buf, sizeof buf, f) != NULL && (close = strrchr(buf, ')')) != NULL)
+		zombie = close[1] == ' ' && (close[2] == 'Z' || close[2] == 'X');
+	fclose(f);
+	return zombie;
+}
+
 /* Claims of a process on this host that no longer exists (killed, crashed)
  * go back at once: a restarted `sluice work` should not wait WORK_STALE_S
  * for work its dead predecessor held.  Other hosts' claims wait for the
@@ -120,7 +140,7 @@ static void recover_dead_local(struct work_ctx *w)
 
 		if (strlen(c) <= plen || *end != '\0' || pid <= 0 || pid == (long)getpid())
 			continue;
-		if (kill((pid_t)pid, 0) != 0 && errno == ESRCH)
+		if (process_gone(pid))
 			snprintf(dead[ndead++], sizeof dead[0], "%s", c);
 	}
 	db_done(st);

@@ -25,9 +25,11 @@
 #   tokenizer, and porter stemming over it.  FTS5 ranks with bm25() for the
 #   question's words OR-ed together.
 #   sluice: every question is asked with each of the five metrics (L2, L1,
-#   max, cos, dot), with hybrid on and off; every other parameter is the
-#   default except top_n = 10 (MMR picks greedily, so its first 3 of 10 are
-#   the default top_n = 3 answer).
+#   max, cos, dot), with hybrid on and off, and for cos also with MMR off;
+#   every other parameter is the default.  Each is asked twice: with the
+#   default top_n = 3 for recall@3 (hybrid and MMR choose which snippets
+#   come back, the metric orders them, so the first 3 of a longer list are
+#   not the default answer) and with top_n = 10 for MRR@10.
 #   Scoring: a document is found at the rank of the first of its snippets in
 #   the list.  MRR@10 = mean of 1/rank (0 when not in the first 10);
 #   recall@3 = share of questions whose page is among the first 3 snippets.
@@ -234,7 +236,7 @@ for my $s (@snip) {
 print {$sql} "INSERT INTO porter SELECT body, doc FROM plain;\nCOMMIT;\n";
 close $sql;
 unlink "$tmp/fts.db";
-system("sqlite3 '$tmp/fts.db' < '$tmp/load.sql'") == 0 or die "sqlite3 load failed\n";
+system("sqlite3 '$tmp/fts.db' < '$tmp/load.sql' > /dev/null") == 0 or die "sqlite3 load failed\n";
 
 sub fts_ranks {
 	my ($table) = @_;
@@ -282,32 +284,46 @@ for my $t ([ plain => 'FTS5 bm25 (unicode61)' ], [ porter => 'FTS5 bm25 (porter)
 
 # --- sluice ------------------------------------------------------------------------
 
-for my $hybrid (1, 0) {
-	for my $metric (qw(cos L2 L1 max dot)) {
-		my (@qid, @lists);
-		my $c0 = time;
-		for my $i (0 .. $#docs) {
-			($st, $j, $raw) = api(POST => "/dataset/$ds/question", {
-				question => $docs[$i]{question}, distance_metric => $metric,
-				hybrid => $hybrid ? JSON::PP::true : JSON::PP::false, top_n => 10 });
-			die "POST question: $st $raw\n" unless $st == 200 || $st == 201 || $st == 202;
-			push @qid, $j->{question_id};
-		}
-		my $failed = 0;
-		for my $i (0 .. $#docs) {
-			($st, $j, $raw) = api(GET => "/dataset/$ds/question/$qid[$i]?wait=30");
-			$failed++ unless ($j->{status} // '') eq 'success';
-			push @lists, [ map { $_->{metadata}{doc} } @{ $j->{relevant_documents} || [] } ];
-		}
-		my ($m, $r) = score(\@lists);
-		my $name = sprintf '%s, hybrid %s%s', $metric, $hybrid ? 'on' : 'off',
-			$metric eq 'cos' && $hybrid ? ' (defaults)' : '';
-		push @rows, { name => "sluice $name", mrr => $m, r3 => $r, failed => $failed,
-			default => ($metric eq 'cos' && $hybrid), s => time - $c0 };
-		printf "%-34s MRR\@10 %.3f  recall\@3 %.3f  (%d questions in %.1f s%s)\n",
-			"sluice $name", $m, $r, scalar @docs, time - $c0,
-			$failed ? ", $failed not answered" : '';
+# Ask every question with these parameters; the target's rank in each
+# answer (0 = absent) and how many were not answered.
+sub ask_all {
+	my (%p) = @_;
+	my (@qid, @lists);
+	for my $i (0 .. $#docs) {
+		($st, $j, $raw) = api(POST => "/dataset/$ds/question",
+			{ %p, question => $docs[$i]{question} });
+		die "POST question: $st $raw\n" unless $st == 200 || $st == 201 || $st == 202;
+		push @qid, $j->{question_id};
 	}
+	my $failed = 0;
+	for my $i (0 .. $#docs) {
+		($st, $j, $raw) = api(GET => "/dataset/$ds/question/$qid[$i]?wait=30");
+		$failed++ unless ($j->{status} // '') eq 'success';
+		push @lists, [ map { $_->{metadata}{doc} } @{ $j->{relevant_documents} || [] } ];
+	}
+	return (\@lists, $failed);
+}
+
+my @configs = map { my $h = $_; map { [ $_, $h, 1 ] } qw(cos L2 L1 max dot) } 1, 0;
+push @configs, [ cos => 1, 0 ], [ cos => 0, 0 ];
+for my $c (@configs) {
+	my ($metric, $hybrid, $mmr) = @$c;
+	my %p = (distance_metric => $metric,
+		 hybrid => $hybrid ? JSON::PP::true : JSON::PP::false,
+		 maximal_marginal_relevance => $mmr ? JSON::PP::true : JSON::PP::false);
+	my $c0 = time;
+	my ($l3, $f3) = ask_all(%p);
+	my ($l10, $f10) = ask_all(%p, top_n => 10);
+	my (undef, $r) = score($l3);
+	my ($m) = score($l10);
+	my $name = sprintf '%s, hybrid %s%s%s', $metric, $hybrid ? 'on' : 'off',
+		$mmr ? '' : ', MMR off',
+		$metric eq 'cos' && $hybrid && $mmr ? ' (defaults)' : '';
+	push @rows, { name => "sluice $name", mrr => $m, r3 => $r, failed => $f3 + $f10,
+		default => ($metric eq 'cos' && $hybrid && $mmr) };
+	printf "%-34s MRR\@10 %.3f  recall\@3 %.3f  (%d questions in %.1f s%s)\n",
+		"sluice $name", $m, $r, 2 * @docs, time - $c0,
+		$f3 + $f10 ? ', ' . ($f3 + $f10) . ' not answered' : '';
 }
 
 # --- report ------------------------------------------------------------------------
@@ -319,8 +335,8 @@ $report .= sprintf "corpus: %d manual pages (man1), question = NAME description,
 	. "target = page body (<= %d chars); %s snippets; ingestion %.1f s\n",
 	scalar @docs, $body_max, $info->{snippet_count} // scalar @snip, $ingest_s;
 $report .= sprintf "dataset %s, embedder %s\n\n", $ds, $info->{embedder} // 'default';
-$report .= sprintf "%-36s %8s %9s\n", 'configuration', 'MRR@10', 'recall@3';
-$report .= sprintf "%-36s %8.3f %9.3f%s\n", $_->{name}, $_->{mrr}, $_->{r3},
+$report .= sprintf "%-40s %8s %9s\n", 'configuration', 'MRR@10', 'recall@3';
+$report .= sprintf "%-40s %8.3f %9.3f%s\n", $_->{name}, $_->{mrr}, $_->{r3},
 	$_->{failed} ? "  ($_->{failed} questions not answered)" : '' for @rows;
 $report .= "\n";
 for my $f (@fts) {

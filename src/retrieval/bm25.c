@@ -232,7 +232,8 @@ static int builder_doc(struct builder *bd, size_t d, const char *text, size_t le
 	}
 	bd->doclen[d] = nids > UINT32_MAX ? UINT32_MAX : (uint32_t)nids;
 	bd->total_len += bd->doclen[d];
-	qsort(*ids, nids, sizeof **ids, cmp_u32);
+	if (nids > 1)
+		qsort(*ids, nids, sizeof **ids, cmp_u32);
 	for (size_t i = 0; i < nids;) {
 		size_t j = i;
 		while (j < nids && (*ids)[j] == (*ids)[i])
@@ -291,7 +292,8 @@ static unsigned char *builder_blob(struct builder *bd, size_t n, const size_t *p
 				(struct bm25_post){ (uint32_t)d, pp->tf };
 		}
 	free(fill);
-	memcpy(blob + l.strs, bd->strs, bd->strbytes);
+	if (bd->strbytes > 0)
+		memcpy(blob + l.strs, bd->strs, bd->strbytes);
 	*lenp = l.total;
 	return blob;
 }

@@ -11,6 +11,9 @@
  *               closing quote or bracket)
  *   word        any other white space
  *
+ * White space at a chunk's start (only after a hard cut, or at the start
+ * of the text) does not count towards the window.
+ *
  * The chunk ends at the last paragraph cut in the window, else the last
  * sentence cut, else the last word cut; sentence and word cuts closer than
  * size/4 characters to the start are not taken (a chunk of "Dr. " helps
@@ -76,15 +79,16 @@ static size_t find_cut(const unsigned char *t, size_t len, size_t start,
 {
 	size_t best[CUT_PARAGRAPH + 1] = { 0 };
 	size_t i = start, chars = 0, min_chars = size / 4;
-	bool word = false;                       /* no all-white-space chunk */
 
+	/* White space before the first word is not counted: no chunk is blank. */
+	while (i < len && is_space(t[i]))
+		i++;
 	while (i < len && chars < size) {
-		word = word || !is_space(t[i]);
 		i = next_char(t, len, i);
 		chars++;
 		if (i >= len)
 			return len;
-		if (word && i > after && !is_space(t[i]) && is_space(t[i - 1])) {
+		if (i > after && !is_space(t[i]) && is_space(t[i - 1])) {
 			enum cut_rank r = cut_rank_at(t, start, i);
 			if (r == CUT_PARAGRAPH || chars >= min_chars)
 				best[r] = i;

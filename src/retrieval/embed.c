@@ -161,7 +161,8 @@ int embed_builtin(const char *text, size_t len, float *out, size_t dim)
 	acc = calloc(dim, sizeof *acc);
 	if (acc == NULL || (len > 0 && collect(text, len, &f) != 0))
 		goto out;
-	qsort(f.v, f.n, sizeof *f.v, cmp_feat);
+	if (f.n > 1)
+		qsort(f.v, f.n, sizeof *f.v, cmp_feat);
 	for (size_t i = 0; i < f.n;) {
 		size_t j = i;
 		double wsum = 0.0;

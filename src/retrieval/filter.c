@@ -50,7 +50,7 @@ static int check_scalar(struct json_object *v, const char *key, const char *what
 	}
 	if (json_object_is_type(v, json_type_string) &&
 	    json_object_get_string_len(v) > FILTER_MAX_STRING) {
-		snprintf(err, errlen, "metadata_filter.%s: %s longer than %d characters",
+		snprintf(err, errlen, "metadata_filter.%s: %s is longer than %d characters",
 		         key, what, FILTER_MAX_STRING);
 		return -1;
 	}

@@ -27,6 +27,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -276,6 +277,12 @@ int rindex_write(const char *path, size_t n, size_t dim, const float *vecs,
 		snprintf(err, errlen, "index: dim %zu or count %zu out of range", dim, n);
 		return -1;
 	}
+	for (size_t i = 0; i < n * dim; i++)
+		if (!isfinite(vecs[i])) {
+			snprintf(err, errlen, "index: vector %zu has a value that is not a finite number",
+			         i / dim);
+			return -1;
+		}
 	lens = calloc(n ? n : 1, sizeof *lens);
 	tx = calloc(n ? n : 1, sizeof *tx);
 	if (lens == NULL || tx == NULL)

@@ -111,7 +111,7 @@ static long fuse(const struct rindex *ix, enum vec_metric m, const float *q, flo
 size_t rank_question(const struct rindex *ix, const float *qvec, const char *question,
                      size_t qlen, const struct rank_params *p, struct vec_hit *out, size_t max)
 {
-	size_t n = rindex_count(ix), dim = rindex_dim(ix), np, nl, nsel = 0, nout = 0;
+	size_t n = rindex_count(ix), dim = rindex_dim(ix), k, top_n, np, nl, nsel = 0, nout = 0;
 	uint8_t *keep = NULL;
 	struct vec_hit *pool = NULL, *lex = NULL, *sel = NULL;
 	float qnorm = vec_norm(qvec, dim);
@@ -124,16 +124,18 @@ size_t rank_question(const struct rindex *ix, const float *qvec, const char *que
 		if (filter_mask(ix, p->filter, keep) <= 0)
 			goto out;                /* nothing matches: an empty answer */
 	}
-	pool = malloc(p->k * sizeof *pool);
-	lex = malloc(p->k * sizeof *lex);
-	sel = malloc(p->top_n * sizeof *sel);
+	k = p->k < n ? p->k : n;                 /* no pool larger than the rows */
+	top_n = p->top_n < k ? p->top_n : k;
+	pool = malloc(k * sizeof *pool);
+	lex = malloc(k * sizeof *lex);
+	sel = malloc(top_n * sizeof *sel);
 	if (pool == NULL || lex == NULL || sel == NULL)
 		goto out;
 	np = vec_topk(p->metric, qvec, qnorm, rindex_vectors(ix), rindex_norms(ix), n, dim,
-	              keep, p->k, pool);
+	              keep, k, pool);
 	if (p->hybrid && question != NULL) {
-		nl = bm25_topk(rindex_bm25(ix), question, qlen, keep, p->k, lex);
-		long nf = fuse(ix, p->metric, qvec, qnorm, pool, np, lex, nl, p->k);
+		nl = bm25_topk(rindex_bm25(ix), question, qlen, keep, k, lex);
+		long nf = fuse(ix, p->metric, qvec, qnorm, pool, np, lex, nl, k);
 		if (nf < 0)
 			goto out;
 		np = (size_t)nf;
@@ -141,9 +143,9 @@ size_t rank_question(const struct rindex *ix, const float *qvec, const char *que
 	if (p->mmr) {
 		size_t nc = p->fetch_k < np ? p->fetch_k : np;
 		nsel = mmr_select(qvec, qnorm, rindex_vectors(ix), rindex_norms(ix), dim, pool, nc,
-		                  p->lambda_mult, p->top_n, sel);
+		                  p->lambda_mult, top_n, sel);
 	} else {
-		nsel = p->top_n < np ? p->top_n : np;
+		nsel = top_n < np ? top_n : np;
 		memcpy(sel, pool, nsel * sizeof *sel);
 	}
 	vec_hits_sort(p->metric, sel, nsel);

@@ -21,7 +21,9 @@
  *
  * Top-k keeps a bounded max-heap of the k best seen so far, whose root is
  * the worst of them: one comparison per row once the heap is full.  NaN
- * scores (a corrupt or hostile vector) are skipped: they have no order. */
+ * scores (a corrupt or hostile vector) are skipped: they have no order.
+ * max ignores NaN components rather than propagating them (maxps keeps
+ * the accumulator); rindex_write refuses non-finite vectors anyway. */
 #include <immintrin.h>
 #include <math.h>
 #include <stdlib.h>
@@ -306,7 +308,7 @@ static float score_with(const struct kernel_set *ks, enum vec_metric m,
 	case VEC_MAX:
 		return ks->max(a, b, dim);
 	case VEC_COS:
-		if (!(norm_a > 0.0f) || !(norm_b > 0.0f))
+		if (norm_a == 0.0f || norm_b == 0.0f)      /* no direction */
 			return 0.0f;
 		return ks->dot(a, b, dim) / (norm_a * norm_b);
 	case VEC_DOT:

@@ -2,9 +2,10 @@
 # embedding_provider = openai against a local stub (t/lib/EmbedStub.pm):
 # ingestion stores the endpoint's vectors and questions are answered with
 # them; requests carry at most openai_batch_size inputs; 500 and 429
-# (with Retry-After) are retried; failure after openai_max_retries, or a
-# wrong dimension, fails the dataset with a reason; the API key goes out as
-# a Bearer token and appears in no log, response or table.
+# (with Retry-After) are retried; failure after openai_max_retries, a
+# wrong dimension, a malformed or an oversized answer fails the dataset
+# with a reason; the API key goes out as a Bearer token and appears in no
+# log, response or table.
 
 use strict;
 use warnings;
@@ -237,6 +238,16 @@ is(scalar @{ $stub->requests($mark) }, $attempts,
 $stub->control(garbage => 1);
 ($ds, $res) = ingest('stub-garbage', 'a document answered with garbage');
 is($res->{json}{status}, 'failed', 'a truncated JSON answer fails the dataset');
+like(reason_of($res), qr/not valid JSON/, 'saying so') or diag describe($res);
+
+# The limit is 1 MiB plus 48 bytes per expected value: 2 MiB is over it.
+$stub->control(pad => 2 * 1024 * 1024);
+$mark = @{ $stub->requests };
+($ds, $res) = ingest('stub-huge', 'a document answered at length');
+is($res->{json}{status}, 'failed', 'an oversized answer fails the dataset');
+like(reason_of($res), qr/larger than \d+ bytes/, 'naming the limit') or diag describe($res);
+$attempts = ingest_attempts($ds);
+is(scalar @{ $stub->requests($mark) }, $attempts, 'and is not retried');
 $stub->control();
 
 # --- the key stays secret -----------------------------------------------------------

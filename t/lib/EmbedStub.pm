@@ -7,7 +7,7 @@ package EmbedStub;
 #   my $stub = EmbedStub->start(dim => 64);
 #   $stub->url                      # http://127.0.0.1:PORT
 #   $stub->control(fail_first => 2, fail_status => 500, retry_after => 1,
-#                  delay_ms => 0, wrong_dim => 0, garbage => 0);
+#                  delay_ms => 0, wrong_dim => 0, garbage => 0, pad => 0);
 #   $stub->requests                 # [{inputs, auth, model, status, t}, ...]
 #   $stub->stop                     # also done at exit
 #
@@ -202,8 +202,10 @@ sub _one {
 		push @data, '{"object":"embedding","index":' . $i . ',"embedding":['
 			. join(',', map { sprintf '%.8g', $_ } @$v) . ']}';
 	}
+	# pad: that many extra bytes, for the client's response size limit
+	my $pad = $k->{pad} ? ',"pad":"' . ('x' x $k->{pad}) . '"' : '';
 	_reply($c, 200, '{"object":"list","data":[' . join(',', @data)
-		. '],"model":' . $JSON->encode($req->{model} // '')
+		. ']' . $pad . ',"model":' . $JSON->encode($req->{model} // '')
 		. ',"usage":{"prompt_tokens":0,"total_tokens":0}}');
 	return { %rec, status => 200 };
 }

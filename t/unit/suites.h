@@ -13,6 +13,14 @@ int suite_config(void);
 int suite_request(void);
 int suite_str(void);
 int suite_multipart(void);
+int suite_vec(void);
+int suite_embed(void);
+int suite_chunk(void);
+int suite_bm25(void);
+int suite_mmr(void);
+int suite_filter(void);
+int suite_index(void);
+int suite_rank(void);
 int suite_openai(void);
 
 /* Add a suite and its NULL-terminated test list in one go. */

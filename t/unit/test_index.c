@@ -1,0 +1,160 @@
+/* test_index.c - the index file: round trip, and refusal of truncated,
+ * flipped, foreign and missing files. */
+#include <fcntl.h>
+#include <math.h>
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "suites.h"
+#include "retrieval/index.h"
+
+#define N 5
+#define DIM 20
+
+static char dir[64], path[128];
+static float vecs[N * DIM];
+static const char *const ids[N] = { "s0", "s1", "s2", "s3", "s4" };
+static const char *const meta[N] = { "{\"source\":\"a.txt\"}", NULL, "{}", "{\"n\":3}", "{}" };
+static const char *const texts[N] = { "the cat sat", "dog", NULL, "cat cat", "" };
+
+static int setup(void)
+{
+	strcpy(dir, "/tmp/sluice-index-XXXXXX");
+	if (mkdtemp(dir) == NULL)
+		return -1;
+	snprintf(path, sizeof path, "%s/ds.idx", dir);
+	for (int i = 0; i < N * DIM; i++)
+		vecs[i] = (float)(i % 7) - 3.0f;
+	return 0;
+}
+
+static void teardown(void)
+{
+	unlink(path);
+	rmdir(dir);
+}
+
+static void write_ok(void)
+{
+	char err[256] = "";
+	CU_ASSERT_EQUAL_FATAL(rindex_write(path, N, DIM, vecs, ids, meta, texts, err, sizeof err), 0);
+}
+
+static void test_round_trip(void)
+{
+	char err[256] = "";
+	struct rindex *ix;
+	struct vec_hit h[2];
+
+	if (setup() != 0) {
+		CU_FAIL("mkdtemp");
+		return;
+	}
+	write_ok();
+	ix = rindex_open(path, err, sizeof err);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(ix);
+	CU_ASSERT_EQUAL(rindex_count(ix), N);
+	CU_ASSERT_EQUAL(rindex_dim(ix), DIM);
+	CU_ASSERT(((uintptr_t)rindex_vectors(ix) & 63) == 0);
+	CU_ASSERT(memcmp(rindex_vectors(ix), vecs, sizeof vecs) == 0);
+	for (int i = 0; i < N; i++) {
+		CU_ASSERT_DOUBLE_EQUAL(rindex_norms(ix)[i], vec_norm(vecs + i * DIM, DIM), 1e-6);
+		CU_ASSERT_STRING_EQUAL(rindex_snippet_id(ix, i), ids[i]);
+		CU_ASSERT_STRING_EQUAL(rindex_metadata(ix, i), meta[i] ? meta[i] : "{}");
+		CU_ASSERT_STRING_EQUAL(rindex_text(ix, i), texts[i] ? texts[i] : "");
+	}
+	CU_ASSERT_PTR_NULL(rindex_snippet_id(ix, N));
+	CU_ASSERT_EQUAL(bm25_topk(rindex_bm25(ix), "cat", 3, NULL, 2, h), 2);
+	CU_ASSERT_EQUAL(h[0].row, 3);
+	rindex_close(ix);
+	/* Only the index is left: the temporary file was renamed. */
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int files = 0;
+	while ((e = readdir(d)) != NULL)
+		files += e->d_name[0] != '.';
+	closedir(d);
+	CU_ASSERT_EQUAL(files, 1);
+	/* An empty dataset is a valid index. */
+	CU_ASSERT_EQUAL(rindex_write(path, 0, DIM, NULL, NULL, NULL, NULL, err, sizeof err), 0);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(ix = rindex_open(path, err, sizeof err));
+	CU_ASSERT_EQUAL(rindex_count(ix), 0);
+	rindex_close(ix);
+	CU_ASSERT_EQUAL(rindex_write(path, 1, 0, vecs, ids, NULL, NULL, err, sizeof err), -1);
+	vecs[DIM + 3] = NAN;
+	CU_ASSERT_EQUAL(rindex_write(path, N, DIM, vecs, ids, NULL, NULL, err, sizeof err), -1);
+	CU_ASSERT_STRING_EQUAL(err, "index: vector 1 has a value that is not a finite number");
+	vecs[DIM + 3] = 0;
+	teardown();
+}
+
+static void expect_refused(const char *what, const char *want)
+{
+	char err[256] = "";
+	struct rindex *ix = rindex_open(path, err, sizeof err);
+	CU_ASSERT_PTR_NULL(ix);
+	rindex_close(ix);
+	if (strstr(err, want) == NULL)
+		fprintf(stderr, "\n%s: got \"%s\"\n", what, err);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err, want));
+}
+
+static void flip(off_t off)
+{
+	unsigned char c;
+	int fd = open(path, O_RDWR);
+	CU_ASSERT_FATAL(fd >= 0);
+	CU_ASSERT_EQUAL(pread(fd, &c, 1, off), 1);
+	c ^= 0x10;
+	CU_ASSERT_EQUAL(pwrite(fd, &c, 1, off), 1);
+	close(fd);
+}
+
+static void test_refused(void)
+{
+	struct stat st;
+
+	if (setup() != 0) {
+		CU_FAIL("mkdtemp");
+		return;
+	}
+	expect_refused("missing", "No such file");
+	write_ok();
+	CU_ASSERT_EQUAL_FATAL(stat(path, &st), 0);
+	CU_ASSERT_EQUAL(truncate(path, st.st_size - 1), 0);
+	expect_refused("truncated", "truncated");
+	CU_ASSERT_EQUAL(truncate(path, 100), 0);
+	expect_refused("cut inside the header", "too short");
+	/* One flipped bit anywhere in the body or the header. */
+	const off_t offs[] = { 200, st.st_size / 2, st.st_size - 1, 24, 40 };
+	for (size_t i = 0; i < sizeof offs / sizeof offs[0]; i++) {
+		write_ok();
+		flip(offs[i]);
+		expect_refused("flipped", "index");
+	}
+	write_ok();
+	flip(st.st_size / 2);
+	expect_refused("flipped body", "checksum");
+	write_ok();
+	flip(0);
+	expect_refused("foreign magic", "not an index file");
+	FILE *f = fopen(path, "w");
+	fputs("hello", f);
+	fclose(f);
+	expect_refused("foreign", "too short");
+	teardown();
+}
+
+int suite_index(void)
+{
+	static const struct test_case tests[] = {
+		{ "write, open, read back", test_round_trip },
+		{ "truncated, flipped, foreign, missing refused", test_refused },
+		{ NULL, NULL },
+	};
+	return suite_add("index", tests);
+}

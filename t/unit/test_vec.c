@@ -1,0 +1,232 @@
+/* test_vec.c - distances against hand-computed values, best-first order
+ * per metric, and the AVX2 kernels against the portable ones. */
+#include <math.h>
+#include <stdlib.h>
+
+#include "suites.h"
+#include "retrieval/vec.h"
+
+static const enum vec_kernel kernels[] = { VEC_KERNEL_PORTABLE, VEC_KERNEL_AVX2 };
+
+/* The score of row b against query a under one kernel. */
+static float score1(enum vec_kernel kern, enum vec_metric m, const float *a,
+                    const float *b, size_t dim)
+{
+	struct vec_hit h = { 99, NAN };
+	float na = 0, nb = 0;
+	for (size_t i = 0; i < dim; i++) {
+		na += a[i] * a[i];
+		nb += b[i] * b[i];
+	}
+	na = sqrtf(na);
+	nb = sqrtf(nb);
+	CU_ASSERT_EQUAL_FATAL(vec_topk_with(kern, m, a, na, b, &nb, 1, dim, NULL, 1, &h), 1);
+	CU_ASSERT_EQUAL(h.row, 0);
+	return h.score;
+}
+
+struct dist_case { size_t dim; float want[VEC_METRIC_COUNT]; };
+
+static void fill_case(size_t dim, float *a, float *b)
+{
+	if (dim == 4) {                   /* a = (1,2,3,4), b = (2,0,3,8) */
+		static const float va[] = { 1, 2, 3, 4 }, vb[] = { 2, 0, 3, 8 };
+		for (size_t i = 0; i < 4; i++)
+			a[i] = va[i], b[i] = vb[i];
+	} else if (dim == 19) {           /* a_i = i + 1, b_i = 1 */
+		for (size_t i = 0; i < 19; i++)
+			a[i] = (float)(i + 1), b[i] = 1;
+	} else {                          /* 40: a_i = 0.5, b_i = -0.5, b_39 = 2.5 */
+		for (size_t i = 0; i < 40; i++)
+			a[i] = 0.5f, b[i] = -0.5f;
+		b[39] = 2.5f;
+	}
+}
+
+static void test_distances(void)
+{
+	/* dim 4: diff (-1,2,0,-4): L2 = sqrt(21), L1 = 7, max = 4,
+	 *   dot = 2+0+9+32 = 43, cos = 43 / (sqrt(30) sqrt(77)).
+	 * dim 19: diff 0..18: L2 = sqrt(sum i^2) = sqrt(2109), L1 = 171,
+	 *   max = 18, dot = 190, cos = 190 / (sqrt(2470) sqrt(19)).
+	 * dim 40 (past the 32-float AVX2 block): diff 1 x 39 and -2:
+	 *   L2 = sqrt(43), L1 = 41, max = 2, dot = 39 * -0.25 + 1.25 = -8.5,
+	 *   cos = -8.5 / (sqrt(10) * 4). */
+	const struct dist_case cases[] = {
+		{ 4, { [VEC_L2] = 4.58257569f, [VEC_L1] = 7, [VEC_MAX] = 4,
+		       [VEC_COS] = 0.89466916f, [VEC_DOT] = 43 } },
+		{ 19, { [VEC_L2] = 45.92385f, [VEC_L1] = 171, [VEC_MAX] = 18,
+		        [VEC_COS] = 0.87705802f, [VEC_DOT] = 190 } },
+		{ 40, { [VEC_L2] = 6.55743852f, [VEC_L1] = 41, [VEC_MAX] = 2,
+		        [VEC_COS] = -0.67198400f, [VEC_DOT] = -8.5f } },
+	};
+	float a[40], b[40];
+
+	for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+		fill_case(cases[c].dim, a, b);
+		for (size_t k = 0; k < 2; k++)
+			for (int m = 0; m < VEC_METRIC_COUNT; m++) {
+				float got = score1(kernels[k], (enum vec_metric)m, a, b, cases[c].dim);
+				CU_ASSERT_DOUBLE_EQUAL(got, cases[c].want[m],
+				                       1e-5 * fabs(cases[c].want[m]) + 1e-6);
+			}
+		/* vec_score gives the same values. */
+		float na = vec_norm(a, cases[c].dim), nb = vec_norm(b, cases[c].dim);
+		for (int m = 0; m < VEC_METRIC_COUNT; m++)
+			CU_ASSERT_DOUBLE_EQUAL(vec_score((enum vec_metric)m, a, na, b, nb, cases[c].dim),
+			                       cases[c].want[m], 1e-5 * fabs(cases[c].want[m]) + 1e-6);
+	}
+	/* A zero vector has no direction: cos 0, not NaN. */
+	float z[4] = { 0 };
+	CU_ASSERT_EQUAL(vec_score(VEC_COS, z, 0, b, 1, 4), 0.0f);
+}
+
+static void test_names(void)
+{
+	const char *wire[] = { "L2", "L1", "max", "cos", "dot" };
+	enum vec_metric m;
+
+	for (int i = 0; i < VEC_METRIC_COUNT; i++) {
+		CU_ASSERT_EQUAL(vec_metric_parse(wire[i], &m), 0);
+		CU_ASSERT_EQUAL(m, (enum vec_metric)i);
+		CU_ASSERT_STRING_EQUAL(vec_metric_name(m), wire[i]);
+	}
+	CU_ASSERT_EQUAL(vec_metric_parse("l2", &m), -1);
+	CU_ASSERT_EQUAL(vec_metric_parse("cosine", &m), -1);
+	CU_ASSERT_EQUAL(vec_metric_parse("", &m), -1);
+	CU_ASSERT_EQUAL(vec_metric_parse(NULL, &m), -1);
+	CU_ASSERT_FALSE(vec_larger_is_better(VEC_L2));
+	CU_ASSERT_FALSE(vec_larger_is_better(VEC_L1));
+	CU_ASSERT_FALSE(vec_larger_is_better(VEC_MAX));
+	CU_ASSERT_TRUE(vec_larger_is_better(VEC_COS));
+	CU_ASSERT_TRUE(vec_larger_is_better(VEC_DOT));
+	CU_ASSERT_TRUE(vec_better(VEC_L2, 1, 2));
+	CU_ASSERT_TRUE(vec_better(VEC_DOT, 2, 1));
+}
+
+/* q = (1,0); rows r0 (1,0), r1 (0,1), r2 (2,0), r3 (-1,0), r4 (.5,.5).
+ *   L2:  0, 1.414, 1, 2, 0.707      -> 0 4 2 1 3
+ *   L1:  0, 2, 1, 2, 1              -> 0 2 4 1 3  (ties by row)
+ *   max: 0, 1, 1, 2, 0.5            -> 0 4 1 2 3
+ *   cos: 1, 0, 1, -1, 0.707         -> 0 2 4 1 3
+ *   dot: 1, 0, 2, -1, 0.5           -> 2 0 4 1 3  (largest first) */
+static void test_order(void)
+{
+	const float q[2] = { 1, 0 };
+	const float base[] = { 1, 0, 0, 1, 2, 0, -1, 0, 0.5f, 0.5f };
+	float norms[5];
+	const uint32_t want[VEC_METRIC_COUNT][5] = {
+		[VEC_L2] = { 0, 4, 2, 1, 3 }, [VEC_L1] = { 0, 2, 4, 1, 3 },
+		[VEC_MAX] = { 0, 4, 1, 2, 3 }, [VEC_COS] = { 0, 2, 4, 1, 3 },
+		[VEC_DOT] = { 2, 0, 4, 1, 3 },
+	};
+	struct vec_hit h[5];
+
+	for (int i = 0; i < 5; i++)
+		norms[i] = vec_norm(base + 2 * i, 2);
+	for (size_t kk = 0; kk < 2; kk++)
+		for (int m = 0; m < VEC_METRIC_COUNT; m++) {
+			for (size_t k = 1; k <= 5; k++) {
+				size_t n = vec_topk_with(kernels[kk], (enum vec_metric)m, q, 1, base, norms,
+				                         5, 2, NULL, k, h);
+				CU_ASSERT_EQUAL_FATAL(n, k);
+				for (size_t i = 0; i < n; i++)
+					CU_ASSERT_EQUAL(h[i].row, want[m][i]);
+				for (size_t i = 1; i < n; i++)
+					CU_ASSERT_FALSE(vec_better((enum vec_metric)m, h[i].score, h[i - 1].score));
+			}
+			/* The keep mask drops rows, the order of the rest holds. */
+			const uint8_t keep[5] = { 1, 1, 0, 1, 1 };
+			size_t n = vec_topk_with(kernels[kk], (enum vec_metric)m, q, 1, base, norms, 5, 2,
+			                         keep, 5, h);
+			CU_ASSERT_EQUAL(n, 4);
+			for (size_t i = 0, j = 0; i < 5; i++)
+				if (want[m][i] != 2)
+					CU_ASSERT_EQUAL(h[j++].row, want[m][i]);
+		}
+	CU_ASSERT_EQUAL(vec_topk(VEC_L2, q, 1, base, norms, 5, 2, NULL, 0, h), 0);
+}
+
+static void test_nan_skipped(void)
+{
+	const float q[2] = { 1, 0 };
+	const float base[] = { NAN, 0, 1, 0 };
+	const float norms[] = { NAN, 1 };
+	struct vec_hit h[2];
+
+	/* max skips NaN components instead (maxps keeps the accumulator), so
+	 * rindex_write refuses non-finite vectors in the first place. */
+	for (int m = 0; m < VEC_METRIC_COUNT; m++) {
+		if (m == VEC_MAX)
+			continue;
+		CU_ASSERT_EQUAL(vec_topk((enum vec_metric)m, q, 1, base, norms, 2, 2, NULL, 2, h), 1);
+		CU_ASSERT_EQUAL(h[0].row, 1);
+	}
+}
+
+static void test_hits_best(void)
+{
+	struct vec_hit h[] = { { 0, 3 }, { 1, 1 }, { 2, 5 }, { 3, 1 }, { 4, 4 } };
+
+	CU_ASSERT_EQUAL(vec_hits_best(VEC_L2, h, 5, 3), 3);
+	CU_ASSERT_EQUAL(h[0].row, 1);
+	CU_ASSERT_EQUAL(h[1].row, 3);
+	CU_ASSERT_EQUAL(h[2].row, 0);
+	CU_ASSERT_EQUAL(vec_hits_best(VEC_DOT, h, 3, 10), 3);
+	CU_ASSERT_EQUAL(h[0].row, 0);
+	CU_ASSERT_EQUAL(h[1].row, 1);
+}
+
+/* Random rows, dim 100 (three AVX2 blocks, one 8-block, a scalar tail). */
+static void test_avx2_agrees(void)
+{
+	const size_t n = 3000, dim = 100, k = 10;
+	float *base, *norms, q[100];
+	struct vec_hit hp[10], ha[10];
+
+	if (!vec_have_avx2()) {
+		CU_PASS("no AVX2 on this CPU: only the portable kernels run");
+		return;
+	}
+	base = malloc(n * dim * sizeof *base);
+	norms = malloc(n * sizeof *norms);
+	CU_ASSERT_FATAL(base != NULL && norms != NULL);
+	srand(7);
+	for (size_t i = 0; i < n * dim; i++)
+		base[i] = (float)rand() / RAND_MAX * 2 - 1;
+	for (size_t i = 0; i < n; i++)
+		norms[i] = vec_norm(base + i * dim, dim);
+	for (int t = 0; t < 5; t++) {
+		for (size_t i = 0; i < dim; i++)
+			q[i] = (float)rand() / RAND_MAX * 2 - 1;
+		float qn = vec_norm(q, dim);
+		for (int m = 0; m < VEC_METRIC_COUNT; m++) {
+			size_t a = vec_topk_with(VEC_KERNEL_PORTABLE, (enum vec_metric)m, q, qn, base,
+			                         norms, n, dim, NULL, k, hp);
+			size_t b = vec_topk_with(VEC_KERNEL_AVX2, (enum vec_metric)m, q, qn, base,
+			                         norms, n, dim, NULL, k, ha);
+			CU_ASSERT_EQUAL(a, b);
+			for (size_t i = 0; i < a; i++) {
+				CU_ASSERT_EQUAL(hp[i].row, ha[i].row);
+				CU_ASSERT_DOUBLE_EQUAL(hp[i].score, ha[i].score,
+				                       1e-5 * fabs(hp[i].score) + 1e-5);
+			}
+		}
+	}
+	free(base);
+	free(norms);
+}
+
+int suite_vec(void)
+{
+	static const struct test_case tests[] = {
+		{ "distances against hand-computed values", test_distances },
+		{ "metric names and directions", test_names },
+		{ "best first for every metric, dot included", test_order },
+		{ "NaN rows skipped", test_nan_skipped },
+		{ "vec_hits_best", test_hits_best },
+		{ "AVX2 and portable kernels agree", test_avx2_agrees },
+		{ NULL, NULL },
+	};
+	return suite_add("vec", tests);
+}

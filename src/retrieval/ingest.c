@@ -27,6 +27,7 @@
 #include "runner/work.h"
 #include "util/config.h"
 #include "util/log.h"
+#include "util/timeutil.h"
 #include "util/uuid.h"
 
 #define INGEST_LOCK_WAIT_S 60      /* for another process's ingestion of it */
@@ -459,6 +460,7 @@ static int ingest(struct work_ctx *w, const struct work_item *it,
 	for (;;) {
 		struct doc d;
 		long long done;
+		double t0 = time_mono_ms(), t1;
 
 		if ((f = dataset_dim(w->db, dataset_id, &dim, embedder, sizeof embedder)) <= 0) {
 			if (f == 0)
@@ -486,6 +488,7 @@ static int ingest(struct work_ctx *w, const struct work_item *it,
 			snprintf(err, errlen, "database error");
 			return -1;
 		}
+		t1 = time_mono_ms();
 		if (rag_index_build(w->db, w->cfg, dataset_id, &snippets, err, errlen) != 0) {
 			if (dataset_dim(w->db, dataset_id, &dim, NULL, 0) == 0)
 				return 0;         /* deleted while we worked */
@@ -502,8 +505,9 @@ static int ingest(struct work_ctx *w, const struct work_item *it,
 			return -1;
 		}
 		if (done > 0) {
-			log_kv(LOG_INFO, "dataset ingested", "dataset=%s snippets=%zu",
-			       dataset_id, snippets);
+			log_kv(LOG_INFO, "dataset ingested",
+			       "dataset=%s snippets=%zu documents_ms=%.0f index_ms=%.0f",
+			       dataset_id, snippets, t1 - t0, time_mono_ms() - t1);
 			return 0;
 		}
 		if ((f = dataset_dim(w->db, dataset_id, &dim, NULL, 0)) == 0) {

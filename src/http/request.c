@@ -300,6 +300,39 @@ static int body_read(struct req *r, char *dst, size_t want, size_t *got)
 	return FCGX_GetError(r->in) != 0 ? -1 : 0;
 }
 
+void req_after(struct req *r, req_after_fn fn, void *arg)
+{
+	r->after_fn = fn;
+	r->after_arg = arg;
+}
+
+int req_read_some(struct req *r, char *buf, size_t cap, size_t *got)
+{
+	int n;
+
+	*got = 0;
+	if (cap == 0)
+		return REQ_OK;
+	if (r->in == NULL) {
+		/* unit tests: hand out the test body piece by piece */
+		size_t k = r->test_body_len < cap ? r->test_body_len : cap;
+
+		if (k > 0)
+			memcpy(buf, r->test_body, k);
+		r->test_body += k;
+		r->test_body_len -= k;
+		*got = k;
+		return REQ_OK;
+	}
+	if (cap > REQ_READ_CHUNK)
+		cap = REQ_READ_CHUNK;
+	n = FCGX_GetStr(buf, (int)cap, r->in);
+	if (n < 0 || FCGX_GetError(r->in) != 0)
+		return REQ_ERR_IO;
+	*got = (size_t)n;
+	return REQ_OK;
+}
+
 int req_read_body(struct req *r, long max, char **buf, size_t *len)
 {
 	size_t want, got;

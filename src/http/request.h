@@ -31,6 +31,9 @@ struct identity {
 	const char *user_name;
 };
 
+/* Work a handler leaves for after its answer has gone out (see req_after). */
+typedef void (*req_after_fn)(void *arg);
+
 struct resp_header {
 	const char *name, *value;
 	struct resp_header *next;
@@ -57,6 +60,10 @@ struct req {
 
 	struct identity id;
 	struct json_object *json;      /* parsed body, owned, put by req_finish */
+
+	/* run by the worker after the response is finished */
+	req_after_fn after_fn;
+	void *after_arg;
 
 	/* response state */
 	int status;                    /* 0 until a response was written */
@@ -107,6 +114,19 @@ const char *req_param(const struct req *r, const char *name);
 /* Percent-decoded query value; NULL when absent; REQ_ERR_BAD in *err when
  * malformed (err may be NULL). */
 const char *req_query(const struct req *r, const char *name, int *err);
+
+/* Run fn(arg) once the response has been sent and the connection handed
+ * back to the web server (after FCGX_Finish_r), before the worker accepts
+ * the next request: for short work whose result the client fetches later.
+ * arg should live in the request's arena, which the worker keeps until fn
+ * returns; nothing else of the request may be used then.  One per request:
+ * a second call replaces the first. */
+void req_after(struct req *r, req_after_fn fn, void *arg);
+
+/* Read up to cap bytes of the body into buf; *got is 0 at its end.
+ * REQ_ERR_IO when the stream fails.  For parsers that stream the body
+ * (multipart) instead of holding it whole. */
+int req_read_some(struct req *r, char *buf, size_t cap, size_t *got);
 
 /* Read the whole body, refusing more than max bytes before reading any.
  * *buf is arena-owned and NUL-terminated.  Without CONTENT_LENGTH up to

@@ -4,12 +4,14 @@
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include <mysql.h>
 
 #include "db/db.h"
+#include "retrieval/retrieval.h"
 #include "runner/work.h"
 #include "util/config.h"
 #include "util/log.h"
@@ -22,6 +24,8 @@ struct work_kind {
 
 /* Every kind of work this build knows.  Areas add their rows here. */
 static const struct work_kind kinds[] = {
+	{ "rag_question", rag_question_work },
+	{ "rag_ingest", rag_ingest_work },
 	{ NULL, NULL },
 };
 
@@ -57,6 +61,18 @@ long long work_enqueue(struct db *db, const char *kind, const char *ref_id,
 	return rc < 0 ? rc : db_last_insert_id(db);
 }
 
+long long work_enqueue_delayed(struct db *db, const char *kind, const char *ref_id,
+                               const char *customer_id, const char *payload,
+                               int delay_s)
+{
+	long long rc = db_exec(db,
+	    "INSERT INTO work_queue (kind, ref_id, customer_id, payload, available_at) "
+	    "VALUES (?, ?, ?, ?, UTC_TIMESTAMP(3) + INTERVAL ? SECOND)", "ssssi",
+	    kind, ref_id, customer_id, payload, (long long)delay_s);
+
+	return rc < 0 ? rc : db_last_insert_id(db);
+}
+
 void work_heartbeat(struct work_ctx *w, const struct work_item *it)
 {
 	db_exec(w->db, "UPDATE work_queue SET heartbeat_at = UTC_TIMESTAMP(3) "
@@ -78,11 +94,77 @@ static int register_process(struct work_ctx *w, const char *host)
 	return rc < 0 ? (int)rc : 0;
 }
 
+/* A pid that names no live process: none at all, or a zombie nobody reaped
+ * yet (it will never heartbeat again either). */
+static bool process_gone(long pid)
+{
+	char path[64], buf[256];
+	const char *close;
+	FILE *f;
+	bool zombie = false;
+
+	if (kill((pid_t)pid, 0) != 0)
+		return errno == ESRCH;
+	snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+	if ((f = fopen(path, "re")) == NULL)
+		return false;
+	if (fgets(buf, sizeof buf, f) != NULL && (close = strrchr(buf, ')')) != NULL)
+		zombie = close[1] == ' ' && (close[2] == 'Z' || close[2] == 'X');
+	fclose(f);
+	return zombie;
+}
+
+/* Claims of a process on this host that no longer exists (killed, crashed)
+ * go back at once: a restarted `sluice work` should not wait WORK_STALE_S
+ * for work its dead predecessor held.  Other hosts' claims wait for the
+ * heartbeat rule below. */
+static void recover_dead_local(struct work_ctx *w)
+{
+	const char *colon = strrchr(w->process_id, ':');
+	char dead[16][160];
+	struct db_stmt *st;
+	size_t plen, ndead = 0;
+
+	if (colon == NULL)
+		return;
+	plen = (size_t)(colon - w->process_id) + 1;      /* "host:" */
+	st = db_query(w->db, "SELECT DISTINCT claimed_by FROM work_queue "
+	    "WHERE status = 'running' AND LEFT(claimed_by, ?) = LEFT(?, ?)",
+	    "isi", (long long)plen, w->process_id, (long long)plen);
+	if (st == NULL)
+		return;
+	while (ndead < 16 && db_fetch(st) == 1) {
+		const char *c = db_col_str(st, 0);
+		char *end;
+		long pid = strtol(c + plen, &end, 10);
+
+		if (strlen(c) <= plen || *end != '\0' || pid <= 0 || pid == (long)getpid())
+			continue;
+		if (process_gone(pid))
+			snprintf(dead[ndead++], sizeof dead[0], "%s", c);
+	}
+	db_done(st);
+	for (size_t i = 0; i < ndead; i++) {
+		long long n = db_exec(w->db,
+		    "UPDATE work_queue SET status = IF(attempts < max_attempts, 'queued', 'failed'), "
+		    "finished_at = IF(attempts < max_attempts, NULL, UTC_TIMESTAMP(3)), "
+		    "error = IF(attempts < max_attempts, error, 'the process running it died'), "
+		    "claimed_by = NULL, available_at = UTC_TIMESTAMP(3) "
+		    "WHERE status = 'running' AND claimed_by = ?", "s", dead[i]);
+
+		if (n > 0)
+			log_kv(LOG_WARN, "took back work of a dead process", "process=%s items=%lld",
+			       dead[i], n);
+	}
+}
+
 /* Claims whose process stopped heart-beating go back to the queue, or fail
  * for good once they used up their attempts. */
 static void recover_stale(struct work_ctx *w)
 {
 	long long n;
+
+	recover_dead_local(w);
 
 	n = db_exec(w->db,
 	    "UPDATE work_queue SET status = 'queued', claimed_by = NULL, "

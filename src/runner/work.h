@@ -45,6 +45,12 @@ int work_main(const struct config *cfg);
 long long work_enqueue(struct db *db, const char *kind, const char *ref_id,
                        const char *customer_id, const char *payload);
 
+/* The same, claimable only delay_s seconds from now (a fallback for work
+ * that something else is expected to do first). */
+long long work_enqueue_delayed(struct db *db, const char *kind, const char *ref_id,
+                               const char *customer_id, const char *payload,
+                               int delay_s);
+
 /* Long handlers call this now and then so their claim is not taken as dead. */
 void work_heartbeat(struct work_ctx *w, const struct work_item *it);
 

@@ -4,6 +4,7 @@
 #include <stdbool.h>
 
 #include "platform/platform.h"
+#include "retrieval/retrieval.h"
 #include "serve/routes.h"
 #include "util/config.h"
 #include "util/log.h"
@@ -28,6 +29,7 @@ static const struct route *const area_tables[] = {
 	platform_job_routes,
 	platform_run_routes,
 	platform_connection_routes,
+	retrieval_routes,
 };
 
 #define NELEM(a) (sizeof(a) / sizeof((a)[0]))

@@ -106,9 +106,12 @@ static const char *caller(const struct req *r)
 	return NULL;
 }
 
+/* Answers one request; returns the work it left for after the answer
+ * (req_after), whose argument lives in the arena a. */
 static void serve_one(FCGX_Request *fr, struct arena *a,
                       const struct config *cfg, struct db *db,
-                      const struct route *routes, size_t nroutes)
+                      const struct route *routes, size_t nroutes,
+                      req_after_fn *after_fn, void **after_arg)
 {
 	struct req r;
 	int rc;
@@ -126,6 +129,8 @@ static void serve_one(FCGX_Request *fr, struct arena *a,
 	log_request(r.method != NULL ? r.method : "-",
 	            r.path != NULL ? r.path : "-", r.status,
 	            time_mono_ms() - r.started_ms, caller(&r));
+	*after_fn = r.after_fn;
+	*after_arg = r.after_arg;
 	req_finish(&r);
 }
 
@@ -179,6 +184,9 @@ int worker_main(const struct config *cfg, int listen_fd, int ready_fd)
 	announce_ready(ready_fd);
 
 	while (!stop_requested) {
+		req_after_fn after_fn = NULL;
+		void *after_arg = NULL;
+
 		sigprocmask(SIG_UNBLOCK, &termset, NULL);
 		if (stop_requested)
 			break;
@@ -191,8 +199,12 @@ int worker_main(const struct config *cfg, int listen_fd, int ready_fd)
 			status = 1;
 			break;
 		}
-		serve_one(&fr, a, cfg, db, routes, nroutes);
+		serve_one(&fr, a, cfg, db, routes, nroutes, &after_fn, &after_arg);
 		FCGX_Finish_r(&fr);
+		/* The client has its answer; SIGTERM stays blocked, so a stop
+		 * waits for this short work as it waits for a request. */
+		if (after_fn != NULL)
+			after_fn(after_arg);
 		arena_reset(a);
 
 		if (cfg->max_requests > 0 && ++served >= cfg->max_requests) {

@@ -36,7 +36,7 @@
 #define MAX_REQUESTS_MAX LONG_MAX
 #endif
 
-enum key_type { K_STR, K_NUM, K_BOOL, K_MODE, K_LEVEL };
+enum key_type { K_STR, K_NUM, K_BOOL, K_MODE, K_LEVEL, K_PROVIDER };
 
 struct key {
 	const char *name;
@@ -89,9 +89,28 @@ static const struct key keys[] = {
 
 	NUM(work_poll_ms, 10, 60000),
 
+	{ "embedding_provider", K_PROVIDER, offsetof(struct config, embedding_provider),
+	  MEMBER_SIZE(embedding_provider), 0, 0, false },
+	NUM(embedding_dimensions, 1, 4096),
+	STR(openai_base_url, false),
+	STR(openai_model, true),
+	STR(openai_api_key_file, false),
+	NUM(openai_timeout_ms, 100, 600000),
+	NUM(openai_batch_size, 1, 2048),
+	NUM(openai_max_retries, 0, 10),
+	/* page_content is a TEXT column: 16000 characters of UTF-8 fit. */
+	NUM(chunk_size, 20, 16000),
+	NUM(chunk_overlap, 0, 8000),
+	STR(rag_index_dir, false),
+	NUM(question_wait_max_s, 0, 300),
+	NUM(rag_test_question_delay_ms, 0, 60000),
+	NUM(rag_test_ingest_delay_ms, 0, 60000),
+
 	{ "log_level", K_LEVEL, offsetof(struct config, log_level),
 	  MEMBER_SIZE(log_level), 0, 0, false },
 };
+
+static const char *const providers[] = { "builtin", "openai" };
 
 static const char *const level_names[] = {
 	[LOG_DEBUG] = "debug", [LOG_INFO] = "info",
@@ -149,6 +168,21 @@ void config_defaults(struct config *c)
 	strcpy(c->connection_key_file, "/etc/sluice/connection.key");
 
 	c->work_poll_ms = 1000;
+
+	strcpy(c->embedding_provider, "builtin");
+	c->embedding_dimensions = 384;
+	c->openai_base_url[0] = '\0';
+	strcpy(c->openai_model, "text-embedding-3-small");
+	c->openai_api_key_file[0] = '\0';
+	c->openai_timeout_ms = 10000;
+	c->openai_batch_size = 64;
+	c->openai_max_retries = 3;
+	c->chunk_size = 800;
+	c->chunk_overlap = 100;
+	c->rag_index_dir[0] = '\0';
+	c->question_wait_max_s = 30;
+	c->rag_test_question_delay_ms = 0;
+	c->rag_test_ingest_delay_ms = 0;
 
 	strcpy(c->log_level, "info");
 }
@@ -249,6 +283,14 @@ static int set_key(struct config *c, const struct key *k, const char *value,
 		}
 		/* stored in its canonical spelling */
 		return str_copy(field, k->size, level_names[lvl]);
+	case K_PROVIDER:
+		for (size_t i = 0; i < sizeof providers / sizeof providers[0]; i++)
+			if (strcmp(value, providers[i]) == 0)
+				return str_copy(field, k->size, providers[i]);
+		set_err(err, errlen,
+		        "bad value for %s: '%.64s' (expected builtin or openai)",
+		        k->name, value);
+		return -1;
 	}
 	return -1;
 }
@@ -362,6 +404,12 @@ int config_load(const char *path, struct config *c, char *err, size_t errlen)
 		        path, tmp.memory_default_mb, tmp.memory_max_mb);
 		goto out;
 	}
+	if (tmp.chunk_overlap >= tmp.chunk_size) {
+		set_err(err, errlen,
+		        "%s: chunk_overlap (%d) must be smaller than chunk_size (%d)",
+		        path, tmp.chunk_overlap, tmp.chunk_size);
+		goto out;
+	}
 	*c = tmp;
 	rc = 0;
 out:
@@ -441,6 +489,17 @@ int config_load_connection_key(struct config *c, char *err, size_t errlen)
 		return -1;
 	c->connection_key_loaded = true;
 	return 0;
+}
+
+int config_rag_index_dir(const struct config *c, char *buf, size_t cap)
+{
+	int n;
+
+	if (c->rag_index_dir[0] != '\0')
+		n = snprintf(buf, cap, "%s", c->rag_index_dir);
+	else
+		n = snprintf(buf, cap, "%s/.rag-index", c->storage_root);
+	return n < 0 || (size_t)n >= cap ? -1 : 0;
 }
 
 int config_worker_count(const struct config *c)

@@ -57,6 +57,25 @@ struct config {
 	/* work */
 	int work_poll_ms;                     /* idle sleep between queue polls */
 
+	/* retrieval */
+	char embedding_provider[16];          /* "builtin" or "openai" */
+	int embedding_dimensions;             /* of new datasets */
+	char openai_base_url[CONFIG_PATH_MAX];  /* "" = not configured */
+	char openai_model[CONFIG_STR_MAX];
+	char openai_api_key_file[CONFIG_PATH_MAX];  /* "" = no key sent */
+	int openai_timeout_ms;
+	int openai_batch_size;                /* texts per /v1/embeddings call */
+	int openai_max_retries;
+	int chunk_size;                       /* characters per snippet */
+	int chunk_overlap;                    /* characters shared by neighbours */
+	char rag_index_dir[CONFIG_PATH_MAX];  /* "" = <storage_root>/.rag-index */
+	int question_wait_max_s;              /* largest ?wait= of GET question */
+	/* Test stack only, honoured with testing_routes = on: a pause before a
+	 * worker answers a question / before each ingested document, so a test
+	 * can kill the process doing it. */
+	int rag_test_question_delay_ms;
+	int rag_test_ingest_delay_ms;
+
 	/* logging */
 	char log_level[16];
 
@@ -86,6 +105,9 @@ int config_load_jwt_secret(struct config *c, char *err, size_t errlen);
 /* Read the connection password key named by connection_key_file (needed
  * by serve and work): see aead_key_load for what the file must hold. */
 int config_load_connection_key(struct config *c, char *err, size_t errlen);
+/* The directory of the retrieval index files: rag_index_dir, or
+ * <storage_root>/.rag-index when that is empty.  0, or -1 when too long. */
+int config_rag_index_dir(const struct config *c, char *buf, size_t cap);
 
 /* The number of workers to start: c->workers, or the CPU count when 0. */
 int config_worker_count(const struct config *c);

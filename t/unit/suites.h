@@ -15,6 +15,7 @@ int suite_str(void);
 int suite_aead(void);
 int suite_cron(void);
 int suite_sync_mode(void);
+int suite_multipart(void);
 int suite_vec(void);
 int suite_embed(void);
 int suite_chunk(void);
@@ -23,6 +24,7 @@ int suite_mmr(void);
 int suite_filter(void);
 int suite_index(void);
 int suite_rank(void);
+int suite_openai(void);
 
 /* Add a suite and its NULL-terminated test list in one go. */
 struct test_case { const char *name; CU_TestFunc fn; };

@@ -88,6 +88,20 @@ static void test_defaults(void)
 	CU_ASSERT_STRING_EQUAL(c.connection_key_file, "/etc/sluice/connection.key");
 	CU_ASSERT_FALSE(c.connection_key_loaded);
 	CU_ASSERT_EQUAL(c.work_poll_ms, 1000);
+	CU_ASSERT_STRING_EQUAL(c.embedding_provider, "builtin");
+	CU_ASSERT_EQUAL(c.embedding_dimensions, 384);
+	CU_ASSERT_STRING_EQUAL(c.openai_base_url, "");
+	CU_ASSERT_STRING_EQUAL(c.openai_model, "text-embedding-3-small");
+	CU_ASSERT_STRING_EQUAL(c.openai_api_key_file, "");
+	CU_ASSERT_EQUAL(c.openai_timeout_ms, 10000);
+	CU_ASSERT_EQUAL(c.openai_batch_size, 64);
+	CU_ASSERT_EQUAL(c.openai_max_retries, 3);
+	CU_ASSERT_EQUAL(c.chunk_size, 800);
+	CU_ASSERT_EQUAL(c.chunk_overlap, 100);
+	CU_ASSERT_STRING_EQUAL(c.rag_index_dir, "");
+	CU_ASSERT_EQUAL(c.question_wait_max_s, 30);
+	CU_ASSERT_EQUAL(c.rag_test_question_delay_ms, 0);
+	CU_ASSERT_EQUAL(c.rag_test_ingest_delay_ms, 0);
 	CU_ASSERT_STRING_EQUAL(c.log_level, "info");
 	CU_ASSERT_EQUAL(c.jwt_secret_len, 0);
 }
@@ -118,6 +132,15 @@ static const struct range_case ranges[] = {
 	RANGE(memory_default_mb, 1, 1048576),
 	RANGE(memory_max_mb, 1, 1048576),
 	RANGE(work_poll_ms, 10, 60000),
+	RANGE(embedding_dimensions, 1, 4096),
+	RANGE(openai_timeout_ms, 100, 600000),
+	RANGE(openai_batch_size, 1, 2048),
+	RANGE(openai_max_retries, 0, 10),
+	RANGE(chunk_size, 20, 16000),
+	RANGE(chunk_overlap, 0, 8000),
+	RANGE(question_wait_max_s, 0, 300),
+	RANGE(rag_test_question_delay_ms, 0, 60000),
+	RANGE(rag_test_ingest_delay_ms, 0, 60000),
 	{ NULL, 0, 0, 0, 0 },
 };
 
@@ -213,6 +236,15 @@ static const struct value_case value_cases[] = {
 	{ "connection_key_file", "", -1 },
 	{ "connection_key_file", "/etc/sluice/connection.key", 0 },
 	{ "connection_key", "00", -1 },
+	{ "embedding_provider", "builtin", 0 },
+	{ "embedding_provider", "openai", 0 },
+	{ "embedding_provider", "OpenAI", -1 },
+	{ "embedding_provider", "", -1 },
+	{ "embedding_provider", "sentence-transformers", -1 },
+	{ "openai_model", "", -1 },
+	{ "openai_base_url", "", 0 },
+	{ "openai_api_key_file", "", 0 },
+	{ "rag_index_dir", "", 0 },
 	{ "pid_file", "", 0 },
 	{ "db_socket", "", 0 },
 	{ "db_password", "", 0 },
@@ -286,6 +318,10 @@ static const struct len_case len_cases[] = {
 	{ "storage_root", CONFIG_PATH_MAX },
 	{ "jwt_secret_file", CONFIG_PATH_MAX },
 	{ "connection_key_file", CONFIG_PATH_MAX },
+	{ "openai_base_url", CONFIG_PATH_MAX },
+	{ "openai_model", CONFIG_STR_MAX },
+	{ "openai_api_key_file", CONFIG_PATH_MAX },
+	{ "rag_index_dir", CONFIG_PATH_MAX },
 	{ NULL, 0 },
 };
 
@@ -369,6 +405,12 @@ static const struct file_error_case file_errors[] = {
 	{ "workers = 1\nworkers=\n", "2: bad value for workers: '' (expected 0..256)" },
 	{ "memory_default_mb = 4096\nmemory_max_mb = 2048\n",
 	  " memory_default_mb (4096) is larger than memory_max_mb (2048)" },
+	{ "chunk_overlap = 300\nchunk_size = 300\n",
+	  " chunk_overlap (300) must be smaller than chunk_size (300)" },
+	{ "chunk_size = 50\n",
+	  " chunk_overlap (100) must be smaller than chunk_size (50)" },
+	{ "embedding_provider = local\n",
+	  "1: bad value for embedding_provider: 'local' (expected builtin or openai)" },
 	{ NULL, NULL },
 };
 
@@ -537,6 +579,24 @@ static void test_connection_key(void)
 	CU_ASSERT_PTR_NULL(strstr(err, "ffeedd"));
 }
 
+static void test_rag_index_dir(void)
+{
+	struct config c;
+	char buf[CONFIG_PATH_MAX + 32], err[256];
+
+	config_defaults(&c);
+	CU_ASSERT_EQUAL(config_rag_index_dir(&c, buf, sizeof buf), 0);
+	CU_ASSERT_STRING_EQUAL(buf, "/var/lib/sluice/storage/.rag-index");
+	CU_ASSERT_EQUAL(config_set(&c, "rag_index_dir", "/srv/idx", err, sizeof err), 0);
+	CU_ASSERT_EQUAL(config_rag_index_dir(&c, buf, sizeof buf), 0);
+	CU_ASSERT_STRING_EQUAL(buf, "/srv/idx");
+	CU_ASSERT_EQUAL(config_rag_index_dir(&c, buf, 8), -1);
+	CU_ASSERT_EQUAL(config_rag_index_dir(&c, buf, 9), 0);
+	/* the value is kept in its one spelling */
+	CU_ASSERT_EQUAL(config_set(&c, "embedding_provider", "openai", err, sizeof err), 0);
+	CU_ASSERT_STRING_EQUAL(c.embedding_provider, "openai");
+}
+
 static void test_worker_count(void)
 {
 	struct config c;
@@ -563,6 +623,7 @@ int suite_config(void)
 		{ "failed loads", test_load_failure_keeps_config },
 		{ "jwt secret file", test_jwt_secret },
 		{ "connection key file", test_connection_key },
+		{ "retrieval index dir", test_rag_index_dir },
 		{ "worker count", test_worker_count },
 		{ NULL, NULL },
 	};

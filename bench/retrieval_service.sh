@@ -1,0 +1,200 @@
+#!/usr/bin/env bash
+# bench/retrieval_service.sh - the retrieval service under load (the service
+# half of bench/retrieval_speed.sh, which runs it; it also runs alone).
+#
+# Starts the `bench` instance on BENCH_PORT (28462) with WORKERS workers, then
+#   (1) ingestion throughput: uploads FILES text files (real text from
+#       /usr/share/common-licenses and /usr/share/doc, about SNIPPETS
+#       snippets in all) to a new dataset and times POST -> status success;
+#       snippets per second = snippet_count / that time;
+#   (2) POST-to-success latency: CLIENTS concurrent clients (16), each
+#       QUESTIONS times: POST /dataset/{id}/question, then GET ?wait=5 until
+#       status is success; the time from sending POST to the success answer,
+#       p50/p90/p99 over all questions (each client keeps its connection,
+#       as an application would).
+# The instance is stopped at the end unless KEEP=1.  The dataset of (1) is
+# the one (2) asks; questions are lines of the same text.
+#
+# Environment: BENCH_PORT (28462), WORKERS (8), CLIENTS (16), QUESTIONS (50
+# per client), SNIPPETS (20000), FILES (20), KEEP (0).
+set -euo pipefail
+
+ROOT=$(dirname "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")")
+export SLUICE_INSTANCE=bench
+export SLUICE_PORT=${BENCH_PORT:-28462}
+WORKERS=${WORKERS:-8}
+CLIENTS=${CLIENTS:-16}
+QUESTIONS=${QUESTIONS:-50}
+SNIPPETS=${SNIPPETS:-20000}
+FILES=${FILES:-20}
+DEV=$ROOT/scripts/dev
+VAR=$ROOT/var/bench
+TMP=$(mktemp -d)
+
+cleanup() {
+	rm -rf "$TMP"
+	[[ ${KEEP:-0} == 1 ]] || "$DEV" down bench >/dev/null 2>&1 || true
+}
+trap cleanup EXIT
+
+"$DEV" up bench >"$TMP/up.log" 2>&1 || { cat "$TMP/up.log"; exit 1; }
+# More workers than the dev default: waiting GETs hold one each.
+conf=$VAR/sluice.conf
+if ! grep -qx "workers = $WORKERS" "$conf"; then
+	sed -i -e '/^workers *=/d' "$conf"
+	echo "workers = $WORKERS" >>"$conf"
+	"$DEV" serve-stop >/dev/null 2>&1
+	"$DEV" serve-start >/dev/null 2>&1
+fi
+eval "$("$DEV" env bench)"
+
+# Real text nobody here wrote: licences and package documentation.
+{
+	cat /usr/share/common-licenses/* 2>/dev/null
+	find /usr/share/doc -name copyright -size -64k -print0 2>/dev/null |
+		xargs -0 cat 2>/dev/null
+} | tr -d '\r' | iconv -f utf-8 -t utf-8 -c >"$TMP/corpus.txt"
+
+echo "host: $(nproc) CPUs, workers = $WORKERS, clients = $CLIENTS"
+perl -I"$ROOT/t/lib" - "$TMP/corpus.txt" "$SNIPPETS" "$FILES" "$CLIENTS" "$QUESTIONS" <<'PERL'
+use strict;
+use warnings;
+use Socket qw(IPPROTO_TCP TCP_NODELAY);
+use IO::Socket::SSL qw(SSL_VERIFY_NONE);
+use JSON::PP;
+use MIME::Base64 qw(encode_base64);
+use POSIX ();
+use Time::HiRes qw(time sleep);
+
+my ($corpus, $snippets, $files, $clients, $questions) = @ARGV;
+my $url = $ENV{SLUICE_URL};
+my $auth = 'Basic ' . encode_base64($ENV{SLUICE_DEMO_BASIC}, '');
+my $json = JSON::PP->new->utf8;
+# A keep-alive HTTP/1.1 client that writes each request in one piece with
+# TCP_NODELAY: a request split into writes meets Nagle and delayed ACKs and
+# measures 40 ms of client stall instead of the server.
+sub ua {
+	my ($host, $port) = $url =~ m{^https://([^/:]+):(\d+)};
+	my $s = IO::Socket::SSL->new(PeerHost => $host, PeerPort => $port,
+				     SSL_verify_mode => SSL_VERIFY_NONE) or die "connect: $!";
+	setsockopt($s, IPPROTO_TCP, TCP_NODELAY, 1);
+	return { s => $s, host => "$host:$port" };
+}
+sub call {
+	my ($ua, $m, $path, $body, $ct) = @_;
+	$body = $json->encode($body) if ref $body;
+	my $req = "$m $path HTTP/1.1\r\nHost: $ua->{host}\r\nAuthorization: $auth\r\n";
+	$req .= "Content-Type: " . ($ct // 'application/json') . "\r\nContent-Length: "
+		. length($body) . "\r\n" if defined $body;
+	$req .= "\r\n" . ($body // '');
+	my $s = $ua->{s};
+	print {$s} $req or die "write: $!";
+	my ($head, $buf) = ('', '');
+	while ($head !~ /\r\n\r\n/) {
+		my $n = sysread($s, my $chunk, 65536) or die "read: $!";
+		$head .= $chunk;
+	}
+	($head, $buf) = split /\r\n\r\n/, $head, 2;
+	my ($status) = $head =~ m{^HTTP/1\.\d (\d+)};
+	my ($len) = $head =~ /^Content-Length:\s*(\d+)/mi;
+	$len //= 0;
+	while (length $buf < $len) {
+		my $n = sysread($s, my $chunk, 65536) or die "read: $!";
+		$buf .= $chunk;
+	}
+	my $d = length $buf ? eval { $json->decode($buf) } : undef;
+	return ($status, $d);
+}
+
+open my $fh, '<', $corpus or die "$corpus: $!";
+my $text = do { local $/; <$fh> };
+my @lines = grep { length > 30 && /[a-z]{4}/ } split /\n/, $text;
+# About 700 characters per snippet (chunk_size 800, overlap 100).
+my $want = $snippets * 700;
+$text .= "\n\n" . $text while length $text < $want;
+$text = substr($text, 0, $want);
+
+my $ua = ua();
+
+# (1) ingestion
+my ($st, $d) = call($ua, POST => '/dataset', { name => 'bench' });
+die "POST /dataset: $st" unless $st == 201;
+my $id = $d->{dataset_id};
+my $bnd = "bench$$";
+my $per = int(length($text) / $files) + 1;
+my $body = '';
+for my $i (0 .. $files - 1) {
+	my $part = substr($text, $i * $per, $per);
+	next unless length $part;
+	$body .= "--$bnd\r\nContent-Disposition: form-data; name=\"file\"; filename=\"part$i.txt\"\r\n\r\n$part\r\n";
+}
+$body .= "--$bnd--\r\n";
+my $t0 = time;
+($st, $d) = call($ua, POST => "/dataset/$id/documents", $body, "multipart/form-data; boundary=$bnd");
+die "POST documents: $st" unless $st == 202;
+my $ds;
+while (1) {
+	(undef, $ds) = call($ua, GET => "/dataset/$id");
+	last if $ds->{status} ne 'processing';
+	sleep 0.05;
+}
+my $t = time - $t0;
+die "ingestion ended $ds->{status}: " . ($ds->{error} // '') unless $ds->{status} eq 'success';
+printf "ingestion: %d documents, %d snippets (%.1f MB of text) in %.2f s: %.0f snippets/s\n",
+	$ds->{document_count}, $ds->{snippet_count}, length($text) / 1e6, $t, $ds->{snippet_count} / $t;
+
+# (2) latency: warm the workers' index cache first
+for (1 .. 20) {
+	my (undef, $q) = call($ua, POST => "/dataset/$id/question", { question => 'warm up' });
+	call($ua, GET => "/dataset/$id/question/$q->{question_id}?wait=5");
+}
+$t0 = time;
+my @kids;
+for my $c (1 .. $clients) {
+	pipe(my $r, my $w) or die;
+	my $pid = fork // die;
+	if (!$pid) {
+		close $r;
+		my $u = ua();
+		srand($c * 7919);
+		my @lat;
+		for (1 .. $questions) {
+			my $q = substr($lines[int rand @lines], 0, 200);
+			my $t1 = time;
+			my ($s, $p) = call($u, POST => "/dataset/$id/question", { question => $q });
+			if ($s != 200) { print {$w} "err POST $s\n"; next }
+			my $g;
+			for (1 .. 10) {
+				(undef, $g) = call($u, GET => "/dataset/$id/question/$p->{question_id}?wait=5");
+				last if $g && $g->{status} ne 'processing';
+			}
+			if (!$g || $g->{status} ne 'success') { print {$w} "err GET\n"; next }
+			push @lat, (time - $t1) * 1000;
+		}
+		print {$w} "$_\n" for @lat;
+		close $w;
+		POSIX::_exit(0);
+	}
+	close $w;
+	push @kids, [ $pid, $r ];
+}
+my (@all, $errors);
+for my $k (@kids) {
+	my $fh = $k->[1];
+	while (my $l = <$fh>) {
+		chomp $l;
+		if ($l =~ /^err/) { $errors++; next }
+		push @all, $l;
+	}
+	waitpid($k->[0], 0);
+}
+@all = sort { $a <=> $b } @all;
+my $pct = sub { $all[ int($_[0] * $#all + 0.5) ] };
+my $wall = time - $t0;
+printf "POST-to-success latency, %d clients x %d questions over %d snippets: " .
+	"p50 %.1f ms, p90 %.1f ms, p99 %.1f ms, max %.1f ms (%d answered, %d errors, %.0f questions/s)\n",
+	$clients, $questions, $ds->{snippet_count}, $pct->(0.5), $pct->(0.9), $pct->(0.99),
+	$all[-1], scalar @all, $errors // 0, @all / $wall;
+printf "target: p50 <= 20 ms: %s\n", $pct->(0.5) <= 20 ? 'met' : 'NOT met';
+call($ua, DELETE => "/dataset/$id");
+PERL

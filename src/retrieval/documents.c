@@ -1,0 +1,761 @@
+/* documents.c - POST /dataset/{id}/documents: JSON documents or uploaded
+ * files, stored as rag_documents rows for `sluice work` to ingest.
+ *
+ * Uploads are multipart/form-data (RAG_UPLOAD_MAX bytes in all, at most
+ * RAG_UPLOAD_FILES_MAX files), each part held in memory while it arrives and
+ * turned into text when it ends: .txt and .md as they are, .html without
+ * markup, .csv one paragraph per row ("column: value" lines), .json one
+ * paragraph per array element ("path: value" lines).  The file name
+ * becomes metadata.source. */
+#include <ctype.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <json-c/json.h>
+
+#include "db/db.h"
+#include "http/errors.h"
+#include "http/multipart.h"
+#include "http/request.h"
+#include "http/response.h"
+#include "retrieval/retrieval.h"
+#include "runner/work.h"
+#include "util/arena.h"
+#include "util/config.h"
+#include "util/log.h"
+#include "util/uuid.h"
+
+#define SOURCE_MAX 1024            /* rag_documents.source */
+#define FILENAME_MAX_BYTES 255
+
+struct newdoc {
+	const char *text;
+	size_t len;
+	const char *metadata;      /* JSON object text */
+	const char *source;
+};
+
+/* --- a growable byte buffer (malloc'd: the arena cannot grow a block) -------------- */
+
+struct sbuf {
+	char *p;
+	size_t n, cap;
+	bool oom;
+};
+
+static void sb_put(struct sbuf *b, const char *s, size_t n)
+{
+	if (b->oom)
+		return;
+	if (b->n + n + 1 > b->cap) {
+		size_t nc = b->cap == 0 ? 4096 : b->cap;
+		char *np;
+
+		while (nc < b->n + n + 1)
+			nc *= 2;
+		if ((np = realloc(b->p, nc)) == NULL) {
+			b->oom = true;
+			return;
+		}
+		b->p = np;
+		b->cap = nc;
+	}
+	memcpy(b->p + b->n, s, n);
+	b->n += n;
+	b->p[b->n] = '\0';
+}
+
+static void sb_str(struct sbuf *b, const char *s)
+{
+	sb_put(b, s, strlen(s));
+}
+
+static void sb_free(struct sbuf *b)
+{
+	free(b->p);
+	memset(b, 0, sizeof *b);
+}
+
+/* --- text checks ------------------------------------------------------------------- */
+
+static bool utf8_valid(const unsigned char *s, size_t n)
+{
+	size_t i = 0;
+
+	while (i < n) {
+		unsigned char c = s[i];
+		size_t len;
+		uint32_t cp;
+
+		if (c == 0)
+			return false;
+		if (c < 0x80) {
+			i++;
+			continue;
+		}
+		if (c >= 0xC2 && c <= 0xDF) {
+			len = 2;
+			cp = c & 0x1F;
+		} else if (c >= 0xE0 && c <= 0xEF) {
+			len = 3;
+			cp = c & 0x0F;
+		} else if (c >= 0xF0 && c <= 0xF4) {
+			len = 4;
+			cp = c & 0x07;
+		} else {
+			return false;
+		}
+		if (i + len > n)
+			return false;
+		for (size_t k = 1; k < len; k++) {
+			if ((s[i + k] & 0xC0) != 0x80)
+				return false;
+			cp = cp << 6 | (s[i + k] & 0x3F);
+		}
+		if ((len == 3 && (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF))) ||
+		    (len == 4 && (cp < 0x10000 || cp > 0x10FFFF)))
+			return false;
+		i += len;
+	}
+	return true;
+}
+
+static bool blank(const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!isspace((unsigned char)s[i]))
+			return false;
+	return true;
+}
+
+/* --- HTML to text -------------------------------------------------------------------- */
+
+static void put_utf8(struct sbuf *b, unsigned long cp)
+{
+	char u[4];
+
+	if (cp == 0 || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
+		cp = 0xFFFD;
+	if (cp < 0x80) {
+		u[0] = (char)cp;
+		sb_put(b, u, 1);
+	} else if (cp < 0x800) {
+		u[0] = (char)(0xC0 | cp >> 6);
+		u[1] = (char)(0x80 | (cp & 0x3F));
+		sb_put(b, u, 2);
+	} else if (cp < 0x10000) {
+		u[0] = (char)(0xE0 | cp >> 12);
+		u[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
+		u[2] = (char)(0x80 | (cp & 0x3F));
+		sb_put(b, u, 3);
+	} else {
+		u[0] = (char)(0xF0 | cp >> 18);
+		u[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
+		u[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
+		u[3] = (char)(0x80 | (cp & 0x3F));
+		sb_put(b, u, 4);
+	}
+}
+
+/* One character reference at s (after '&'); bytes consumed, 0 if none. */
+static size_t html_entity(const char *s, size_t n, struct sbuf *b)
+{
+	static const struct { const char *name; unsigned long cp; } named[] = {
+		{ "amp", '&' }, { "lt", '<' }, { "gt", '>' }, { "quot", '"' },
+		{ "apos", '\'' }, { "nbsp", ' ' }, { "mdash", 0x2014 },
+		{ "ndash", 0x2013 }, { "hellip", 0x2026 }, { "copy", 0xA9 },
+	};
+	size_t i = 0;
+
+	if (n > 0 && s[0] == '#') {
+		unsigned long cp = 0;
+		bool hex = n > 1 && (s[1] == 'x' || s[1] == 'X');
+		size_t d0;
+
+		i = hex ? 2 : 1;
+		d0 = i;
+		while (i < n && i < d0 + 8 &&
+		       (hex ? isxdigit((unsigned char)s[i]) : isdigit((unsigned char)s[i]))) {
+			cp = cp * (hex ? 16 : 10) +
+			     (unsigned long)(isdigit((unsigned char)s[i]) ? s[i] - '0'
+			                     : (tolower((unsigned char)s[i]) - 'a' + 10));
+			i++;
+		}
+		if (i == d0 || i >= n || s[i] != ';')
+			return 0;
+		put_utf8(b, cp);
+		return i + 1;
+	}
+	for (size_t k = 0; k < sizeof named / sizeof named[0]; k++) {
+		size_t l = strlen(named[k].name);
+
+		if (l < n && strncmp(s, named[k].name, l) == 0 && s[l] == ';') {
+			put_utf8(b, named[k].cp);
+			return l + 1;
+		}
+	}
+	return 0;
+}
+
+static bool tag_is(const char *name, size_t n, const char *const *set)
+{
+	for (; *set != NULL; set++)
+		if (strlen(*set) == n && strncasecmp(name, *set, n) == 0)
+			return true;
+	return false;
+}
+
+/* Markup out, text in; block elements become line breaks, script and style
+ * vanish with their content, white space collapses. */
+static void html_to_text(const char *s, size_t n, struct sbuf *b)
+{
+	static const char *const blocks[] = {
+		"p", "div", "br", "li", "ul", "ol", "h1", "h2", "h3", "h4", "h5",
+		"h6", "tr", "table", "section", "article", "header", "footer",
+		"blockquote", "pre", "title", "dt", "dd", "hr", "nav", "main", NULL,
+	};
+	static const char *const skipped[] = { "script", "style", "noscript", NULL };
+	bool space = false, nl = true;
+	int newlines = 2;
+	size_t i = 0;
+
+	while (i < n) {
+		char c = s[i];
+
+		if (c == '<') {
+			size_t j = i + 1, name0, namelen;
+			bool closing = false;
+
+			if (n - i >= 4 && strncmp(s + i, "<!--", 4) == 0) {
+				const char *e = memmem(s + i + 4, n - i - 4, "-->", 3);
+
+				i = e != NULL ? (size_t)(e - s) + 3 : n;
+				continue;
+			}
+			if (j < n && s[j] == '/') {
+				closing = true;
+				j++;
+			}
+			name0 = j;
+			while (j < n && (isalnum((unsigned char)s[j])))
+				j++;
+			namelen = j - name0;
+			while (j < n && s[j] != '>')
+				j++;
+			i = j < n ? j + 1 : n;
+			if (!closing && tag_is(s + name0, namelen, skipped)) {
+				/* up to the matching end tag */
+				while (i < n) {
+					const char *e = memmem(s + i, n - i, "</", 2);
+
+					if (e == NULL) {
+						i = n;
+						break;
+					}
+					i = (size_t)(e - s) + 2;
+					if (n - i >= namelen &&
+					    strncasecmp(s + i, s + name0, namelen) == 0) {
+						const char *gt = memchr(s + i, '>', n - i);
+
+						i = gt != NULL ? (size_t)(gt - s) + 1 : n;
+						break;
+					}
+				}
+				continue;
+			}
+			if (tag_is(s + name0, namelen, blocks)) {
+				int want = tag_is(s + name0, namelen,
+				    (const char *const[]){ "br", "li", "tr", "dt", "dd", NULL }) ? 1 : 2;
+
+				while (newlines < want) {
+					sb_put(b, "\n", 1);
+					newlines++;
+				}
+				nl = true;
+				space = false;
+			} else {
+				space = !nl;
+			}
+			continue;
+		}
+		if (isspace((unsigned char)c)) {
+			space = !nl;
+			i++;
+			continue;
+		}
+		if (space) {
+			sb_put(b, " ", 1);
+			space = false;
+		}
+		nl = false;
+		newlines = 0;
+		if (c == '&') {
+			size_t used = html_entity(s + i + 1, n - i - 1, b);
+
+			if (used > 0) {
+				i += used + 1;
+				continue;
+			}
+		}
+		sb_put(b, &c, 1);
+		i++;
+	}
+}
+
+/* --- CSV to text ---------------------------------------------------------------------- */
+
+#define CSV_MAX_COLS 1024
+
+/* One RFC 4180 field at *pos into f; returns 1 field ends the row, 0 more
+ * fields follow, -1 at the end of input before any field. */
+static int csv_field(const char *s, size_t n, size_t *pos, struct sbuf *f)
+{
+	size_t i = *pos;
+
+	f->n = 0;
+	if (f->p != NULL)
+		f->p[0] = '\0';
+	if (i >= n)
+		return -1;
+	if (s[i] == '"') {
+		for (i++; i < n; i++) {
+			if (s[i] == '"') {
+				if (i + 1 < n && s[i + 1] == '"') {
+					sb_put(f, "\"", 1);
+					i++;
+					continue;
+				}
+				i++;
+				break;
+			}
+			sb_put(f, s + i, 1);
+		}
+		while (i < n && s[i] != ',' && s[i] != '\n')
+			i++;               /* junk after the closing quote */
+	} else {
+		size_t j = i;
+
+		while (j < n && s[j] != ',' && s[j] != '\n')
+			j++;
+		sb_put(f, s + i, j - i);
+		i = j;
+	}
+	if (f->n > 0 && f->p[f->n - 1] == '\r')
+		f->p[--f->n] = '\0';
+	if (i < n && s[i] == ',') {
+		*pos = i + 1;
+		return 0;
+	}
+	*pos = i < n ? i + 1 : n;
+	return 1;
+}
+
+/* Header row, then per row "column: value" lines as one paragraph. */
+static void csv_to_text(const char *s, size_t n, struct sbuf *b)
+{
+	char **head = calloc(CSV_MAX_COLS, sizeof *head);
+	struct sbuf f = { 0 };
+	size_t pos = 0, ncols = 0, row = 0;
+	int rc;
+
+	if (head == NULL) {
+		b->oom = true;
+		return;
+	}
+	while (pos < n) {
+		size_t col = 0;
+		bool any = false;
+
+		do {
+			rc = csv_field(s, n, &pos, &f);
+			if (rc < 0)
+				break;
+			if (row == 0) {
+				if (ncols < CSV_MAX_COLS)
+					head[ncols++] = strdup(f.p != NULL ? f.p : "");
+			} else if (f.n > 0 && !blank(f.p, f.n)) {
+				if (any)
+					sb_put(b, "\n", 1);
+				if (col < ncols && head[col] != NULL && head[col][0] != '\0') {
+					sb_str(b, head[col]);
+					sb_put(b, ": ", 2);
+				}
+				sb_put(b, f.p, f.n);
+				any = true;
+			}
+			col++;
+		} while (rc == 0);
+		if (any)
+			sb_put(b, "\n\n", 2);
+		row++;
+	}
+	/* A file with only a header row still says something. */
+	if (row == 1)
+		for (size_t c = 0; c < ncols; c++) {
+			sb_str(b, head[c] != NULL ? head[c] : "");
+			sb_put(b, "\n", 1);
+		}
+	for (size_t c = 0; c < ncols; c++)
+		free(head[c]);
+	free(head);
+	sb_free(&f);
+}
+
+/* --- JSON to text ---------------------------------------------------------------------- */
+
+static void json_lines(struct json_object *v, struct sbuf *path, struct sbuf *b)
+{
+	size_t mark = path->n;
+
+	switch (json_object_get_type(v)) {
+	case json_type_object:
+		json_object_object_foreach(v, k, val) {
+			if (path->n > 0)
+				sb_put(path, ".", 1);
+			sb_str(path, k);
+			json_lines(val, path, b);
+			path->n = mark;
+			if (path->p != NULL)
+				path->p[mark] = '\0';
+		}
+		return;
+	case json_type_array:
+		for (size_t i = 0; i < json_object_array_length(v); i++) {
+			json_lines(json_object_array_get_idx(v, i), path, b);
+			path->n = mark;
+			if (path->p != NULL)
+				path->p[mark] = '\0';
+		}
+		return;
+	case json_type_null:
+		return;
+	default:
+		if (path->n > 0) {
+			sb_put(b, path->p, path->n);
+			sb_put(b, ": ", 2);
+		}
+		sb_str(b, json_object_get_string(v));
+		sb_put(b, "\n", 1);
+	}
+}
+
+/* An array: one paragraph per element; anything else: one block.  -1 when
+ * the file is not JSON (err says where). */
+static int json_to_text(const char *s, size_t n, int depth, struct sbuf *b,
+                        char *err, size_t errlen)
+{
+	struct json_object *root = NULL;
+	struct sbuf path = { 0 };
+
+	if (json_parse_bounded(s, n, depth, &root, err, errlen) != REQ_OK)
+		return -1;
+	if (json_object_is_type(root, json_type_array)) {
+		for (size_t i = 0; i < json_object_array_length(root); i++) {
+			json_lines(json_object_array_get_idx(root, i), &path, b);
+			sb_put(b, "\n", 1);
+		}
+	} else {
+		json_lines(root, &path, b);
+	}
+	sb_free(&path);
+	json_object_put(root);
+	return 0;
+}
+
+/* --- storing ------------------------------------------------------------------------------ */
+
+/* Insert the documents, put the dataset back to processing and queue its
+ * ingestion, in one transaction; answers 202 or the error. */
+static int store_documents(struct req *r, const struct rag_dataset *ds,
+                           const struct newdoc *docs, size_t n)
+{
+	struct json_object *o, *ids;
+	struct db *db = r->db;
+	struct db_stmt *st;
+	bool queued = false;
+	int rc;
+
+	ids = json_object_new_array();
+	if (db_begin(db) != DB_OK)
+		goto dberr;
+	for (size_t i = 0; i < n; i++) {
+		char id[UUID_STR_LEN];
+
+		if (uuid_v4(id, '-') != 0) {
+			db_rollback(db);
+			json_object_put(ids);
+			return resp_internal(r, "uuid_v4 failed");
+		}
+		if (db_exec(db, "INSERT INTO rag_documents (id, dataset_id, source, metadata, "
+		            "text, status) VALUES (?, ?, ?, ?, ?, 'processing')", "sssss",
+		            id, ds->id, docs[i].source, docs[i].metadata, docs[i].text) < 0)
+			goto dberr;
+		json_object_array_add(ids, json_object_new_string(id));
+	}
+	/* Earlier failures get another chance with the new ingestion. */
+	if (db_exec(db, "UPDATE rag_documents SET status = 'processing', error = NULL "
+	            "WHERE dataset_id = ? AND status = 'failed'", "s", ds->id) < 0 ||
+	    db_exec(db, "UPDATE rag_datasets SET status = 'processing', error = NULL "
+	            "WHERE id = ?", "s", ds->id) < 0)
+		goto dberr;
+	st = db_query(db, "SELECT id FROM work_queue WHERE kind = 'rag_ingest' AND "
+	              "ref_id = ? AND status = 'queued' LIMIT 1", "s", ds->id);
+	if (st == NULL)
+		goto dberr;
+	rc = db_fetch(st);
+	queued = rc == 1;
+	db_done(st);
+	if (rc < 0)
+		goto dberr;
+	if ((!queued && work_enqueue(db, "rag_ingest", ds->id, NULL, NULL) < 0) ||
+	    db_commit(db) != DB_OK)
+		goto dberr;
+
+	o = json_object_new_object();
+	json_object_object_add(o, "dataset_id", json_object_new_string(ds->id));
+	json_object_object_add(o, "status", json_object_new_string("processing"));
+	json_object_object_add(o, "document_ids", ids);
+	return resp_json(r, 202, o);
+dberr:
+	rc = db_last_err(db);
+	db_rollback(db);
+	json_object_put(ids);
+	return resp_db_error(r, rc);
+}
+
+/* --- JSON documents ------------------------------------------------------------------------ */
+
+static int post_json(struct req *r, const struct rag_dataset *ds)
+{
+	static const char *const top[] = { "documents", NULL };
+	static const char *const fields[] = { "text", "metadata", NULL };
+	struct json_object *body, *arr;
+	struct newdoc *docs;
+	size_t n;
+
+	if ((body = req_json_body_or_reply(r)) == NULL)
+		return -1;
+	if (!json_object_is_type(body, json_type_object))
+		return rag_reply_bad(r, "Body must be a JSON object");
+	if (rag_unknown_field_or_reply(r, body, top, NULL) != 0)
+		return -1;
+	if (!json_object_object_get_ex(body, "documents", &arr) ||
+	    !json_object_is_type(arr, json_type_array))
+		return rag_reply_bad(r, "documents must be an array of {\"text\", \"metadata\"}");
+	n = json_object_array_length(arr);
+	if (n == 0 || n > RAG_DOCS_PER_REQUEST)
+		return rag_reply_bad(r, "documents must hold 1 to %d documents (got %zu)",
+		                     RAG_DOCS_PER_REQUEST, n);
+	docs = arena_alloc(r->arena, n * sizeof *docs);
+	for (size_t i = 0; i < n; i++) {
+		struct json_object *d = json_object_array_get_idx(arr, i), *t, *m = NULL, *src;
+		char where[32];
+		const char *meta;
+
+		snprintf(where, sizeof where, "documents[%zu]", i);
+		if (!json_object_is_type(d, json_type_object))
+			return rag_reply_bad(r, "%s must be an object", where);
+		if (rag_unknown_field_or_reply(r, d, fields, where) != 0)
+			return -1;
+		if (!json_object_object_get_ex(d, "text", &t) ||
+		    !json_object_is_type(t, json_type_string))
+			return rag_reply_bad(r, "%s.text must be a string", where);
+		docs[i].text = json_object_get_string(t);
+		docs[i].len = (size_t)json_object_get_string_len(t);
+		if (memchr(docs[i].text, '\0', docs[i].len) != NULL)
+			return rag_reply_bad(r, "%s.text must not contain NUL", where);
+		if (blank(docs[i].text, docs[i].len))
+			return rag_reply_bad(r, "%s.text must not be empty", where);
+		json_object_object_get_ex(d, "metadata", &m);
+		if (m != NULL && !json_object_is_type(m, json_type_object))
+			return rag_reply_bad(r, "%s.metadata must be an object", where);
+		meta = m != NULL ? json_object_to_json_string_ext(m, JSON_C_TO_STRING_PLAIN) : "{}";
+		if (strlen(meta) > RAG_METADATA_MAX)
+			return rag_reply_bad(r, "%s.metadata is larger than %d bytes", where,
+			                     RAG_METADATA_MAX);
+		docs[i].metadata = arena_strdup(r->arena, meta);
+		docs[i].source = "";
+		if (m != NULL && json_object_object_get_ex(m, "source", &src) &&
+		    json_object_is_type(src, json_type_string)) {
+			if (json_object_get_string_len(src) > SOURCE_MAX)
+				return rag_reply_bad(r, "%s.metadata.source is longer than %d bytes",
+				                     where, SOURCE_MAX);
+			docs[i].source = arena_strdup(r->arena, json_object_get_string(src));
+		}
+	}
+	return store_documents(r, ds, docs, n);
+}
+
+/* --- uploads ------------------------------------------------------------------------------------ */
+
+enum ftype { F_TEXT, F_HTML, F_CSV, F_JSON };
+
+struct upload {
+	struct req *r;
+	struct newdoc docs[RAG_UPLOAD_FILES_MAX];
+	size_t n;
+	struct sbuf data;                 /* the current file */
+	char filename[FILENAME_MAX_BYTES + 1];
+	enum ftype type;
+	bool in_file;
+	char why[320];                    /* why a callback stopped */
+	int status;                       /* its HTTP status */
+};
+
+static int upload_fail(struct upload *u, int status, const char *fmt, const char *arg)
+{
+	snprintf(u->why, sizeof u->why, fmt, arg);
+	u->status = status;
+	return -1;
+}
+
+static int file_type(const char *name, enum ftype *t)
+{
+	static const struct { const char *ext; enum ftype t; } types[] = {
+		{ ".txt", F_TEXT }, { ".md", F_TEXT }, { ".markdown", F_TEXT },
+		{ ".html", F_HTML }, { ".htm", F_HTML }, { ".csv", F_CSV },
+		{ ".json", F_JSON },
+	};
+	const char *dot = strrchr(name, '.');
+
+	for (size_t i = 0; dot != NULL && i < sizeof types / sizeof types[0]; i++)
+		if (strcasecmp(dot, types[i].ext) == 0) {
+			*t = types[i].t;
+			return 0;
+		}
+	return -1;
+}
+
+static int on_part_begin(void *arg, const struct multipart_part *p)
+{
+	struct upload *u = arg;
+	const char *base;
+
+	if (p->filename == NULL)
+		return upload_fail(u, 400, "Unexpected form field '%.64s': send files "
+		                   "(parts with a filename)", p->name);
+	/* Browsers on some systems send a whole path: keep the last part. */
+	base = p->filename;
+	for (const char *c = p->filename; *c != '\0'; c++)
+		if (*c == '/' || *c == '\\')
+			base = c + 1;
+	if (base[0] == '\0' || strlen(base) > FILENAME_MAX_BYTES ||
+	    !utf8_valid((const unsigned char *)base, strlen(base)))
+		return upload_fail(u, 400, "File name '%.64s' must be 1 to 255 bytes of UTF-8",
+		                   base);
+	if (file_type(base, &u->type) != 0)
+		return upload_fail(u, 400, "Unsupported file type '%.64s' (expected .txt, "
+		                   ".md, .html, .csv or .json)", base);
+	if (u->n == RAG_UPLOAD_FILES_MAX)
+		return upload_fail(u, 400, "More than %s files in one request", "100");
+	snprintf(u->filename, sizeof u->filename, "%s", base);
+	u->data.n = 0;
+	u->in_file = true;
+	return 0;
+}
+
+static int on_part_data(void *arg, const char *data, size_t len)
+{
+	struct upload *u = arg;
+
+	sb_put(&u->data, data, len);
+	return u->data.oom ? upload_fail(u, 500, "out of memory%s", "") : 0;
+}
+
+static int on_part_end(void *arg)
+{
+	struct upload *u = arg;
+	struct newdoc *d = &u->docs[u->n];
+	struct sbuf text = { 0 };
+	struct json_object *meta;
+	const char *src = u->data.p != NULL ? u->data.p : "";
+	size_t len = u->data.n;
+	char err[256];
+
+	u->in_file = false;
+	/* a UTF-8 byte order mark says nothing */
+	if (len >= 3 && memcmp(src, "\xEF\xBB\xBF", 3) == 0) {
+		src += 3;
+		len -= 3;
+	}
+	if (!utf8_valid((const unsigned char *)src, len))
+		return upload_fail(u, 400, "File '%.64s' is not UTF-8 text", u->filename);
+	switch (u->type) {
+	case F_TEXT:
+		sb_put(&text, src, len);
+		break;
+	case F_HTML:
+		html_to_text(src, len, &text);
+		break;
+	case F_CSV:
+		csv_to_text(src, len, &text);
+		break;
+	case F_JSON:
+		if (json_to_text(src, len, u->r->cfg->json_max_depth, &text, err,
+		                 sizeof err) != 0) {
+			sb_free(&text);
+			snprintf(u->why, sizeof u->why, "File '%.64s' is not valid JSON: %.200s",
+			         u->filename, err);
+			u->status = 400;
+			return -1;
+		}
+		break;
+	}
+	if (text.oom) {
+		sb_free(&text);
+		return upload_fail(u, 500, "out of memory%s", "");
+	}
+	if (text.p == NULL || blank(text.p, text.n)) {
+		sb_free(&text);
+		return upload_fail(u, 400, "File '%.64s' holds no text", u->filename);
+	}
+	d->text = arena_strndup(u->r->arena, text.p, text.n);
+	d->len = text.n;
+	sb_free(&text);
+	meta = json_object_new_object();
+	json_object_object_add(meta, "source", json_object_new_string(u->filename));
+	d->metadata = arena_strdup(u->r->arena,
+	    json_object_to_json_string_ext(meta, JSON_C_TO_STRING_PLAIN));
+	json_object_put(meta);
+	d->source = arena_strdup(u->r->arena, u->filename);
+	u->n++;
+	return 0;
+}
+
+static int post_upload(struct req *r, const struct rag_dataset *ds)
+{
+	static const struct multipart_cb cb = { on_part_begin, on_part_data, on_part_end };
+	struct upload *u = calloc(1, sizeof *u);
+	int rc;
+
+	if (u == NULL)
+		return resp_internal(r, "out of memory");
+	u->r = r;
+	rc = req_multipart_or_reply(r, RAG_UPLOAD_MAX, &cb, u);
+	sb_free(&u->data);
+	if (rc == MULTIPART_ERR_STOP) {
+		rc = u->status == 500 ? resp_internal(r, u->why)
+		                      : resp_detail(r, u->status, u->why);
+	} else if (rc == 0 && u->n == 0) {
+		rc = rag_reply_bad(r, "No files in the upload: send them as form parts "
+		                   "named file");
+	} else if (rc == 0) {
+		rc = store_documents(r, ds, u->docs, u->n);
+	}
+	free(u);
+	return rc;
+}
+
+int rag_documents_post(struct req *r)
+{
+	struct rag_dataset ds;
+
+	if (rag_dataset_of_caller(r, req_param(r, "dataset_id"), &ds) != 0)
+		return -1;
+	if (strncasecmp(r->content_type, "multipart/", 10) == 0)
+		return post_upload(r, &ds);
+	return post_json(r, &ds);
+}

@@ -1,0 +1,128 @@
+/* retrieval.h - the retrieval service: datasets, documents, questions.
+ *
+ * datasets.c   POST/GET/DELETE /dataset, the caller's dataset row, the
+ *              area's error bodies
+ * documents.c  POST /dataset/{id}/documents (JSON or multipart upload) and
+ *              turning uploaded files into text
+ * questions.c  POST/GET question, answering a question over the dataset's
+ *              index (cached per process), the worker's post-response hook
+ * ingest.c     the embedder of a dataset, ingestion in `sluice work`, and
+ *              (re)building a dataset's index file from MariaDB
+ *
+ * MariaDB is the source of truth (rag_* tables); the index file of a dataset
+ * is a cache of its snippets that any process can rebuild. */
+#ifndef SLUICE_RETRIEVAL_H
+#define SLUICE_RETRIEVAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "http/router.h"
+#include "runner/work.h"
+
+struct config;
+struct db;
+struct json_object;
+struct req;
+struct rindex;
+
+extern const struct route retrieval_routes[];      /* datasets.c */
+
+/* Handlers, routed by datasets.c's table. */
+int rag_documents_post(struct req *r);             /* documents.c */
+int rag_question_post(struct req *r);              /* questions.c */
+int rag_question_get(struct req *r);
+
+/* --- the area's answers, written in one place (datasets.c) -------------------- */
+enum rag_reply {
+	RAG_DATASET_NOT_FOUND,        /* 404 */
+	RAG_QUESTION_NOT_FOUND,       /* 404 */
+	RAG_DATASET_PROCESSING,       /* 422 */
+	RAG_DATASET_FAILED,           /* 422 */
+	RAG_QUESTION_NOT_REGISTERED,  /* 500 */
+};
+/* Writes the answer; returns -1 so a handler can `return rag_reply(...)`. */
+int rag_reply(struct req *r, enum rag_reply what);
+/* 400 {"detail": "..."} from a format; returns -1. */
+int rag_reply_bad(struct req *r, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* 400 naming the first key of obj that is not in allowed (NULL-ended);
+ * 0 when every key is known. */
+int rag_unknown_field_or_reply(struct req *r, struct json_object *obj,
+                               const char *const *allowed, const char *where);
+/* A DATETIME(3) column ("2026-11-23 10:00:00.123") as ISO 8601 UTC, or a
+ * JSON null when empty. */
+struct json_object *rag_json_time(const char *dbtime);
+
+/* --- ids -------------------------------------------------------------------- */
+#define RAG_ID_LEN 36
+/* The canonical (lowercase, hyphenated) form of a UUID; -1 when in is not one. */
+int rag_id_parse(const char *in, char out[RAG_ID_LEN + 1]);
+
+/* --- limits (docs/api.d/retrieval.md lists them) ---------------------------- */
+#define RAG_NAME_MAX 255                    /* characters */
+#define RAG_DOCS_PER_REQUEST 1000
+#define RAG_METADATA_MAX 16384              /* bytes of one document's metadata JSON */
+#define RAG_UPLOAD_MAX (64L * 1024 * 1024)  /* bytes of one multipart request */
+#define RAG_UPLOAD_FILES_MAX 100
+#define RAG_QUESTION_MAX 1000               /* characters */
+#define RAG_QUESTION_FALLBACK_S 5           /* queue row's head start for the worker */
+
+/* --- the caller's dataset --------------------------------------------------- */
+struct rag_dataset {
+	char id[RAG_ID_LEN + 1];
+	char status[16];
+	char embedder[64];
+	int dimensions;
+};
+
+/* The dataset raw_id names, when the Basic caller owns it.  0; or the
+ * answer was written (404 for a malformed, unknown or another user's id,
+ * 503 when the database is down) and -1 is returned. */
+int rag_dataset_of_caller(struct req *r, const char *raw_id, struct rag_dataset *ds);
+
+/* Count of UTF-8 code points of s[0..n) (valid UTF-8 assumed). */
+size_t rag_utf8_chars(const char *s, size_t n);
+
+/* --- embedding -------------------------------------------------------------- */
+/* The embedder value new datasets get from the config: "builtin" or
+ * "openai:<model>". */
+void rag_embedder_of_config(const struct config *cfg, char *out, size_t cap);
+/* Embed n texts with a dataset's embedder into out (n * dim floats).
+ * 0, or -1 with a client-safe reason in err. */
+int rag_embed(const struct config *cfg, const char *embedder, size_t dim,
+              const char *const *texts, const size_t *lens, size_t n,
+              float *out, char *err, size_t errlen);
+
+/* --- index files -------------------------------------------------------------- */
+/* <rag_index_dir>/<dataset_id>.idx; 0 or -1 when the path is too long. */
+int rag_index_path(const struct config *cfg, const char *dataset_id,
+                   char *buf, size_t cap);
+/* Write a dataset's index file from its snippets in MariaDB (atomic).
+ * *count gets the number of snippets.  0 or -1 with err. */
+int rag_index_build(struct db *db, const struct config *cfg,
+                    const char *dataset_id, size_t *count,
+                    char *err, size_t errlen);
+/* The open index of a dataset, cached per process: reopened when the file
+ * was replaced, rebuilt from MariaDB when missing or corrupt.  Owned by the
+ * cache (valid until the next call).  NULL with err on failure. */
+const struct rindex *rag_index_get(struct db *db, const struct config *cfg,
+                                   const char *dataset_id, size_t dim,
+                                   char *err, size_t errlen);
+/* Close and forget the cached index of a dataset (after DELETE). */
+void rag_index_forget(const char *dataset_id);
+
+/* --- questions ---------------------------------------------------------------- */
+/* Rank a processing question and store its result.  1 answered now, 0 when
+ * it was not processing any more (answered elsewhere, or gone), -1 on
+ * failure with err (the question stays processing). */
+int rag_question_answer(struct db *db, const struct config *cfg,
+                        const char *question_id, char *err, size_t errlen);
+
+/* --- sluice work kinds (runner/work.c) ------------------------------------------ */
+int rag_ingest_work(struct work_ctx *w, const struct work_item *it,
+                    char *err, size_t errlen);
+int rag_question_work(struct work_ctx *w, const struct work_item *it,
+                      char *err, size_t errlen);
+
+#endif

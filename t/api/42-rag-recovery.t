@@ -1,0 +1,147 @@
+#!/usr/bin/perl
+# Nothing is lost when a process dies: a question whose worker is killed
+# (-9) after answering POST is answered by sluice work from its fallback
+# queue row, and an ingestion whose sluice work is killed mid-way is taken
+# back by the next sluice work and finishes without duplicates.  The
+# test-only delay keys (honoured with testing_routes = on) hold the work
+# long enough to kill the process doing it.
+
+use strict;
+use warnings;
+
+use JSON::PP ();
+use Test::More;
+use Time::HiRes qw(time sleep);
+
+use SluiceTest;
+use RagFixture;
+
+my $orig = conf_read();
+
+sub reload_serve {
+	my ($text) = @_;
+	conf_write($text);
+	my $m = master_pid();
+	my @old = worker_pids($m);
+	kill 'HUP', $m or die "HUP $m: $!";
+	wait_workers($m, scalar @old, 30, \@old) or die "no new workers after HUP\n";
+}
+
+sub restart_work {
+	for my $cmd (qw(work-stop work-start)) {
+		my $r = dev($cmd);
+		die "$cmd: $r->{err}" if $r->{exit};
+	}
+}
+
+END {
+	local ($?, $@);
+	eval {
+		if (conf_read() ne $orig) {
+			reload_serve($orig);
+			restart_work();
+		}
+		dev('work-start');
+		1;
+	} or print STDERR "# restoring the stack failed: $@";
+}
+
+my $id = ready_dataset([
+	{ text => 'Apples grow on trees in orchards.', metadata => { source => 'apples.txt' } },
+	{ text => 'Salmon swim upstream to spawn.', metadata => { source => 'salmon.txt' } },
+	{ text => 'Granite is an igneous rock.', metadata => { source => 'granite.txt' } },
+], name => 'recovery');
+
+# --- a worker killed after answering POST question --------------------------------
+
+reload_serve(conf_with($orig, rag_test_question_delay_ms => 4000));
+my $master = master_pid();
+my $t0 = time;
+my $res = ask($id, { question => 'Which fish swim upstream?' });
+json_response_is($res, 200, undef, 'POST question');
+cmp_ok(time - $t0, '<', 2, 'answered before the worker does the ranking');
+my $qid = $res->{json}{question_id};
+
+my $busy;
+wait_until(3, sub { $busy = busy_worker($master) });
+ok($busy, 'a worker is busy with the question after its answer');
+is(rag(GET => "/dataset/$id/question/$qid")->{json}{status}, 'processing',
+   'meanwhile the question is processing');
+ok(kill('KILL', $busy), "kill -9 worker $busy");
+wait_until(5, sub { !proc_alive($busy) });
+sleep 0.5;
+is(mysql("SELECT status FROM rag_questions WHERE id = '$qid'"), 'processing',
+   'the killed worker did not answer it');
+
+$t0 = time;
+my $got = answer_of($id, $qid, 25);
+is($got->{json}{status}, 'success', 'answered all the same (by sluice work)');
+is($got->{json}{relevant_documents}[0]{metadata}{source},
+   'salmon.txt', 'with the right snippet first');
+cmp_ok(time - $t0, '<', 20, 'within the fallback delay and a poll');
+my ($qstatus, $claimed) = @{ (mysql("SELECT status, claimed_by IS NOT NULL FROM work_queue "
+	. "WHERE kind = 'rag_question' AND ref_id = '$qid'"))[0] || [] };
+is($qstatus, 'done', 'its queue row is done');
+is($claimed, 1, 'claimed by sluice work');
+
+# A question the worker does answer closes its fallback row at once.
+reload_serve($orig);
+$res = ask($id, { question => 'igneous rock' });
+$got = answer_of($id, $res->{json}{question_id}, 10);
+is($got->{json}{status}, 'success', 'a normal question');
+my $qid2 = $res->{json}{question_id};
+ok(wait_until(5, sub { mysql("SELECT status FROM work_queue WHERE kind = 'rag_question' "
+	. "AND ref_id = '$qid2'") eq 'done' }), 'its fallback row is done without sluice work');
+is(mysql("SELECT claimed_by IS NULL FROM work_queue WHERE ref_id = '$qid2'"), 1, 'never claimed');
+
+# --- sluice work killed during ingestion ---------------------------------------------
+
+conf_write(conf_with($orig, rag_test_ingest_delay_ms => 1500));
+restart_work();
+my $ds = new_dataset('killed ingestion');
+my @docs = map { { text => "Document $_ about topic $_. " . ('More words here. ' x 80),
+		   metadata => { n => $_ } } } 1 .. 4;
+is(add_documents($ds, \@docs)->{status}, 202, 'four documents');
+ok(wait_until(15, sub { mysql("SELECT COUNT(*) FROM rag_documents WHERE dataset_id = '$ds' "
+	. "AND status = 'success'") >= 1 }), 'ingestion under way');
+my $work = do { open my $fh, '<', env('SLUICE_WORK_PID') or die $!; my $p = <$fh>; $p =~ s/\s+//g; $p };
+is(mysql("SELECT status FROM work_queue WHERE kind = 'rag_ingest' AND ref_id = '$ds'"), 'running',
+   'its queue row is running');
+ok(kill('KILL', $work), "kill -9 sluice work $work");
+wait_until(5, sub { !proc_alive($work) });
+my $mid = rag(GET => "/dataset/$ds")->{json};
+is($mid->{status}, 'processing', 'the dataset is left processing');
+cmp_ok($mid->{progress}{documents_done}, '<', 4, 'part done');
+
+conf_write($orig);
+my $r = dev('work-start');
+is($r->{exit}, 0, 'a new sluice work') or diag $r->{err};
+my $done = wait_dataset($ds, 40);
+is($done->{status}, 'success', 'the new sluice work finished the ingestion');
+is($done->{document_count}, 4, 'four documents');
+is($done->{progress}{documents_done}, 4, 'all done');
+is($done->{snippet_count}, mysql("SELECT COUNT(*) FROM rag_snippets WHERE dataset_id = '$ds'"),
+   'snippet_count matches the rows');
+is(mysql("SELECT COUNT(*) FROM (SELECT document_id, position FROM rag_snippets WHERE dataset_id = '$ds' "
+	 . "GROUP BY document_id, position HAVING COUNT(*) > 1) d"), 0, 'no duplicate snippets');
+my $per_doc = mysql("SELECT COUNT(DISTINCT cnt) FROM (SELECT COUNT(*) cnt FROM rag_snippets "
+		    . "WHERE dataset_id = '$ds' GROUP BY document_id) c");
+is($per_doc, 1, 'the same number of snippets for each (equal) document');
+is(mysql("SELECT attempts FROM work_queue WHERE kind = 'rag_ingest' AND ref_id = '$ds'"), 2,
+   'the queue row ran a second time');
+my $a = answer($ds, { question => 'Document 3 about topic 3', top_n => 1,
+		      metadata_filter => { n => 3 } });
+is($a->{relevant_documents}[0]{metadata}{n}, 3, 'and it answers questions');
+
+# --- a configuration that cannot embed is refused when the dataset is made ---------
+
+reload_serve(conf_with($orig, embedding_provider => 'openai', openai_base_url => undef));
+json_response_is(rag(POST => '/dataset', { name => 'no endpoint' }), 500,
+		 { detail => 'Server configuration error: embedding_provider = openai needs openai_base_url' },
+		 'openai without openai_base_url: 500 naming the key');
+reload_serve($orig);
+
+is(rag(DELETE => "/dataset/$ds")->{status}, 204, 'clean up');
+is(rag(DELETE => "/dataset/$id")->{status}, 204, 'clean up');
+
+done_testing();

@@ -334,12 +334,13 @@ static unsigned jitter_rand(void)
 }
 
 /* The "error.message" of an error answer, for the log only, with the key
- * cut out should the server echo it. */
+ * masked should the server echo it (before cutting, so no prefix of the
+ * key survives at the cut). */
 static void error_message(const struct resp *r, const char *key, char *buf, size_t cap)
 {
 	struct json_object *root, *e, *m;
 	const char *s = NULL;
-	char *hit;
+	char *copy, *hit;
 
 	buf[0] = '\0';
 	if (r->p == NULL)
@@ -351,11 +352,14 @@ static void error_message(const struct resp *r, const char *key, char *buf, size
 		else if (json_object_object_get_ex(e, "message", &m))
 			s = json_object_get_string(m);
 	}
-	snprintf(buf, cap, "%s", s != NULL ? s : "");
+	if (s != NULL && (copy = strdup(s)) != NULL) {
+		if (key != NULL && key[0] != '\0')
+			while ((hit = strstr(copy, key)) != NULL)
+				memset(hit, '*', strlen(key));
+		snprintf(buf, cap, "%s", copy);
+		free(copy);
+	}
 	json_object_put(root);
-	if (key != NULL && key[0] != '\0')
-		while ((hit = strstr(buf, key)) != NULL)
-			memset(hit, '*', strlen(key));
 }
 
 static int global_init(void)
@@ -446,7 +450,7 @@ static int embed_batch(CURL *h, const struct config *cfg, const char *model,
 	if (cc != CURLE_OK)
 		set_err(err, errlen, "embeddings endpoint unreachable (%s) after %d attempt%s",
 		        cc == CURLE_OPERATION_TIMEDOUT ? "timed out" :
-		        cc == CURLE_COULDNT_CONNECT ? "connection refused" : "transport error",
+		        cc == CURLE_COULDNT_CONNECT ? "connection failed" : "transport error",
 		        attempt > attempts ? attempts : attempt, attempt == 1 ? "" : "s");
 	else
 		set_err(err, errlen, "embeddings endpoint answered HTTP %ld after %d attempt%s",

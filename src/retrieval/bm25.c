@@ -224,7 +224,7 @@ static int builder_doc(struct builder *bd, size_t d, const char *text, size_t le
 
 	tok_init(&it, text, len);
 	while ((n = tok_next(&it, tok)) > 0) {
-		long t = builder_term(bd, tok, n);
+		long t = builder_term(bd, tok, tok_stem(tok, n));
 		if (t < 0 || (p = grow(*ids, idcap, nids + 1, sizeof **ids)) == NULL)
 			return -1;
 		*ids = p;
@@ -425,7 +425,7 @@ size_t bm25_topk(const struct bm25 *b, const char *query, size_t qlen,
 		return 0;
 	tok_init(&it, query, qlen);
 	while (nq < BM25_MAX_QUERY_TERMS && (n = tok_next(&it, tok)) > 0) {
-		long t = term_find(b, tok, n);
+		long t = term_find(b, tok, tok_stem(tok, n));
 		bool seen = false;
 		for (size_t i = 0; i < nq && !seen; i++)
 			seen = qterms[i] == t;

@@ -39,7 +39,7 @@
 #include "retrieval/vec.h"
 
 #define RINDEX_MAGIC "SLRIDX\r\n"
-#define RINDEX_VERSION 1u
+#define RINDEX_VERSION 2u      /* 2: BM25 terms are Snowball stems */
 #define RINDEX_BYTE_ORDER 0x01020304u
 #define RINDEX_ALIGN 64
 

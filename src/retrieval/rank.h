@@ -17,6 +17,11 @@
 #include "retrieval/vec.h"
 
 #define RANK_RRF_K 60
+/* The vector ranking's weight in the fusion (BM25's is 1): a learned
+ * embedder's ranking counts as much as BM25's; the built-in one's only
+ * orders what BM25 did not find (see rank.c for the measurements). */
+#define RANK_VEC_WEIGHT_LEARNED 1.0
+#define RANK_VEC_WEIGHT_BUILTIN 0.0
 
 struct rank_params {
 	enum vec_metric metric;   /* default VEC_COS */
@@ -25,6 +30,8 @@ struct rank_params {
 	size_t fetch_k;           /* MMR candidates, default 10, 1..1000 */
 	size_t top_n;             /* returned, default 3, 1..100 */
 	bool hybrid;              /* fuse with BM25 by reciprocal rank fusion, default true */
+	double vec_weight;        /* the vector ranking's fusion weight, default
+	                           * RANK_VEC_WEIGHT_LEARNED */
 	double lambda_mult;       /* default 0.5, 0..1 */
 	bool has_threshold; double score_threshold;
 	const struct meta_filter *filter;   /* NULL = none */

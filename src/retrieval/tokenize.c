@@ -3,6 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <libstemmer.h>
+
 #include "retrieval/tokenize.h"
 
 #define CP_INVALID UINT32_MAX
@@ -151,6 +153,24 @@ size_t tok_next(struct tok_iter *it, char buf[TOKEN_MAX])
 		}
 	}
 	return n;
+}
+
+size_t tok_stem(char buf[TOKEN_MAX], size_t n)
+{
+	/* One stemmer per process, made on first use: it is not shared
+	 * between threads, and sluice's processes have one thread. */
+	static struct sb_stemmer *stemmer;
+	const sb_symbol *s;
+	int len;
+
+	if (stemmer == NULL && (stemmer = sb_stemmer_new("english", NULL)) == NULL)
+		return n;                /* out of memory: the unstemmed word */
+	s = sb_stemmer_stem(stemmer, (const sb_symbol *)buf, (int)n);
+	if (s == NULL || (len = sb_stemmer_length(stemmer)) <= 0 ||
+	    (size_t)len > TOKEN_MAX)
+		return n;
+	memcpy(buf, s, (size_t)len);
+	return (size_t)len;
 }
 
 static int cmp_word(const void *key, const void *elem)

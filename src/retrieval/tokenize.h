@@ -23,6 +23,11 @@ void tok_init(struct tok_iter *it, const char *text, size_t len);
  * at the end of the text. */
 size_t tok_next(struct tok_iter *it, char buf[TOKEN_MAX]);
 
+/* The token's English Snowball stem ("running" -> "run"), in place; its
+ * new length.  BM25 indexes and queries stems, so a question finds the
+ * word in any of its inflections. */
+size_t tok_stem(char buf[TOKEN_MAX], size_t n);
+
 /* A frequent English function word ("the", "of", ...): the embedder gives
  * these little weight. */
 bool tok_is_stopword(const char *tok, size_t len);

@@ -210,6 +210,17 @@ static void test_ranking_order(void)
 	CU_ASSERT_EQUAL(plain[0].row, 4);
 	CU_ASSERT_EQUAL(plain[1].row, 5);
 	CU_ASSERT_TRUE(plain[0].score < plain[1].score);
+
+	/* vec_weight 0 (the built-in embedder): BM25's order first, then the
+	 * rest of the vector pool by the metric. */
+	p.vec_weight = RANK_VEC_WEIGHT_BUILTIN;
+	p.top_n = N;
+	p.k = N;
+	size_t nh = ask("zymurgy", &p, plain, N);
+	CU_ASSERT_EQUAL(nh, N);
+	CU_ASSERT_EQUAL(plain[0].row, 7);          /* the only BM25 match */
+	for (size_t i = 2; i < nh; i++)           /* then by cosine */
+		CU_ASSERT_FALSE(vec_better(VEC_COS, plain[i].score, plain[i - 1].score));
 	close_corpus();
 }
 

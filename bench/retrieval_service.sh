@@ -2,7 +2,7 @@
 # bench/retrieval_service.sh - the retrieval service under load (the service
 # half of bench/retrieval_speed.sh, which runs it; it also runs alone).
 #
-# Starts the `bench` instance on BENCH_PORT (28462) with WORKERS workers, then
+# Starts the `bench` instance (port 28443, or SLUICE_PORT) with WORKERS workers, then
 #   (1) ingestion throughput: uploads FILES text files (real text from
 #       /usr/share/common-licenses and /usr/share/doc, about SNIPPETS
 #       snippets in all) to a new dataset and times POST -> status success;
@@ -15,13 +15,13 @@
 # The instance is stopped at the end unless KEEP=1.  The dataset of (1) is
 # the one (2) asks; questions are lines of the same text.
 #
-# Environment: BENCH_PORT (28462), WORKERS (8), CLIENTS (16), QUESTIONS (50
+# Environment: SLUICE_PORT (28443), WORKERS (8), CLIENTS (16), QUESTIONS (50
 # per client), SNIPPETS (20000), FILES (20), KEEP (0).
 set -euo pipefail
 
 ROOT=$(dirname "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")")
 export SLUICE_INSTANCE=bench
-export SLUICE_PORT=${BENCH_PORT:-28462}
+export SLUICE_PORT=${SLUICE_PORT:-28443}
 WORKERS=${WORKERS:-8}
 CLIENTS=${CLIENTS:-16}
 QUESTIONS=${QUESTIONS:-50}

@@ -151,10 +151,18 @@ size_t rank_question(const struct rindex *ix, const float *qvec, const char *que
 	rel = malloc(k * sizeof *rel);
 	if (pool == NULL || lex == NULL || sel == NULL || rel == NULL)
 		goto out;
-	np = vec_topk(p->metric, qvec, qnorm, rindex_vectors(ix), rindex_norms(ix), n, dim,
-	              keep, k, pool);
-	if (p->hybrid && question != NULL) {
-		nl = bm25_topk(rindex_bm25(ix), question, qlen, keep, k, lex);
+	bool hybrid = p->hybrid && question != NULL;
+
+	nl = hybrid ? bm25_topk(rindex_bm25(ix), question, qlen, keep, k, lex) : 0;
+	/* With vec_weight 0 the vector ranking only orders what comes after
+	 * BM25's hits: when those fill the pool, the scan cannot change the
+	 * answer and is skipped (fuse computes each hit's metric value). */
+	if (hybrid && p->vec_weight == 0.0 && nl >= k)
+		np = 0;
+	else
+		np = vec_topk(p->metric, qvec, qnorm, rindex_vectors(ix), rindex_norms(ix),
+		              n, dim, keep, k, pool);
+	if (hybrid) {
 		long nf = fuse(ix, p->metric, qvec, qnorm, pool, np, lex, nl, k,
 		               p->vec_weight, rel);
 		if (nf < 0)
@@ -163,7 +171,7 @@ size_t rank_question(const struct rindex *ix, const float *qvec, const char *que
 	}
 	if (p->mmr) {
 		size_t nc = p->fetch_k < np ? p->fetch_k : np;
-		if (p->hybrid && question != NULL)
+		if (hybrid)
 			nsel = mmr_select_rel(rindex_vectors(ix), rindex_norms(ix), dim, pool, rel,
 			                      nc, p->lambda_mult, top_n, sel);
 		else

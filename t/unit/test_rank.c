@@ -221,6 +221,28 @@ static void test_ranking_order(void)
 	CU_ASSERT_EQUAL(plain[0].row, 7);          /* the only BM25 match */
 	for (size_t i = 2; i < nh; i++)           /* then by cosine */
 		CU_ASSERT_FALSE(vec_better(VEC_COS, plain[i].score, plain[i - 1].score));
+
+	/* When BM25 fills the pool the scan is skipped: the same answer, rows
+	 * and scores, as a weight too small to reorder anything that scans. */
+	for (int m = 0; m < VEC_METRIC_COUNT; m++) {
+		struct vec_hit scanned[N];
+		size_t a, c;
+
+		rank_params_default(&p);
+		p.metric = (enum vec_metric)m;
+		p.k = 2;
+		p.top_n = 2;
+		p.vec_weight = RANK_VEC_WEIGHT_BUILTIN;
+		a = ask("cats cat dogs dog", &p, plain, N);
+		p.vec_weight = 1e-12;
+		c = ask("cats cat dogs dog", &p, scanned, N);
+		CU_ASSERT_EQUAL(a, 2);
+		CU_ASSERT_EQUAL(a, c);
+		for (size_t i = 0; i < a && i < c; i++) {
+			CU_ASSERT_EQUAL(plain[i].row, scanned[i].row);
+			CU_ASSERT_DOUBLE_EQUAL(plain[i].score, scanned[i].score, 1e-6);
+		}
+	}
 	close_corpus();
 }
 

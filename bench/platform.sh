@@ -58,43 +58,9 @@ if ! "$DEV" up bench >"$TMP/up.log" 2>&1; then
 fi
 eval "$("$DEV" env bench)"
 
-# wrk prints latencies as 812.00us, 1.23ms, 2.00s or 1.00m.
-to_ms() {
-	awk -v v="$1" 'BEGIN {
-		n = v + 0; u = v; sub(/^[0-9.]+/, "", u)
-		if (u == "us") n /= 1000; else if (u == "s") n *= 1000
-		else if (u == "m") n *= 60000; else if (u == "h") n *= 3600000
-		printf "%.3f", n }'
-}
-
-# One wrk run: prints "req_s p99_ms errors" (errors = socket errors + non-2xx/3xx).
-# The token goes in a header of every request (the static location ignores it).
-run_wrk() {
-	local url=$1 dur=$2 out=$TMP/wrk.out rps p99 err
-	wrk -t"$THREADS" -c"$CONNECTIONS" -d"$dur" --latency \
-		-H "Authorization: Bearer $TOKEN" "$url" >"$out" 2>&1 || {
-		cat "$out" >&2
-		return 1
-	}
-	rps=$(awk '/^Requests\/sec:/ { print $2 }' "$out")
-	p99=$(awk '$1 == "99%" { print $2 }' "$out")
-	err=$(awk '/Non-2xx or 3xx responses:/ { n += $NF }
-		/Socket errors:/ { for (i = 1; i <= NF; i++) if ($i ~ /^[0-9]+,?$/) n += $i + 0 }
-		END { print n + 0 }' "$out")
-	[[ -n $rps && -n $p99 ]] || {
-		cat "$out" >&2
-		return 1
-	}
-	printf '%s %s %s\n' "$rps" "$(to_ms "$p99")" "$err"
-}
-
-median() {
-	printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 }
-		END { if (NR % 2) printf "%.2f", v[(NR + 1) / 2]
-		      else printf "%.2f", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
-}
-
-ratio() { awk -v n="$1" -v d="$2" 'BEGIN { printf "%.3f", (d > 0) ? n / d : 0 }'; }
+. "$ROOT/bench/lib/wrk.sh"
+# Every run sends the token, the static one too (nginx ignores it there), so
+# all three carry the same request headers.
 
 # The customer: its own, so the list holds exactly what was seeded.
 seed() {
@@ -149,17 +115,17 @@ report() {
 		"$DETAIL" "$detail_size"
 
 	echo "warming up ($WARMUP each)..."
-	run_wrk "$STATIC" "$WARMUP" >/dev/null
-	run_wrk "$LIST" "$WARMUP" >/dev/null
-	run_wrk "$DETAIL" "$WARMUP" >/dev/null
+	run_wrk "$STATIC" "$WARMUP" -H "Authorization: Bearer $TOKEN" >/dev/null
+	run_wrk "$LIST" "$WARMUP" -H "Authorization: Bearer $TOKEN" >/dev/null
+	run_wrk "$DETAIL" "$WARMUP" -H "Authorization: Bearer $TOKEN" >/dev/null
 
 	a_rps=() b_rps=() c_rps=() a_p99=() b_p99=() c_p99=()
 	for ((r = 1; r <= ROUNDS; r++)); do
-		res=$(run_wrk "$STATIC" "$DURATION")
+		res=$(run_wrk "$STATIC" "$DURATION" -H "Authorization: Bearer $TOKEN")
 		read -r ar ap ae <<<"$res"
-		res=$(run_wrk "$LIST" "$DURATION")
+		res=$(run_wrk "$LIST" "$DURATION" -H "Authorization: Bearer $TOKEN")
 		read -r br bp be <<<"$res"
-		res=$(run_wrk "$DETAIL" "$DURATION")
+		res=$(run_wrk "$DETAIL" "$DURATION" -H "Authorization: Bearer $TOKEN")
 		read -r cr cp ce <<<"$res"
 		a_rps+=("$ar") a_p99+=("$ap") b_rps+=("$br") b_p99+=("$bp")
 		c_rps+=("$cr") c_p99+=("$cp")

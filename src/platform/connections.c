@@ -21,6 +21,7 @@
 #include "util/arena.h"
 #include "util/config.h"
 #include "util/uuid.h"
+#include "util/str.h"
 
 #define CONN_PASSWORD_MAX 1024          /* bytes; sealed it is 1052 */
 #define CONN_OPTIONS_MAX  65536         /* bytes of the options JSON */
@@ -83,17 +84,6 @@ static int bad(struct req *r, const char *fmt, ...)
 	return -1;
 }
 
-/* Characters of valid UTF-8 (the JSON parser has checked it). */
-static size_t utf8_chars(const char *s, size_t len)
-{
-	size_t n = 0;
-
-	for (size_t i = 0; i < len; i++)
-		if (((unsigned char)s[i] & 0xC0) != 0x80)
-			n++;
-	return n;
-}
-
 static int check_str(struct req *r, const struct field *f,
                      struct json_object *v, const char **out, size_t *outlen)
 {
@@ -107,7 +97,7 @@ static int check_str(struct req *r, const struct field *f,
 	/* Values are bound as C strings: an embedded NUL would cut them short. */
 	if (memchr(s, '\0', len) != NULL)
 		return bad(r, "%s must not contain NUL characters", f->name);
-	count = f->bytes ? len : utf8_chars(s, len);
+	count = f->bytes ? len : str_utf8_chars(s, len);
 	if ((long long)count < f->min || (long long)count > f->max) {
 		if (f->bytes)
 			return bad(r, "%s must be %lld to %lld bytes long",

@@ -76,15 +76,6 @@ static void vp_child(struct vpath *child, struct vpath *parent, const char *key)
 		child->prefix[0] = '\0';       /* keys are ours: never too long */
 }
 
-static size_t utf8_chars(const char *s)
-{
-	size_t n = 0;
-
-	for (; *s != '\0'; s++)
-		n += ((unsigned char)*s & 0xC0) != 0x80;
-	return n;
-}
-
 /* The string at key of o, min..max characters.  NULL when absent, null or
  * invalid (an error is recorded unless it is optional and absent/null). */
 static const char *want_str(struct platform_verr *v, struct vpath *p,
@@ -109,7 +100,7 @@ static const char *want_str(struct platform_verr *v, struct vpath *p,
 		return NULL;
 	}
 	s = json_object_get_string(x);
-	n = utf8_chars(s);
+	n = str_utf8_chars(s, strlen(s));
 	if (n < min || n > max) {
 		platform_verr_add(v, vp(p, key), "INVALID_LENGTH",
 		                  "%s must be %zu to %zu characters long (got %zu)",
@@ -167,7 +158,8 @@ static const char *want_str_array(struct req *r, struct platform_verr *v,
 		size_t len;
 
 		if (!json_object_is_type(e, json_type_string) ||
-		    (len = utf8_chars(json_object_get_string(e))) == 0 ||
+		    (len = str_utf8_chars(json_object_get_string(e),
+		                             (size_t)json_object_get_string_len(e))) == 0 ||
 		    len > JOB_TEXT_MAX) {
 			platform_verr_add(v, vp(p, key), "INVALID_VALUE",
 			                  "%s[%zu] must be a string of 1 to %d characters",

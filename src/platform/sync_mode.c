@@ -6,6 +6,7 @@
 
 #include "platform/dbkind.h"
 #include "platform/sync_mode.h"
+#include "util/str.h"
 
 /* --- names ------------------------------------------------------------------ */
 
@@ -92,16 +93,11 @@ static bool list_equal(const struct sync_list *a, const struct sync_list *b)
 	return true;
 }
 
-/* Characters, not bytes: the jobs columns are VARCHAR(n) of utf8mb4
- * (the request body is valid UTF-8 by then). */
+/* Lengths are characters, not bytes: the jobs columns are VARCHAR(n) of
+ * utf8mb4 (the request body is valid UTF-8 by then). */
 static size_t utf8_len(const char *s)
 {
-	size_t n = 0;
-
-	for (; *s != '\0'; s++)
-		if (((unsigned char)*s & 0xC0) != 0x80)
-			n++;
-	return n;
+	return str_utf8_chars(s, strlen(s));
 }
 
 /* --- parsing the body ----------------------------------------------------------- */

@@ -17,6 +17,7 @@
 #include "util/config.h"
 #include "util/log.h"
 #include "util/uuid.h"
+#include "util/str.h"
 
 static int dataset_post(struct req *r);
 static int dataset_get(struct req *r);
@@ -121,16 +122,6 @@ int rag_id_parse(const char *in, char out[RAG_ID_LEN + 1])
 	return 0;
 }
 
-size_t rag_utf8_chars(const char *s, size_t n)
-{
-	size_t count = 0;
-
-	for (size_t i = 0; i < n; i++)
-		if (((unsigned char)s[i] & 0xC0) != 0x80)
-			count++;
-	return count;
-}
-
 /* --- the caller's dataset ------------------------------------------------------- */
 
 int rag_dataset_of_caller(struct req *r, const char *raw_id, struct rag_dataset *ds)
@@ -186,7 +177,7 @@ static int dataset_post(struct req *r)
 		return rag_reply_bad(r, "name must be a string");
 	name = json_object_get_string(o);
 	len = (size_t)json_object_get_string_len(o);
-	chars = rag_utf8_chars(name, len);
+	chars = str_utf8_chars(name, len);
 	if (chars == 0 || chars > RAG_NAME_MAX || memchr(name, '\0', len) != NULL)
 		return rag_reply_bad(r, "name must be 1 to %d characters", RAG_NAME_MAX);
 

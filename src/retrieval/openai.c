@@ -24,6 +24,7 @@
 #include "retrieval/openai.h"
 #include "util/config.h"
 #include "util/log.h"
+#include "util/str.h"
 
 #ifndef PACKAGE_VERSION
 #define PACKAGE_VERSION "0"
@@ -34,20 +35,6 @@
 #define RESPONSE_BYTES_PER_VALUE 48        /* "-1.2345678901234567e-05, " and spaces */
 #define CONNECT_TIMEOUT_MAX_MS 5000
 #define URL_MAX (CONFIG_PATH_MAX + 32)
-
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err == NULL || errlen == 0)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
 
 /* --- request ------------------------------------------------------------ */
 
@@ -100,34 +87,34 @@ int openai_parse_response(const char *body, size_t len, size_t n, size_t dim,
 	int rc = -1;
 
 	if (len > INT_MAX) {
-		set_err(err, errlen, "embeddings response is too large");
+		str_errf(err, errlen, "embeddings response is too large");
 		return -1;
 	}
 	if ((tok = json_tokener_new_ex(RESPONSE_JSON_DEPTH)) == NULL ||
 	    (seen = calloc(n ? n : 1, 1)) == NULL) {
-		set_err(err, errlen, "out of memory");
+		str_errf(err, errlen, "out of memory");
 		goto out;
 	}
 	json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
 	root = json_tokener_parse_ex(tok, body, (int)len);
 	if (root == NULL || json_tokener_get_error(tok) != json_tokener_success) {
-		set_err(err, errlen, "embeddings response is not valid JSON");
+		str_errf(err, errlen, "embeddings response is not valid JSON");
 		goto out;
 	}
 	for (end = json_tokener_get_parse_end(tok); end < len; end++)
 		if (body[end] != ' ' && body[end] != '\t' && body[end] != '\r' &&
 		    body[end] != '\n') {
-			set_err(err, errlen, "embeddings response has data after the JSON");
+			str_errf(err, errlen, "embeddings response has data after the JSON");
 			goto out;
 		}
 	if (!json_object_is_type(root, json_type_object) ||
 	    !json_object_object_get_ex(root, "data", &data) ||
 	    !json_object_is_type(data, json_type_array)) {
-		set_err(err, errlen, "embeddings response has no \"data\" array");
+		str_errf(err, errlen, "embeddings response has no \"data\" array");
 		goto out;
 	}
 	if (json_object_array_length(data) != n) {
-		set_err(err, errlen, "embeddings response has %zu embeddings for %zu inputs",
+		str_errf(err, errlen, "embeddings response has %zu embeddings for %zu inputs",
 		        json_object_array_length(data), n);
 		goto out;
 	}
@@ -138,23 +125,23 @@ int openai_parse_response(const char *body, size_t len, size_t n, size_t dim,
 		if (!json_object_is_type(item, json_type_object) ||
 		    !json_object_object_get_ex(item, "index", &idx) ||
 		    !json_object_is_type(idx, json_type_int)) {
-			set_err(err, errlen, "embeddings response: data[%zu] has no integer index", i);
+			str_errf(err, errlen, "embeddings response: data[%zu] has no integer index", i);
 			goto out;
 		}
 		k = json_object_get_int64(idx);
 		if (k < 0 || (uint64_t)k >= n || seen[k]) {
-			set_err(err, errlen, "embeddings response: data[%zu] has a %s index %lld",
+			str_errf(err, errlen, "embeddings response: data[%zu] has a %s index %lld",
 			        i, k < 0 || (uint64_t)k >= n ? "bad" : "repeated", (long long)k);
 			goto out;
 		}
 		seen[k] = 1;
 		if (!json_object_object_get_ex(item, "embedding", &emb) ||
 		    !json_object_is_type(emb, json_type_array)) {
-			set_err(err, errlen, "embeddings response: data[%zu] has no embedding array", i);
+			str_errf(err, errlen, "embeddings response: data[%zu] has no embedding array", i);
 			goto out;
 		}
 		if (json_object_array_length(emb) != dim) {
-			set_err(err, errlen,
+			str_errf(err, errlen,
 			        "embeddings response: embedding %lld has %zu values, expected %zu "
 			        "(embedding_dimensions)",
 			        (long long)k, json_object_array_length(emb), dim);
@@ -164,14 +151,14 @@ int openai_parse_response(const char *body, size_t len, size_t n, size_t dim,
 			v = json_object_array_get_idx(emb, j);
 			if (!json_object_is_type(v, json_type_double) &&
 			    !json_object_is_type(v, json_type_int)) {
-				set_err(err, errlen,
+				str_errf(err, errlen,
 				        "embeddings response: embedding %lld value %zu is not a number",
 				        (long long)k, j);
 				goto out;
 			}
 			d = json_object_get_double(v);
 			if (!isfinite(d) || fabs(d) > FLT_MAX) {
-				set_err(err, errlen,
+				str_errf(err, errlen,
 				        "embeddings response: embedding %lld value %zu is not a finite float",
 				        (long long)k, j);
 				goto out;
@@ -199,7 +186,7 @@ int openai_read_key(const char *path, char *key, size_t cap, char *err, size_t e
 
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
-		set_err(err, errlen, "cannot open openai_api_key_file: %s", strerror(errno));
+		str_errf(err, errlen, "cannot open openai_api_key_file: %s", strerror(errno));
 		return -1;
 	}
 	while (len < sizeof buf) {
@@ -207,7 +194,7 @@ int openai_read_key(const char *path, char *key, size_t cap, char *err, size_t e
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r < 0) {
-			set_err(err, errlen, "cannot read openai_api_key_file: %s", strerror(errno));
+			str_errf(err, errlen, "cannot read openai_api_key_file: %s", strerror(errno));
 			goto out;
 		}
 		if (r == 0)
@@ -220,17 +207,17 @@ int openai_read_key(const char *path, char *key, size_t cap, char *err, size_t e
 	while (start < len && (buf[start] == ' ' || buf[start] == '\t'))
 		start++;
 	if (len - start == 0) {
-		set_err(err, errlen, "openai_api_key_file is empty");
+		str_errf(err, errlen, "openai_api_key_file is empty");
 		goto out;
 	}
 	if (len - start >= cap || len > OPENAI_KEY_MAX) {
-		set_err(err, errlen, "the key in openai_api_key_file is too long");
+		str_errf(err, errlen, "the key in openai_api_key_file is too long");
 		goto out;
 	}
 	/* Printable ASCII only: anything else could split or corrupt the header. */
 	for (size_t i = start; i < len; i++)
 		if ((unsigned char)buf[i] < 0x21 || (unsigned char)buf[i] > 0x7e) {
-			set_err(err, errlen,
+			str_errf(err, errlen,
 			        "the key in openai_api_key_file has a blank or non-ASCII byte");
 			goto out;
 		}
@@ -391,7 +378,7 @@ static int embed_batch(CURL *h, const struct config *cfg, const char *model,
 
 	body = openai_request_body(model, texts, lens, n, &blen);
 	if (body == NULL) {
-		set_err(err, errlen, "out of memory building the embeddings request");
+		str_errf(err, errlen, "out of memory building the embeddings request");
 		return -1;
 	}
 	r.max = RESPONSE_BASE_BYTES + n * dim * RESPONSE_BYTES_PER_VALUE;
@@ -421,7 +408,7 @@ static int embed_batch(CURL *h, const struct config *cfg, const char *model,
 			goto out;
 		}
 		if (cc != CURLE_OK && r.too_big) {
-			set_err(err, errlen, "embeddings response is larger than %zu bytes", r.max);
+			str_errf(err, errlen, "embeddings response is larger than %zu bytes", r.max);
 			log_kv(LOG_WARN, "embeddings response too large", "limit=%zu", r.max);
 			goto out;
 		}
@@ -448,12 +435,12 @@ static int embed_batch(CURL *h, const struct config *cfg, const char *model,
 	}
 	/* Client-safe: no address, no server text (that went to the log). */
 	if (cc != CURLE_OK)
-		set_err(err, errlen, "embeddings endpoint unreachable (%s) after %d attempt%s",
+		str_errf(err, errlen, "embeddings endpoint unreachable (%s) after %d attempt%s",
 		        cc == CURLE_OPERATION_TIMEDOUT ? "timed out" :
 		        cc == CURLE_COULDNT_CONNECT ? "connection failed" : "transport error",
 		        attempt > attempts ? attempts : attempt, attempt == 1 ? "" : "s");
 	else
-		set_err(err, errlen, "embeddings endpoint answered HTTP %ld after %d attempt%s",
+		str_errf(err, errlen, "embeddings endpoint answered HTTP %ld after %d attempt%s",
 		        status, attempt > attempts ? attempts : attempt, attempt == 1 ? "" : "s");
 out:
 	curl_easy_setopt(h, CURLOPT_ERRORBUFFER, NULL);
@@ -488,36 +475,36 @@ int openai_embed_model(const struct config *cfg, const char *model,
 	if (n == 0)
 		return 0;
 	if (dim == 0 || dim > OPENAI_DIM_MAX) {
-		set_err(err, errlen, "embedding dimension %zu is out of range", dim);
+		str_errf(err, errlen, "embedding dimension %zu is out of range", dim);
 		return -1;
 	}
 	if (model == NULL || model[0] == '\0') {
-		set_err(err, errlen, "no embeddings model named");
+		str_errf(err, errlen, "no embeddings model named");
 		return -1;
 	}
 	blen = strlen(cfg->openai_base_url);
 	while (blen > 0 && cfg->openai_base_url[blen - 1] == '/')
 		blen--;
 	if (blen == 0) {
-		set_err(err, errlen, "embedding_provider = openai needs openai_base_url");
+		str_errf(err, errlen, "embedding_provider = openai needs openai_base_url");
 		return -1;
 	}
 	if ((size_t)snprintf(url, sizeof url, "%.*s/v1/embeddings", (int)blen,
 	                     cfg->openai_base_url) >= sizeof url) {
-		set_err(err, errlen, "openai_base_url is too long");
+		str_errf(err, errlen, "openai_base_url is too long");
 		return -1;
 	}
 	if (cfg->openai_api_key_file[0] != '\0') {
 		if (openai_read_key(cfg->openai_api_key_file, key, sizeof key, err, errlen) != 0) {
 			log_kv(LOG_ERROR, "cannot use the embeddings API key", "file=%s reason=%s",
 			       LOG_Q(cfg->openai_api_key_file), LOG_Q(err));
-			set_err(err, errlen, "embeddings API key is not usable");
+			str_errf(err, errlen, "embeddings API key is not usable");
 			goto out;
 		}
 		snprintf(auth, sizeof auth, "Authorization: Bearer %s", key);
 	}
 	if (global_init() != 0 || (h = curl_easy_init()) == NULL) {
-		set_err(err, errlen, "cannot start the HTTP client");
+		str_errf(err, errlen, "cannot start the HTTP client");
 		goto out;
 	}
 	for (size_t i = 0; i < sizeof fixed / sizeof fixed[0] + 1; i++) {
@@ -525,7 +512,7 @@ int openai_embed_model(const struct config *cfg, const char *model,
 		if (line[0] == '\0')
 			continue;
 		if ((tmp = curl_slist_append(hdrs, line)) == NULL) {
-			set_err(err, errlen, "out of memory");
+			str_errf(err, errlen, "out of memory");
 			goto out;
 		}
 		hdrs = tmp;

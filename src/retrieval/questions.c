@@ -189,7 +189,7 @@ static int check_value(struct req *r, const struct qfield *f, struct json_object
 			return rag_reply_bad(r, "%s must not contain NUL", f->name);
 		for (size_t k = 0; k < len && blank; k++)
 			blank = strchr(" \t\r\n", s[k]) != NULL;
-		chars = rag_utf8_chars(s, len);
+		chars = str_utf8_chars(s, len);
 		if (chars < (size_t)f->min || blank)
 			return rag_reply_bad(r, "%s must not be empty", f->name);
 		if (chars > (size_t)f->max)

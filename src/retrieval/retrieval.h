@@ -81,9 +81,6 @@ struct rag_dataset {
  * 503 when the database is down) and -1 is returned. */
 int rag_dataset_of_caller(struct req *r, const char *raw_id, struct rag_dataset *ds);
 
-/* Count of UTF-8 code points of s[0..n) (valid UTF-8 assumed). */
-size_t rag_utf8_chars(const char *s, size_t n);
-
 /* --- embedding -------------------------------------------------------------- */
 /* The embedder value new datasets get from the config: "builtin" or
  * "openai:<model>". */

@@ -12,6 +12,7 @@
 #include <openssl/rand.h>
 
 #include "util/aead.h"
+#include "util/str.h"
 
 /* Larger values are not secrets but documents: refuse them early. */
 #define AEAD_MAX_LEN (1L << 20)
@@ -115,20 +116,6 @@ out:
 
 /* --- the key file ------------------------------------------------------------ */
 
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err == NULL || errlen == 0)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
-
 static int hex_nibble(unsigned char c)
 {
 	if (c >= '0' && c <= '9')
@@ -189,34 +176,34 @@ int aead_key_load(const char *path, unsigned char key[AEAD_KEY_LEN],
 	int fd, rc = -1;
 
 	if (path == NULL || path[0] == '\0') {
-		set_err(err, errlen, "connection_key_file is not set");
+		str_errf(err, errlen, "connection_key_file is not set");
 		return -1;
 	}
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
-		set_err(err, errlen, "cannot open connection_key_file '%s': %s",
+		str_errf(err, errlen, "cannot open connection_key_file '%s': %s",
 		        path, strerror(errno));
 		return -1;
 	}
 	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-		set_err(err, errlen, "connection_key_file '%s' is not a regular file",
+		str_errf(err, errlen, "connection_key_file '%s' is not a regular file",
 		        path);
 		goto out;
 	}
 	/* A key anyone on the host can read protects nothing. */
 	if ((st.st_mode & S_IRWXO) != 0) {
-		set_err(err, errlen, "connection_key_file '%s' is accessible to "
+		str_errf(err, errlen, "connection_key_file '%s' is accessible to "
 		        "others (mode %04o): chmod o-rwx it", path,
 		        (unsigned)(st.st_mode & 07777));
 		goto out;
 	}
 	if ((len = read_all(fd, buf, sizeof buf)) < 0) {
-		set_err(err, errlen, "cannot read connection_key_file '%s': %s",
+		str_errf(err, errlen, "cannot read connection_key_file '%s': %s",
 		        path, strerror(errno));
 		goto out;
 	}
 	if (parse_key(buf, (size_t)len, key) != 0) {
-		set_err(err, errlen, "connection_key_file '%s' must hold exactly 64 "
+		str_errf(err, errlen, "connection_key_file '%s' must hold exactly 64 "
 		        "hex characters (openssl rand -hex 32)", path);
 		explicit_bzero(key, AEAD_KEY_LEN);
 		goto out;

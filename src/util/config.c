@@ -117,20 +117,6 @@ static const char *const level_names[] = {
 	[LOG_WARN] = "warn", [LOG_ERROR] = "error",
 };
 
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err == NULL || errlen == 0)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
-
 void config_defaults(struct config *c)
 {
 	memset(c, 0, sizeof *c);
@@ -236,19 +222,19 @@ static int set_key(struct config *c, const struct key *k, const char *value,
 	switch (k->type) {
 	case K_STR:
 		if (k->nonempty && value[0] == '\0') {
-			set_err(err, errlen, "value for %s must not be empty", k->name);
+			str_errf(err, errlen, "value for %s must not be empty", k->name);
 			return -1;
 		}
 		/* Never echo the value: it may be a password. */
 		if (str_copy(field, k->size, value) != 0) {
-			set_err(err, errlen, "value for %s is too long (max %zu bytes)",
+			str_errf(err, errlen, "value for %s is too long (max %zu bytes)",
 			        k->name, k->size - 1);
 			return -1;
 		}
 		return 0;
 	case K_NUM:
 		if (str_to_ll(value, k->min, k->max, &v) != 0) {
-			set_err(err, errlen, "bad value for %s: '%.64s' (expected %lld..%lld)",
+			str_errf(err, errlen, "bad value for %s: '%.64s' (expected %lld..%lld)",
 			        k->name, value, k->min, k->max);
 			return -1;
 		}
@@ -259,7 +245,7 @@ static int set_key(struct config *c, const struct key *k, const char *value,
 		return 0;
 	case K_BOOL:
 		if (parse_bool(value, &b) != 0) {
-			set_err(err, errlen, "bad value for %s: '%.64s' (expected on or off)",
+			str_errf(err, errlen, "bad value for %s: '%.64s' (expected on or off)",
 			        k->name, value);
 			return -1;
 		}
@@ -267,7 +253,7 @@ static int set_key(struct config *c, const struct key *k, const char *value,
 		return 0;
 	case K_MODE:
 		if (parse_mode(value, &mode) != 0) {
-			set_err(err, errlen,
+			str_errf(err, errlen,
 			        "bad value for %s: '%.64s' (expected an octal mode 0..0777)",
 			        k->name, value);
 			return -1;
@@ -276,7 +262,7 @@ static int set_key(struct config *c, const struct key *k, const char *value,
 		return 0;
 	case K_LEVEL:
 		if (log_level_parse(value, &lvl) != 0) {
-			set_err(err, errlen,
+			str_errf(err, errlen,
 			        "bad value for %s: '%.64s' (expected debug, info, warn or error)",
 			        k->name, value);
 			return -1;
@@ -287,7 +273,7 @@ static int set_key(struct config *c, const struct key *k, const char *value,
 		for (size_t i = 0; i < sizeof providers / sizeof providers[0]; i++)
 			if (strcmp(value, providers[i]) == 0)
 				return str_copy(field, k->size, providers[i]);
-		set_err(err, errlen,
+		str_errf(err, errlen,
 		        "bad value for %s: '%.64s' (expected builtin or openai)",
 		        k->name, value);
 		return -1;
@@ -301,7 +287,7 @@ int config_set(struct config *c, const char *key, const char *value,
 	for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
 		if (strcmp(keys[i].name, key) == 0)
 			return set_key(c, &keys[i], value, err, errlen);
-	set_err(err, errlen, "unknown key '%.64s'", key);
+	str_errf(err, errlen, "unknown key '%.64s'", key);
 	return -1;
 }
 
@@ -339,20 +325,20 @@ static int split_line(char *line, char **key, char **value,
 	size_t n;
 
 	if (eq == NULL) {
-		set_err(err, errlen, "expected 'key = value'");
+		str_errf(err, errlen, "expected 'key = value'");
 		return -1;
 	}
 	*eq = '\0';
 	*key = str_trim(line);
 	if (**key == '\0') {
-		set_err(err, errlen, "missing key before '='");
+		str_errf(err, errlen, "missing key before '='");
 		return -1;
 	}
 	v = str_trim(eq + 1);
 	n = strlen(v);
 	if (n > 0 && v[0] == '"') {
 		if (n < 2 || v[n - 1] != '"') {
-			set_err(err, errlen, "unterminated quote in value for %.64s", *key);
+			str_errf(err, errlen, "unterminated quote in value for %.64s", *key);
 			return -1;
 		}
 		v[n - 1] = '\0';
@@ -377,7 +363,7 @@ int config_load(const char *path, struct config *c, char *err, size_t errlen)
 
 	f = fopen(path, "re");
 	if (f == NULL) {
-		set_err(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+		str_errf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
 		return -1;
 	}
 	/* Work on a copy so a bad file leaves *c as it was (SIGHUP reload). */
@@ -385,7 +371,7 @@ int config_load(const char *path, struct config *c, char *err, size_t errlen)
 	while ((r = read_line(f, line)) != 0) {
 		lineno++;
 		if (r < 0) {
-			set_err(err, errlen, "%s:%u: %s", path, lineno, read_errors[-r]);
+			str_errf(err, errlen, "%s:%u: %s", path, lineno, read_errors[-r]);
 			goto out;
 		}
 		key = str_trim(line);
@@ -393,19 +379,19 @@ int config_load(const char *path, struct config *c, char *err, size_t errlen)
 			continue;
 		if (split_line(key, &key, &value, msg, sizeof msg) != 0 ||
 		    config_set(&tmp, key, value, msg, sizeof msg) != 0) {
-			set_err(err, errlen, "%s:%u: %s", path, lineno, msg);
+			str_errf(err, errlen, "%s:%u: %s", path, lineno, msg);
 			goto out;
 		}
 	}
 	/* Ranges that depend on two keys, set in any order. */
 	if (tmp.memory_default_mb > tmp.memory_max_mb) {
-		set_err(err, errlen,
+		str_errf(err, errlen,
 		        "%s: memory_default_mb (%d) is larger than memory_max_mb (%d)",
 		        path, tmp.memory_default_mb, tmp.memory_max_mb);
 		goto out;
 	}
 	if (tmp.chunk_overlap >= tmp.chunk_size) {
-		set_err(err, errlen,
+		str_errf(err, errlen,
 		        "%s: chunk_overlap (%d) must be smaller than chunk_size (%d)",
 		        path, tmp.chunk_overlap, tmp.chunk_size);
 		goto out;
@@ -429,12 +415,12 @@ int config_load_jwt_secret(struct config *c, char *err, size_t errlen)
 	int fd, rc = -1;
 
 	if (path[0] == '\0') {
-		set_err(err, errlen, "jwt_secret_file is not set");
+		str_errf(err, errlen, "jwt_secret_file is not set");
 		return -1;
 	}
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
-		set_err(err, errlen, "cannot open jwt_secret_file '%s': %s",
+		str_errf(err, errlen, "cannot open jwt_secret_file '%s': %s",
 		        path, strerror(errno));
 		return -1;
 	}
@@ -443,7 +429,7 @@ int config_load_jwt_secret(struct config *c, char *err, size_t errlen)
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
-			set_err(err, errlen, "cannot read jwt_secret_file '%s': %s",
+			str_errf(err, errlen, "cannot read jwt_secret_file '%s': %s",
 			        path, strerror(errno));
 			goto out;
 		}
@@ -456,17 +442,17 @@ int config_load_jwt_secret(struct config *c, char *err, size_t errlen)
 	                   buf[len - 1] == ' ' || buf[len - 1] == '\t'))
 		len--;
 	if (len == 0) {
-		set_err(err, errlen, "jwt_secret_file '%s' is empty", path);
+		str_errf(err, errlen, "jwt_secret_file '%s' is empty", path);
 		goto out;
 	}
 	if (len > sizeof c->jwt_secret - 1) {
-		set_err(err, errlen,
+		str_errf(err, errlen,
 		        "jwt secret in '%s' is too long (max %zu bytes)",
 		        path, sizeof c->jwt_secret - 1);
 		goto out;
 	}
 	if (len < JWT_SECRET_MIN) {
-		set_err(err, errlen,
+		str_errf(err, errlen,
 		        "jwt secret in '%s' is too short (%zu bytes, need at least %d)",
 		        path, len, JWT_SECRET_MIN);
 		goto out;

@@ -3,6 +3,8 @@
  * Everything here is ASCII and locale-independent on purpose: the inputs are
  * config values, HTTP headers and query strings, never prose. */
 #include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -151,4 +153,24 @@ int str_url_decode(char *dst, size_t cap, const char *src, size_t n,
 bad:
 	dst[0] = '\0';
 	return -1;
+}
+
+void str_errf(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err == NULL || errlen == 0)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+}
+
+size_t str_utf8_chars(const char *s, size_t n)
+{
+	size_t count = 0;
+
+	for (size_t i = 0; i < n; i++)
+		count += ((unsigned char)s[i] & 0xC0) != 0x80;
+	return count;
 }

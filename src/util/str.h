@@ -13,6 +13,13 @@ int str_to_ll(const char *s, long long min, long long max, long long *out);
 /* Copy with truncation refused: returns 0, or -1 if src does not fit. */
 int str_copy(char *dst, size_t cap, const char *src);
 
+/* Characters of n bytes of valid UTF-8 (lead bytes counted). */
+size_t str_utf8_chars(const char *s, size_t n);
+
+/* printf into an error buffer of errlen bytes; NULL or 0 writes nothing. */
+void str_errf(char *err, size_t errlen, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
 bool str_eq_nocase(const char *a, const char *b);
 bool str_has_prefix(const char *s, const char *prefix);
 char *str_trim(char *s);                    /* in place, returns s advanced */

@@ -26,6 +26,7 @@ int main(void)
 		suite_filter, suite_index, suite_rank,
 		suite_openai,
 		suite_warehouse,
+		suite_jdbc,
 	};
 	unsigned failed;
 

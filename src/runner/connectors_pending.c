@@ -12,22 +12,6 @@ static int pending(char *err, size_t errlen)
 	return -1;
 }
 
-int jdbc_extract_load(const struct job_spec *job, struct task_env *env,
-                      char *err, size_t errlen)
-{
-	(void)job;
-	(void)env;
-	return pending(err, errlen);
-}
-
-int jdbc_qualify(const struct job_spec *job, struct task_env *env,
-                 char *err, size_t errlen)
-{
-	(void)job;
-	(void)env;
-	return pending(err, errlen);
-}
-
 int singer_extract_load(const struct job_spec *job, struct task_env *env,
                         char *err, size_t errlen)
 {

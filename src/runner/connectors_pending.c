@@ -28,17 +28,3 @@ int file_storage_extract_load(const struct job_spec *job, struct task_env *env,
 	return pending(err, errlen);
 }
 
-/* The warehouse (db/warehouse.h) until its implementation is merged. */
-#include "db/warehouse.h"
-
-struct wh *wh_open(const struct config *cfg, char *err, size_t errlen)
-{
-	(void)cfg;
-	snprintf(err, errlen, "warehouse not built yet");
-	return NULL;
-}
-
-void wh_close(struct wh *w)
-{
-	(void)w;
-}

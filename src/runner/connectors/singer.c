@@ -1297,9 +1297,11 @@ static void exit_reason(struct singer *s, int status, char *err, size_t errlen)
 		snprintf(last, sizeof last, "; its last stderr line: %s", s->last_err);
 	str_errf(err, errlen, "tap %s %s after %lld lines of output%s%s",
 	         s->job->plugin, how, s->line_no, last,
-	         s->saw_oom || (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) ?
-	         "; it may have run out of memory: the job's memory limit applies "
-	         "to the tap too" : "");
+	         s->saw_oom ? "; the tap ran out of memory (the job's memory limit "
+	         "applies to the tap too)" :
+	         WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL ?
+	         "; it may have run out of memory (the job's memory limit applies "
+	         "to the tap too)" : "");
 }
 
 int singer_extract_load(const struct job_spec *job, struct task_env *env,

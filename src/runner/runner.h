@@ -1,0 +1,117 @@
+/* runner.h - the pipeline runner inside `sluice work`: the scheduler that
+ * turns cron firings into runs, and the executor that claims runs and
+ * supervises their tasks.
+ *
+ *   work loop ──▶ scheduler_tick   due pipelines -> runs (trigger schedule)
+ *             ──▶ executor_tick    reap supervisors, recover dead runs,
+ *                                  claim CREATED runs, fork a supervisor each
+ *   supervisor (one process per run): walks the task graph, forks one task
+ *   child per task (RLIMIT_AS = the job's memory), heartbeats the run,
+ *   notices cancel requests, records every status.
+ *   task child (child.c): its own database and warehouse connections, the
+ *   job_spec, connector_extract_load / connector_qualify.
+ *
+ * Every claim is SELECT ... FOR UPDATE SKIP LOCKED, so any number of work
+ * processes on any number of hosts share the work and never run a run or
+ * fire a schedule twice. */
+#ifndef SLUICE_RUNNER_H
+#define SLUICE_RUNNER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+#include <time.h>
+
+struct config;
+struct db;
+struct run_log;
+struct work_ctx;
+
+/* ---- scheduler.c ---------------------------------------------------------- */
+
+/* Fire every due schedule (at most a batch per call): a run with trigger
+ * `schedule` unless one is active, and next_run_at moved to the first
+ * firing after now.  Returns how many pipelines were handled, or < 0. */
+int scheduler_tick(struct work_ctx *w);
+
+/* The next firing of cron_text in tz ("" or NULL = UTC) strictly after
+ * `after`.  0; -1 with a reason in err (bad expression or zone, never). */
+int scheduler_next_run(const char *cron_text, const char *tz, time_t after,
+                       time_t *next, char *err, size_t errlen);
+
+/* ---- executor.c ----------------------------------------------------------- */
+
+/* Reap finished supervisors, recover runs of dead processes, claim and
+ * start CREATED runs up to runner_max_runs (none once stopping).  Returns
+ * how many runs were started. */
+int executor_tick(struct work_ctx *w, bool stopping);
+/* Supervisors still running under this process. */
+int executor_active(void);
+/* On shutdown: ask every supervisor to stop (SIGTERM) so it fails its run
+ * with a log line; then SIGKILL after runner_shutdown_grace_s more seconds
+ * and fail whatever is left.  Waits for them all. */
+void executor_shutdown(struct work_ctx *w);
+
+/* ---- child.c: one task in its own process ------------------------------ */
+
+/* What the task child reports to its supervisor through a pipe. */
+struct task_result {
+	int rc;                          /* 0 ok, -1 failed */
+	int memory_exceeded;             /* an allocation hit the limit */
+	long long rows_read, rows_loaded;
+	long long vm_peak_kb;            /* VmPeak at the end */
+	char error[1024];
+};
+
+struct task_ref {
+	const char *run_id;
+	const char *pipeline_id;
+	const char *customer_id;
+	const char *job_id;
+	const char *task_id;
+	const char *kind;                /* extract_load | qualify */
+	int memory_mb;
+};
+
+/* Runs in the forked child: set up, call the connector, write the result
+ * to fd.  Never returns. */
+void child_task_main(const struct config *cfg, const struct task_ref *t, int fd)
+	__attribute__((noreturn));
+
+/* ---- pure helpers (tested by t/unit/test_runner.c) ----------------------- */
+
+/* Seconds to wait before retry `attempt` (1 = the first retry):
+ * base * 2^(attempt-1), capped at RUNNER_RETRY_MAX_S. */
+#define RUNNER_RETRY_MAX_S 3600
+int runner_retry_delay(int base_s, int attempt);
+
+/* The RLIMIT_AS of a task of memory_mb: memory_mb MiB, plus baseline_kb of
+ * address space the process already has when sanitizers reserve shadow
+ * memory (0 otherwise). */
+unsigned long long runner_rlimit_bytes(int memory_mb, long long baseline_kb);
+
+/* Did a task that ended so exceed its memory?  status as from waitpid;
+ * peak_kb the largest VmPeak / maxrss seen; r the child's report or NULL. */
+bool runner_memory_exceeded(int status, long long peak_kb, int memory_mb,
+                            const struct task_result *r);
+
+/* True when err reads like an allocation failure ("out of memory",
+ * "Cannot allocate memory", "MemoryError"), case-insensitive. */
+bool runner_error_is_oom(const char *err);
+
+/* Order of tasks: given n tasks whose upstream sets are the bitmask
+ * up[i] (bit j = task j is upstream of task i), write an order that puts
+ * every task after its upstreams into order[].  0, or -1 on a cycle. */
+int runner_task_order(size_t n, const unsigned long long *up, size_t *order);
+
+/* ---- run_log.c extras --------------------------------------------------- */
+
+/* Replace every occurrence of secret in later lines by "***" (a source
+ * password; NULL or "" clears).  The log keeps its own copy, wiped on free. */
+void run_log_redact(struct run_log *l, const char *secret);
+/* Write one line at level ("INFO", "WARNING", "ERROR") on db for run_id,
+ * outside any run_log (used by recovery and the cancel route).  0 or < 0. */
+int run_log_line(struct db *db, const char *run_id, const char *task_id,
+                 const char *level, const char *message);
+
+#endif

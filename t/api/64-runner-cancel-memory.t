@@ -121,7 +121,7 @@ $row = wait_run($mrun, 60);
 is($row->{status}, 'FAILED', 'a tap over the job\'s memory: FAILED');
 is(task_rows($mrun)->{"$mjob.extract_load"}{error}, 'the task exceeded its memory limit of 200 MB',
    'the task\'s error');
-ok((grep { $_->{task_id} eq "$mjob.extract_load" && $_->{level} eq 'ERROR' &&
+ok((grep { ($_->{task_id} // '') eq "$mjob.extract_load" && $_->{level} eq 'ERROR' &&
 	   $_->{message} =~ /: the task exceeded its memory limit of 200 MB$/ }
     @{ run_logs($mrun, level => 'ERROR') }), 'an ERROR line says it exceeded its memory limit')
 	or diag explain [ log_messages($mrun) ];

@@ -191,7 +191,7 @@ sub start_extra_work {
 		open STDIN, '<', '/dev/null';
 		open STDOUT, '>>', $log or POSIX::_exit(126);
 		open STDERR, '>&', \*STDOUT;
-		exec env('SLUICE_BIN'), 'work', '-c', env('SLUICE_CONF');
+		{ exec env('SLUICE_BIN'), 'work', '-c', env('SLUICE_CONF') }
 		POSIX::_exit(127);
 	}
 	push @EXTRA, $pid;

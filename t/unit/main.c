@@ -27,6 +27,7 @@ int main(void)
 		suite_openai,
 		suite_warehouse,
 		suite_jdbc,
+		suite_dest,
 	};
 	unsigned failed;
 

@@ -27,6 +27,7 @@ int suite_rank(void);
 int suite_openai(void);
 int suite_warehouse(void);
 int suite_jdbc(void);
+int suite_dest(void);
 
 /* Add a suite and its NULL-terminated test list in one go. */
 struct test_case { const char *name; CU_TestFunc fn; };

@@ -105,5 +105,24 @@ like(log_text($token, $run->{run_id}, level => 'ERROR'),
 	'long line: the ERROR names the line and the limit');
 is(wh_count("`$SCHEMA`.`big`"), 0, 'long line: nothing loaded');
 
+# --- a tap that leaves a process holding its output open ------------------------
+my $orphan = "$dir/orphan.pid";
+$p = make_pipeline($token, [ {
+	input => { connector => 'singer', plugin => 'tap-fixture', table_name => 'items',
+		   config => { records => 2, orphan_sleep => 120, orphan_pid_file => $orphan } },
+	table_name => 'orphan', table_schema => $SCHEMA } ]);
+my $t0 = time;
+$run = run_pipeline($token, $cid, $p->{pipeline_id}, timeout => 60);
+my $took = time - $t0;
+is($run->{status}, 'SUCCESS', 'orphan: the run still ends') or diag(log_text($token, $run->{run_id}));
+cmp_ok($took, '<', 30, 'orphan: within the grace period, not the orphan\'s 120 s');
+is(wh_count("`$SCHEMA`.`orphan`"), 2, 'orphan: the records are loaded');
+like(log_text($token, $run->{run_id}, level => 'WARNING'),
+	qr/kept its output open: that process group was killed/, 'orphan: logged');
+open my $ofh, '<', $orphan or die "orphan pid: $!";
+chomp(my $opid = <$ofh>);
+close $ofh;
+ok(wait_until(5, sub { !proc_alive($opid) }), 'orphan: the left-behind process is gone');
+
 drop_schema($SCHEMA);
 done_testing();

@@ -10,6 +10,7 @@ use strict;
 use warnings;
 
 use Carp qw(croak);
+use File::Path ();
 use Exporter qw(import);
 use Test::More ();
 
@@ -18,7 +19,7 @@ use JobsFixture qw(customer_token sql_quote job_state_row);
 
 our @EXPORT = qw(
 	make_pipeline run_pipeline run_logs log_text wh_rows wh_count wh_columns
-	drop_schema taps_dir
+	drop_schema taps_dir storage_area put_file processed_rows
 );
 
 # make_pipeline($token, [ {input => {...}, output => {...}} or {input,
@@ -111,5 +112,35 @@ sub drop_schema {
 }
 
 sub taps_dir { return env('SLUICE_ROOT') . '/t/fixtures/taps' }
+
+# The customer's storage area (storage_root/customers/<id>), created.
+sub storage_area {
+	my ($customer_id) = @_;
+	my ($root) = conf_read() =~ /^[ \t]*storage_root[ \t]*=[ \t]*(.+?)[ \t]*$/m
+		or croak 'no storage_root in the config';
+	my $area = "$root/customers/$customer_id";
+	File::Path::make_path($area);
+	return $area;
+}
+
+# put_file($path, $content, $mtime): write a file (folders made), with
+# that modification time when given.
+sub put_file {
+	my ($path, $content, $mtime) = @_;
+	(my $dir = $path) =~ s{/[^/]*\z}{};
+	File::Path::make_path($dir);
+	open my $fh, '>:raw', $path or croak "$path: $!";
+	print {$fh} $content;
+	close $fh or croak "$path: $!";
+	utime($mtime, $mtime, $path) or croak "utime $path: $!" if defined $mtime;
+}
+
+# {file_path => [last_modified, size_bytes]} of a job's processed records.
+sub processed_rows {
+	my ($job_id) = @_;
+	return { map { $_->[0] => [ $_->[1], $_->[2] ] } mysql(
+		'SELECT file_path, last_modified, size_bytes FROM file_storage_processed '
+		. 'WHERE job_id = ' . sql_quote($job_id)) };
+}
 
 1;

@@ -28,6 +28,8 @@ int main(void)
 		suite_warehouse,
 		suite_jdbc,
 		suite_runner,
+		suite_dest,
+		suite_tabular_infer, suite_tabular_csv, suite_tabular_json,
 	};
 	unsigned failed;
 

@@ -308,9 +308,10 @@ static void mtime_sql(const struct timespec *t, char *buf, size_t cap)
 	time_t s = t->tv_sec;
 
 	gmtime_r(&s, &tm);
-	snprintf(buf, cap, "%04d-%02d-%02d %02d:%02d:%02d.%03ld", tm.tm_year + 1900,
-	         tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
-	         t->tv_nsec / 1000000);
+	snprintf(buf, cap, "%04d-%02d-%02d %02d:%02d:%02d.%03d",
+	         (tm.tm_year + 1900) % 10000, (tm.tm_mon + 1) % 100, tm.tm_mday % 100,
+	         tm.tm_hour % 100, tm.tm_min % 100, tm.tm_sec % 100,
+	         (int)(t->tv_nsec / 1000000) % 1000);
 }
 
 /* 1 when the job has processed this version of the file, 0 not, -1 error. */
@@ -409,7 +410,8 @@ static int header_names(const struct tab_cell *cells, size_t n,
 			}
 			snprintf(cand, sizeof cand, "%.*s%s", (int)bl, base, suffix);
 		}
-		snprintf(names[i], DEST_NAME_MAX, "%s", cand);
+		if (str_copy(names[i], DEST_NAME_MAX, cand) != 0)
+			snprintf(names[i], DEST_NAME_MAX, "column_%zu", i + 1);
 	}
 	return 0;
 }

@@ -59,6 +59,8 @@
 #define SINGER_ERR_LINES_LOGGED 1000 /* stderr lines written to the run log */
 #define SINGER_LOG_SNIPPET 300       /* bytes of a state shown in the log */
 #define SINGER_STOP_WAIT_MS 2000     /* SIGTERM to SIGKILL */
+#define SINGER_POLL_MS 500
+#define SINGER_EXIT_GRACE_MS 5000    /* output left open after the tap exited */
 
 #define LOGI(s, ...) do { if ((s)->env->log != NULL) \
 	run_log_info((s)->env->log, __VA_ARGS__); } while (0)
@@ -86,7 +88,10 @@ struct singer {
 	const char *schema;          /* destination schema */
 	const char *main_stream;     /* input.table_name: loads into dest_table */
 	char dir[PATH_MAX];          /* private temporary directory, "" = none */
-	pid_t pid;
+	pid_t pid;                   /* the tap, -1 when none was started */
+	bool reaped;                 /* its exit status is in status */
+	int status;
+	struct timespec reaped_at;
 	int out_fd, err_fd;
 	struct stream *streams;
 	size_t nstreams;
@@ -381,27 +386,52 @@ fail:
 	return -1;
 }
 
+static long long ms_since(const struct timespec *t)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (now.tv_sec - t->tv_sec) * 1000LL + (now.tv_nsec - t->tv_nsec) / 1000000;
+}
+
+/* Reap the tap if it has exited (blocking when wait).  1 reaped, 0 not yet. */
+static int tap_reap(struct singer *s, bool wait)
+{
+	pid_t r;
+
+	if (s->pid <= 0 || s->reaped)
+		return 1;
+	while ((r = waitpid(s->pid, &s->status, wait ? 0 : WNOHANG)) < 0 && errno == EINTR)
+		;
+	if (r == s->pid || (r < 0 && errno == ECHILD)) {
+		if (r < 0)
+			s->status = W_EXITCODE(127, 0);
+		s->reaped = true;
+		clock_gettime(CLOCK_MONOTONIC, &s->reaped_at);
+		return 1;
+	}
+	return 0;
+}
+
 /* Stop the tap's process group: SIGTERM, then SIGKILL; reap the tap. */
 static void tap_stop(struct singer *s)
 {
-	int status;
-
 	if (s->pid <= 0)
 		return;
-	kill(-s->pid, SIGTERM);
-	kill(s->pid, SIGTERM);
-	for (int waited = 0; waited < SINGER_STOP_WAIT_MS; waited += 20) {
-		if (waitpid(s->pid, &status, WNOHANG) == s->pid) {
-			kill(-s->pid, SIGKILL);     /* anything it left behind */
-			s->pid = -1;
-			return;
+	if (!s->reaped) {
+		struct timespec t0;
+
+		kill(-s->pid, SIGTERM);
+		kill(s->pid, SIGTERM);
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		while (!tap_reap(s, false) && ms_since(&t0) < SINGER_STOP_WAIT_MS)
+			nanosleep(&(struct timespec){ 0, 20 * 1000000L }, NULL);
+		if (!s->reaped) {
+			kill(s->pid, SIGKILL);
+			tap_reap(s, true);
 		}
-		nanosleep(&(struct timespec){ 0, 20 * 1000000L }, NULL);
 	}
-	kill(-s->pid, SIGKILL);
-	kill(s->pid, SIGKILL);
-	while (waitpid(s->pid, &status, 0) < 0 && errno == EINTR)
-		;
+	kill(-s->pid, SIGKILL);     /* anything it left behind in its group */
 	s->pid = -1;
 }
 
@@ -1221,6 +1251,9 @@ static int out_read(struct singer *s, struct outbuf *b, char *err, size_t errlen
 	return out_lines(s, b, err, errlen) != 0 ? -1 : 1;
 }
 
+/* Read the tap's stdout and stderr until both end.  A tap that has exited
+ * while something it started still holds its pipes open gets
+ * SINGER_EXIT_GRACE_MS, then its group is killed and reading stops. */
 static int pump(struct singer *s, char *err, size_t errlen)
 {
 	struct outbuf b = { 0 };
@@ -1231,13 +1264,23 @@ static int pump(struct singer *s, char *err, size_t errlen)
 			{ .fd = s->out_fd, .events = POLLIN },
 			{ .fd = s->err_fd, .events = POLLIN },
 		};
+		int n = poll(p, 2, SINGER_POLL_MS);
 
-		if (poll(p, 2, -1) < 0) {
+		if (n < 0) {
 			if (errno == EINTR)
 				continue;
 			str_errf(err, errlen, "poll: %s", strerror(errno));
 			rc = -1;
 			break;
+		}
+		if (n == 0) {
+			if (tap_reap(s, false) && ms_since(&s->reaped_at) > SINGER_EXIT_GRACE_MS) {
+				kill(-s->pid, SIGKILL);
+				LOGW(s, "the tap exited but a process it started kept its "
+				     "output open: that process group was killed");
+				break;
+			}
+			continue;
 		}
 		if (s->err_fd >= 0 && (p[1].revents & (POLLIN | POLLHUP | POLLERR)) &&
 		    err_read(s) == 0) {
@@ -1383,13 +1426,8 @@ int singer_extract_load(const struct job_spec *job, struct task_env *env,
 		goto out;
 	if (pump(&s, err, errlen) != 0)
 		goto out;
-	while (waitpid(s.pid, &status, 0) < 0) {
-		if (errno != EINTR) {
-			str_errf(err, errlen, "waiting for the tap: %s", strerror(errno));
-			goto out;
-		}
-	}
-	s.pid = -1;
+	tap_reap(&s, true);
+	status = s.status;
 	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
 		exit_reason(&s, status, err, errlen);
 		goto out;

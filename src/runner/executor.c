@@ -663,7 +663,7 @@ static void run_task(struct run *r, struct task *t, struct run_log *tl)
 		.task_id = t->task_id, .kind = t->kind, .memory_mb = t->memory_mb,
 	};
 	double t0 = time_mono_ms(), last_beat = t0;
-	long long peak_kb = 0, limit_kb = (long long)t->memory_mb * 1024;
+	long long peak_kb = 0, limit_kb = (long long)t->memory_mb * 1024, base_kb = 0;
 	struct rusage ru;
 	int fds[2], status = 0;
 	size_t got = 0;
@@ -673,7 +673,7 @@ static void run_task(struct run *r, struct task *t, struct run_log *tl)
 	memset(&res, 0, sizeof res);
 	memset(&ru, 0, sizeof ru);
 #ifdef RUNNER_SANITIZED
-	limit_kb += runner_self_vm_kb("VmSize:");
+	base_kb = runner_self_vm_kb("VmSize:");
 #endif
 	snprintf(t->status, sizeof t->status, "RUNNING");
 	task_status_set(r, t);
@@ -742,8 +742,10 @@ static void run_task(struct run *r, struct task *t, struct run_log *tl)
 		peak_kb = ru.ru_maxrss;
 	if (got == sizeof res && res.vm_peak_kb > peak_kb)
 		peak_kb = res.vm_peak_kb;
-	if (got == sizeof res && res.limit_kb > 0)
-		limit_kb = res.limit_kb;
+	if (got == sizeof res)
+		base_kb = res.baseline_kb;
+	/* Sanitizer builds: what the process had mapped before the task. */
+	peak_kb = peak_kb > base_kb ? peak_kb - base_kb : 0;
 
 	t->rows = got == sizeof res ? res.rows_loaded : 0;
 	if (r->cancelled) {

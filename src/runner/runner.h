@@ -61,7 +61,7 @@ struct task_result {
 	int memory_exceeded;             /* an allocation hit the limit */
 	long long rows_read, rows_loaded;
 	long long vm_peak_kb;            /* VmPeak at the end */
-	long long limit_kb;              /* the RLIMIT_AS it ran under */
+	long long baseline_kb;           /* address space below the limit (sanitizers) */
 	char error[1024];
 };
 
@@ -93,8 +93,8 @@ int runner_retry_delay(int base_s, int attempt);
 unsigned long long runner_rlimit_bytes(int memory_mb, long long baseline_kb);
 
 /* Did a task that ended so exceed its memory?  status as from waitpid;
- * peak_kb the largest VmPeak / maxrss seen; limit_kb its RLIMIT_AS; r the
- * child's report or NULL. */
+ * peak_kb the largest VmPeak / maxrss seen and limit_kb the job's memory,
+ * both without the sanitizer baseline; r the child's report or NULL. */
 bool runner_memory_exceeded(int status, long long peak_kb, long long limit_kb,
                             const struct task_result *r);
 

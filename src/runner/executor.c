@@ -55,6 +55,7 @@
 #define TASKS_MAX      64           /* bits of an upstream mask */
 #define RUN_ID_LEN     32
 #define POLL_MS        100          /* supervisor's child polling period */
+#define FINISH_TRIES   300          /* seconds a run's end waits for the database */
 
 /* ==== pure helpers ========================================================== */
 
@@ -394,6 +395,14 @@ static void reap(struct work_ctx *w)
 	}
 }
 
+static bool supervised(const char *run_id)
+{
+	for (int i = 0; i < nsup; i++)
+		if (strcmp(sups[i].run_id, run_id) == 0)
+			return true;
+	return false;
+}
+
 /* Runs whose work process is gone: on this host a dead pid (at once), on
  * any host a heartbeat older than runner_stale_s. */
 static void recover(struct work_ctx *w)
@@ -408,15 +417,21 @@ static void recover(struct work_ctx *w)
 	plen = (size_t)(colon - w->process_id) + 1;
 	st = db_query(w->db, "SELECT id, claimed_by, heartbeat_at < UTC_TIMESTAMP(3)"
 	    " - INTERVAL ? SECOND FROM pipeline_runs WHERE status = 'RUNNING' AND "
-	    "claimed_by IS NOT NULL AND claimed_by <> ? LIMIT 500", "is",
-	    (long long)w->cfg->runner_stale_s, w->process_id);
+	    "claimed_by IS NOT NULL LIMIT 500", "i",
+	    (long long)w->cfg->runner_stale_s);
 	if (st == NULL)
 		return;
 	while (n < 32 && db_fetch(st) == 1) {
 		const char *c = db_col_str(st, 1);
 		bool stale = db_col_ll(st, 2) != 0, dead = false;
 
-		if (strlen(c) > plen && strncmp(c, w->process_id, plen) == 0) {
+		if (strcmp(c, w->process_id) == 0) {
+			/* Ours: dead when no supervisor of ours has it (one that
+			 * could not record the run's end while the database was
+			 * away); a live supervisor heartbeats it itself. */
+			dead = stale && !supervised(db_col_str(st, 0));
+			stale = false;
+		} else if (strlen(c) > plen && strncmp(c, w->process_id, plen) == 0) {
 			char *end;
 			long pid = strtol(c + plen, &end, 10);
 
@@ -834,11 +849,21 @@ static void finish_run(struct run *r, double t0)
 			return;
 		}
 	}
-	if (db_exec(r->db, "UPDATE pipeline_runs SET status = ?, finished_at = "
-	    "UTC_TIMESTAMP(3), rows_loaded = ?, error = ? WHERE id = ? AND "
-	    "status = 'RUNNING' AND claimed_by = ?", "sisss", ok ? "SUCCESS" : "FAILED",
-	    rows, ok ? NULL : error, r->id, r->process_id) != 1)
-		return;
+	/* The outcome must not be lost to a database restart: keep trying for
+	 * a while (should another process fail it meanwhile, it stays failed). */
+	for (int i = 0; ; i++) {
+		long long n = db_exec(r->db, "UPDATE pipeline_runs SET status = ?, "
+		    "finished_at = UTC_TIMESTAMP(3), rows_loaded = ?, error = ? "
+		    "WHERE id = ? AND status = 'RUNNING' AND claimed_by = ?", "sisss",
+		    ok ? "SUCCESS" : "FAILED", rows, ok ? NULL : error, r->id,
+		    r->process_id);
+
+		if (n == 1)
+			break;
+		if (n == 0 || i >= FINISH_TRIES || sup_term)
+			return;
+		sleep_ms(1000);
+	}
 	db_exec(r->db, "UPDATE pipelines SET last_status = ? WHERE id = ?", "ss",
 	        ok ? "SUCCESS" : "FAILED", r->pipeline_id);
 	/* A job is SUCCESS when every task of it is. */

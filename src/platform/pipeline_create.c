@@ -38,6 +38,7 @@
 #define JOB_JSON_MAX        16384     /* stored input or output, bytes */
 #define WAREHOUSE_NAME_MAX  64        /* MariaDB identifier length */
 #define CONNECTION_ID_LEN   36
+#define PIPELINE_RETRIES_MAX 5
 
 /* ==== validation of a create body ========================================= */
 
@@ -51,6 +52,8 @@ struct job_spec {
 
 struct pipeline_spec {
 	const char *name, *description, *cron;
+	const char *cron_timezone;           /* NULL: UTC */
+	long long retries;                   /* 0..PIPELINE_RETRIES_MAX */
 	time_t next_run;                     /* 0: none */
 	size_t njobs;
 	struct job_spec jobs[PIPELINE_JOBS_MAX];
@@ -482,9 +485,9 @@ static void pipeline_validate(struct req *r, struct platform_verr *v,
                               struct pipeline_spec *ps)
 {
 	static const char *const known[] = {
-		"name", "description", "cron", "jobs", NULL
+		"name", "description", "cron", "cron_timezone", "retries", "jobs", NULL
 	};
-	struct json_object *jobs = NULL;
+	struct json_object *jobs = NULL, *rt = NULL;
 	struct vpath p = { "", "" };
 	char err[160];
 
@@ -498,15 +501,33 @@ static void pipeline_validate(struct req *r, struct platform_verr *v,
 	ps->description = want_str(v, &p, body, "description", 0,
 	                           PIPELINE_DESC_MAX, 0);
 	ps->cron = want_str(v, &p, body, "cron", 1, CRON_EXPR_MAX, 0);
+	ps->cron_timezone = want_str(v, &p, body, "cron_timezone", 1, CRON_TZ_MAX, 0);
+	if (ps->cron_timezone != NULL && !cron_tz_valid(ps->cron_timezone)) {
+		platform_verr_add(v, "cron_timezone", "INVALID_TIMEZONE",
+		                  "cron_timezone must name a zone of the IANA time "
+		                  "zone database, such as Europe/Berlin");
+		ps->cron_timezone = NULL;
+	}
 	if (ps->cron != NULL) {
 		struct cron c;
 
 		if (cron_parse(ps->cron, &c, err, sizeof err) != 0)
 			platform_verr_add(v, "cron", "INVALID_CRON",
 			                  "cron is not valid: %s", err);
-		else if (cron_next(&c, time(NULL), &ps->next_run) != 0)
+		else if (cron_next_tz(&c, ps->cron_timezone, time(NULL),
+		                      &ps->next_run) != 0)
 			platform_verr_add(v, "cron", "INVALID_CRON",
 			                  "cron never fires");
+	}
+	if (json_object_object_get_ex(body, "retries", &rt) && rt != NULL) {
+		if (!json_object_is_type(rt, json_type_int) ||
+		    json_object_get_int64(rt) < 0 ||
+		    json_object_get_int64(rt) > PIPELINE_RETRIES_MAX)
+			platform_verr_add(v, "retries", "INVALID_VALUE",
+			                  "retries must be an integer from 0 to %d",
+			                  PIPELINE_RETRIES_MAX);
+		else
+			ps->retries = json_object_get_int64(rt);
 	}
 	if (!json_object_object_get_ex(body, "jobs", &jobs) || jobs == NULL) {
 		platform_verr_add(v, "jobs", "MISSING_FIELD", "jobs is required");
@@ -618,10 +639,11 @@ static int pipeline_insert(struct req *r, struct pipeline_spec *ps,
 	if ((rc = connections_check(r, ps, v)) != 0)
 		goto out;
 	n = db_exec(r->db, "INSERT INTO pipelines (id, customer_id, created_by, "
-	    "name, description, cron, next_run_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-	    "sssssss", pid, r->id.customer_id, r->id.sub, ps->name,
+	    "name, description, cron, cron_timezone, retries, next_run_at) "
+	    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+	    "sssssssis", pid, r->id.customer_id, r->id.sub, ps->name,
 	    ps->description != NULL ? ps->description : "", ps->cron,
-	    time_sql(next, ps->next_run));
+	    ps->cron_timezone, ps->retries, time_sql(next, ps->next_run));
 	if (n < 0) {
 		rc = (int)n;
 		goto out;

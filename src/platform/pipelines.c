@@ -96,13 +96,15 @@ out:
 	return rc;
 }
 
-/* Pause (next_run_at NULL) or resume (next_run_at from the cron).  1 done,
- * 0 no such pipeline of the caller, or a negative db error. */
+/* Pause (next_run_at NULL) or resume (next_run_at from the cron, read in
+ * the pipeline's cron_timezone).  1 done, 0 no such pipeline of the
+ * caller, or a negative db error. */
 static int pipeline_set_paused(struct req *r, const char *id, int paused,
                                time_t *next_run)
 {
 	struct db_stmt *st;
-	char cron_text[CRON_EXPR_MAX + 1] = "", next[TIME_SQL_LEN], err[160];
+	char cron_text[CRON_EXPR_MAX + 1] = "", tz[CRON_TZ_MAX + 1] = "";
+	char next[TIME_SQL_LEN], err[160];
 	struct cron c;
 	long long n;
 	int rc;
@@ -110,14 +112,17 @@ static int pipeline_set_paused(struct req *r, const char *id, int paused,
 	*next_run = 0;
 	if ((rc = db_begin(r->db)) != 0)
 		return rc;
-	st = db_query(r->db, "SELECT cron FROM pipelines WHERE id = ? AND "
-	              "customer_id = ? FOR UPDATE", "ss", id, r->id.customer_id);
+	st = db_query(r->db, "SELECT cron, cron_timezone FROM pipelines WHERE "
+	              "id = ? AND customer_id = ? FOR UPDATE", "ss", id,
+	              r->id.customer_id);
 	if (st == NULL) {
 		rc = db_last_err(r->db);
 		goto out;
 	}
-	if ((rc = db_fetch(st)) == 1)
+	if ((rc = db_fetch(st)) == 1) {
 		snprintf(cron_text, sizeof cron_text, "%s", db_col_str(st, 0));
+		snprintf(tz, sizeof tz, "%s", db_col_str(st, 1));
+	}
 	db_done(st);
 	if (rc != 1) {
 		rc = rc < 0 ? db_last_err(r->db) : 0;
@@ -125,7 +130,7 @@ static int pipeline_set_paused(struct req *r, const char *id, int paused,
 	}
 	if (!paused && cron_text[0] != '\0' &&
 	    (cron_parse(cron_text, &c, err, sizeof err) != 0 ||
-	     cron_next(&c, time(NULL), next_run) != 0))
+	     cron_next_tz(&c, tz, time(NULL), next_run) != 0))
 		*next_run = 0;
 	n = db_exec(r->db, "UPDATE pipelines SET paused = ?, next_run_at = ? "
 	            "WHERE id = ?", "iss", (long long)paused,

@@ -21,6 +21,7 @@ extern const struct route platform_pipeline_routes[];    /* pipelines.c */
 extern const struct route platform_job_routes[];         /* jobs.c, sync_mode.c */
 extern const struct route platform_run_routes[];         /* runs.c */
 extern const struct route platform_connection_routes[];  /* connections.c */
+extern const struct route platform_run_cancel_routes[];  /* run_cancel.c */
 
 /* --- ids ------------------------------------------------------------------
  * pipeline_id: a UUID written with underscores; paths accept hyphens too.

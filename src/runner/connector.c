@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "runner/connector.h"
+#include "runner/runner.h"
 
 /* Plugins the job validation accepts but no driver is linked for. */
 static const char *const no_driver[] = { "oracle", "sqlserver", NULL };
@@ -20,6 +21,13 @@ static int jdbc_driver_check(const struct job_spec *job, char *err, size_t errle
 			snprintf(err, errlen, "driver not available: %s", *p);
 			return -1;
 		}
+	return 0;
+}
+
+int connector_driver_check(const struct job_spec *job, char *err, size_t errlen)
+{
+	if (job->connector != NULL && strcmp(job->connector, "jdbc") == 0)
+		return jdbc_driver_check(job, err, errlen);
 	return 0;
 }
 

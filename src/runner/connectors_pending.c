@@ -27,3 +27,4 @@ int file_storage_extract_load(const struct job_spec *job, struct task_env *env,
 	(void)env;
 	return pending(err, errlen);
 }
+

@@ -24,6 +24,7 @@
 
 struct config;
 struct db;
+struct job_spec;
 struct run_log;
 struct work_ctx;
 
@@ -60,6 +61,7 @@ struct task_result {
 	int memory_exceeded;             /* an allocation hit the limit */
 	long long rows_read, rows_loaded;
 	long long vm_peak_kb;            /* VmPeak at the end */
+	long long limit_kb;              /* the RLIMIT_AS it ran under */
 	char error[1024];
 };
 
@@ -91,9 +93,23 @@ int runner_retry_delay(int base_s, int attempt);
 unsigned long long runner_rlimit_bytes(int memory_mb, long long baseline_kb);
 
 /* Did a task that ended so exceed its memory?  status as from waitpid;
- * peak_kb the largest VmPeak / maxrss seen; r the child's report or NULL. */
-bool runner_memory_exceeded(int status, long long peak_kb, int memory_mb,
+ * peak_kb the largest VmPeak / maxrss seen; limit_kb its RLIMIT_AS; r the
+ * child's report or NULL. */
+bool runner_memory_exceeded(int status, long long peak_kb, long long limit_kb,
                             const struct task_result *r);
+
+/* AddressSanitizer builds reserve terabytes of shadow address space: there
+ * the limit is added to what the process has mapped when the task starts. */
+#if defined(__SANITIZE_ADDRESS__)
+#define RUNNER_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define RUNNER_SANITIZED 1
+#endif
+#endif
+
+/* A line of /proc/self/status ("VmSize:", "VmPeak:") in kB, or -1. */
+long long runner_self_vm_kb(const char *key);
 
 /* True when err reads like an allocation failure ("out of memory",
  * "Cannot allocate memory", "MemoryError"), case-insensitive. */
@@ -103,6 +119,12 @@ bool runner_error_is_oom(const char *err);
  * up[i] (bit j = task j is upstream of task i), write an order that puts
  * every task after its upstreams into order[].  0, or -1 on a cycle. */
 int runner_task_order(size_t n, const unsigned long long *up, size_t *order);
+
+/* ---- connector.c extras ------------------------------------------------- */
+
+/* 0, or -1 with "driver not available: <plugin>" for a jdbc plugin this
+ * build has no client for (checked before any connection is opened). */
+int connector_driver_check(const struct job_spec *job, char *err, size_t errlen);
 
 /* ---- run_log.c extras --------------------------------------------------- */
 

@@ -12,6 +12,7 @@
 
 #include "db/db.h"
 #include "retrieval/retrieval.h"
+#include "runner/runner.h"
 #include "runner/work.h"
 #include "util/config.h"
 #include "util/log.h"
@@ -387,10 +388,16 @@ int work_main(const struct config *cfg)
 			last_recover = now;
 		}
 		ran = run_pass(&w);
+		/* The pipeline runner: schedules fire, runs start (runner.h). */
+		if (scheduler_tick(&w) > 0)
+			ran++;
+		if (executor_tick(&w, false) > 0)
+			ran++;
 		if (ran == 0)
 			idle(cfg->work_poll_ms, &origmask);
 	}
 	log_kv(LOG_INFO, "work stopping", "process=%s", process_id);
+	executor_shutdown(&w);
 	db_exec(w.db, "DELETE FROM work_processes WHERE id = ?", "s", process_id);
 out:
 	db_free(w.db);

@@ -96,6 +96,14 @@ static const struct key keys[] = {
 
 	NUM(work_poll_ms, 10, 60000),
 
+	NUM(runner_max_runs, 1, 256),
+	NUM(runner_heartbeat_s, 1, 300),
+	NUM(runner_stale_s, 10, 86400),
+	NUM(runner_shutdown_grace_s, 0, 3600),
+	NUM(runner_retry_base_s, 1, 3600),
+	NUM(runner_test_task_delay_ms, 0, 600000),
+	NUM(runner_test_task_alloc_mb, 0, 1048576),
+
 	{ "embedding_provider", K_PROVIDER, offsetof(struct config, embedding_provider),
 	  MEMBER_SIZE(embedding_provider), 0, 0, false },
 	NUM(embedding_dimensions, 1, 4096),
@@ -168,6 +176,14 @@ void config_defaults(struct config *c)
 	strcpy(c->warehouse_default_schema, "warehouse");
 
 	c->work_poll_ms = 1000;
+
+	c->runner_max_runs = 4;
+	c->runner_heartbeat_s = 5;
+	c->runner_stale_s = 60;
+	c->runner_shutdown_grace_s = 20;
+	c->runner_retry_base_s = 30;
+	c->runner_test_task_delay_ms = 0;
+	c->runner_test_task_alloc_mb = 0;
 
 	strcpy(c->embedding_provider, "builtin");
 	c->embedding_dimensions = 384;
@@ -408,6 +424,12 @@ int config_load(const char *path, struct config *c, char *err, size_t errlen)
 		str_errf(err, errlen,
 		        "%s: chunk_overlap (%d) must be smaller than chunk_size (%d)",
 		        path, tmp.chunk_overlap, tmp.chunk_size);
+		goto out;
+	}
+	if (tmp.runner_stale_s <= 2 * tmp.runner_heartbeat_s) {
+		str_errf(err, errlen,
+		        "%s: runner_stale_s (%d) must be more than twice runner_heartbeat_s (%d)",
+		        path, tmp.runner_stale_s, tmp.runner_heartbeat_s);
 		goto out;
 	}
 	*c = tmp;

@@ -66,6 +66,17 @@ struct config {
 	/* work */
 	int work_poll_ms;                     /* idle sleep between queue polls */
 
+	/* pipeline runner (in sluice work) */
+	int runner_max_runs;                  /* runs supervised at once per process */
+	int runner_heartbeat_s;               /* run heartbeat and cancel check period */
+	int runner_stale_s;                   /* a run without heartbeat this long is dead */
+	int runner_shutdown_grace_s;          /* SIGTERM: runs may finish this long */
+	int runner_retry_base_s;              /* first retry delay; doubles each time */
+	/* Test stack only, honoured with testing_routes = on: a pause before
+	 * each task's connector, and memory a task allocates first (MB). */
+	int runner_test_task_delay_ms;
+	int runner_test_task_alloc_mb;
+
 	/* retrieval */
 	char embedding_provider[16];          /* "builtin" or "openai" */
 	int embedding_dimensions;             /* of new datasets */

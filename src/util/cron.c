@@ -1,6 +1,7 @@
 /* cron.c - parse five-field cron expressions and find the next firing. */
 #include <ctype.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -309,4 +310,148 @@ int cron_next(const struct cron *c, time_t after, time_t *next)
 			return -1;
 	}
 	return -1;
+}
+
+/* ---- time zones ------------------------------------------------------------ */
+
+#define ZONEINFO_DIR "/usr/share/zoneinfo"
+
+bool cron_tz_valid(const char *tz)
+{
+	char path[sizeof ZONEINFO_DIR + CRON_TZ_MAX + 2], magic[4];
+	size_t n;
+	FILE *f;
+	bool ok;
+
+	if (tz == NULL || (n = strlen(tz)) == 0 || n > CRON_TZ_MAX || tz[0] == '/')
+		return false;
+	for (const char *p = tz; *p != '\0'; p++)
+		if (!isalnum((unsigned char)*p) && *p != '/' && *p != '_' &&
+		    *p != '-' && *p != '+' && *p != '.')
+			return false;
+	/* No "." or ".." segment, no empty segment. */
+	for (const char *seg = tz; seg != NULL; seg = strchr(seg, '/')) {
+		size_t len;
+
+		if (*seg == '/')
+			seg++;
+		len = strcspn(seg, "/");
+		if (len == 0 || seg[0] == '.')
+			return false;
+	}
+	snprintf(path, sizeof path, "%s/%s", ZONEINFO_DIR, tz);
+	if ((f = fopen(path, "rbe")) == NULL)
+		return false;
+	ok = fread(magic, 1, 4, f) == 4 && memcmp(magic, "TZif", 4) == 0;
+	fclose(f);
+	return ok;
+}
+
+/* The process's TZ switched to a zone and back. */
+struct tz_switch {
+	char saved[256];
+	bool had;
+};
+
+static int tz_enter(struct tz_switch *s, const char *tz)
+{
+	const char *old = getenv("TZ");
+	char spec[CRON_TZ_MAX + 2];
+
+	s->had = old != NULL && strlen(old) < sizeof s->saved;
+	if (s->had)
+		memcpy(s->saved, old, strlen(old) + 1);
+	snprintf(spec, sizeof spec, ":%s", tz);
+	if (setenv("TZ", spec, 1) != 0)
+		return -1;
+	tzset();
+	return 0;
+}
+
+static void tz_leave(struct tz_switch *s)
+{
+	if (s->had)
+		setenv("TZ", s->saved, 1);
+	else
+		unsetenv("TZ");
+	tzset();
+}
+
+/* The zone's UTC offset at t, in seconds east. */
+static long gmtoff_at(time_t t)
+{
+	struct tm tm;
+
+	if (localtime_r(&t, &tm) == NULL)
+		return 0;
+	return tm.tm_gmtoff;
+}
+
+/* The instant a local wall-clock time (as seconds of a naive "UTC" clock)
+ * fires: its first occurrence, or for a time the zone skips, the end of
+ * the skipped interval.  Offsets change at most once within a day around
+ * local, so the two offsets a day before and after cover every case. */
+static time_t local_fire_time(time_t local)
+{
+	long oa = gmtoff_at(local - 86400), ob = gmtoff_at(local + 86400);
+	time_t best = (time_t)-1, lo, hi;
+	long offs[2] = { oa, ob };
+
+	for (int i = 0; i < 2; i++) {
+		time_t t = local - offs[i];
+
+		if (i == 1 && ob == oa)
+			break;
+		if (t + gmtoff_at(t) == local && (best == (time_t)-1 || t < best))
+			best = t;
+	}
+	if (best != (time_t)-1)
+		return best;
+	/* Skipped: the gap lies between local - max and local - min of the two
+	 * offsets; find the first instant on the later offset. */
+	lo = local - (oa > ob ? oa : ob);
+	hi = local - (oa > ob ? ob : oa);
+	while (hi - lo > 1) {
+		time_t mid = lo + (hi - lo) / 2;
+
+		if (gmtoff_at(mid) == ob)
+			hi = mid;
+		else
+			lo = mid;
+	}
+	return gmtoff_at(lo) == ob ? lo : hi;
+}
+
+#define CRON_TZ_STEPS 100000
+
+int cron_next_tz(const struct cron *c, const char *tz, time_t after, time_t *next)
+{
+	struct tz_switch sw;
+	time_t local;
+	int rc = -1;
+
+	if (tz == NULL || tz[0] == '\0' || strcmp(tz, "UTC") == 0)
+		return cron_next(c, after, next);
+	if (!cron_tz_valid(tz) || tz_enter(&sw, tz) != 0)
+		return -1;
+	/* Local wall-clock minutes from the one holding `after`; the first
+	 * whose firing instant is later than `after` wins.  (During a
+	 * fall-back hour the local clock has been there before: those slots
+	 * fired at their first occurrence and are passed over.) */
+	local = after + gmtoff_at(after);
+	local -= (local % 60 + 60) % 60 + 60;
+	for (int i = 0; i < CRON_TZ_STEPS; i++) {
+		time_t t;
+
+		if (cron_next(c, local, &local) != 0)
+			break;
+		t = local_fire_time(local);
+		if (t > after) {
+			*next = t;
+			rc = 0;
+			break;
+		}
+	}
+	tz_leave(&sw);
+	return rc;
 }

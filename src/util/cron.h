@@ -36,4 +36,26 @@ int cron_parse(const char *expr, struct cron *c, char *err, size_t errlen);
  * *next.  0, or -1 when there is none within the next 30 years. */
 int cron_next(const struct cron *c, time_t after, time_t *next);
 
+/* ---- time zones -------------------------------------------------------------
+ * A schedule may be read in an IANA zone ("Europe/Berlin") of the system
+ * time zone database (/usr/share/zoneinfo, Debian package tzdata).  The
+ * expression then names local wall-clock times, and across daylight-saving
+ * changes each local slot fires once:
+ *   - a local time skipped by the spring-forward jump (02:30 when clocks go
+ *     from 02:00 to 03:00) fires at the jump itself (03:00 local); several
+ *     skipped slots fire once together there;
+ *   - a local time repeated by the fall-back change (02:30 when clocks go
+ *     from 03:00 back to 02:00) fires at its first occurrence only.
+ * The lookups switch the process's TZ for the call and put it back:
+ * single-threaded callers only (sluice processes are). */
+#define CRON_TZ_MAX 64
+
+/* True when tz names a zone file of the system database: 1..64 characters
+ * of letters, digits, '/', '_', '-', '+', no "." or ".." segment, not
+ * absolute, and the file starts with the TZif magic. */
+bool cron_tz_valid(const char *tz);
+
+/* cron_next with the expression read in tz (NULL or "" = UTC). */
+int cron_next_tz(const struct cron *c, const char *tz, time_t after, time_t *next);
+
 #endif

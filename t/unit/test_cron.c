@@ -1,6 +1,7 @@
 /* test_cron.c - cron_parse (valid and invalid expressions, bounds) and
  * cron_next (month ends, leap years, the day-of-month/day-of-week rule). */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -211,6 +212,132 @@ static void test_next_seconds(void)
 	CU_ASSERT_STRING_EQUAL(fmt(t, got), "2026-02-02 00:00");
 }
 
+/* ---- time zones and daylight saving ---------------------------------------
+ * Europe/Berlin 2026: CET (+1) to CEST (+2) on 29 March at 01:00 UTC (local
+ * 02:00 -> 03:00); back on 25 October at 01:00 UTC (local 03:00 -> 02:00).
+ * America/New_York 2026: 8 March 07:00 UTC (02:00 -> 03:00), 1 November
+ * 06:00 UTC (02:00 -> 01:00).  Times in the table are UTC. */
+struct tz_case { const char *expr, *tz, *after, *want; };
+
+static const struct tz_case tz_cases[] = {
+	/* Plain local time: 09:00 Berlin is 08:00 UTC in winter, 07:00 in summer. */
+	{ "0 9 * * *", "Europe/Berlin", "2026-01-10 12:00", "2026-01-11 08:00" },
+	{ "0 9 * * *", "Europe/Berlin", "2026-07-10 12:00", "2026-07-11 07:00" },
+	{ "0 9 * * *", "Europe/Berlin", "2026-03-28 12:00", "2026-03-29 07:00" },
+	/* Spring forward: 02:30 does not exist on 29 March; it fires once, at
+	 * the jump (03:00 CEST = 01:00 UTC), then normally the next day. */
+	{ "30 2 * * *", "Europe/Berlin", "2026-03-28 12:00", "2026-03-29 01:00" },
+	{ "30 2 * * *", "Europe/Berlin", "2026-03-29 01:00", "2026-03-30 00:30" },
+	/* Every half hour across the gap: 02:00 and 02:30 are skipped and fire
+	 * once together at the jump; then 03:30 CEST. */
+	{ "*/30 * * * *", "Europe/Berlin", "2026-03-29 00:45", "2026-03-29 01:00" },
+	{ "*/30 * * * *", "Europe/Berlin", "2026-03-29 01:00", "2026-03-29 01:30" },
+	/* Fall back: 02:30 happens twice on 25 October (00:30 and 01:30 UTC);
+	 * it fires at the first only. */
+	{ "30 2 * * *", "Europe/Berlin", "2026-10-24 12:00", "2026-10-25 00:30" },
+	{ "30 2 * * *", "Europe/Berlin", "2026-10-25 00:30", "2026-10-26 01:30" },
+	{ "30 2 * * *", "Europe/Berlin", "2026-10-25 01:00", "2026-10-26 01:30" },
+	/* Every half hour across the repeated hour: 02:00 and 02:30 CEST fire,
+	 * their CET repeats do not; next is 03:00 CET = 02:00 UTC. */
+	{ "*/30 * * * *", "Europe/Berlin", "2026-10-25 00:15", "2026-10-25 00:30" },
+	{ "*/30 * * * *", "Europe/Berlin", "2026-10-25 00:30", "2026-10-25 02:00" },
+	{ "*/30 * * * *", "Europe/Berlin", "2026-10-25 01:10", "2026-10-25 02:00" },
+	/* New York, a zone west of UTC. */
+	{ "30 2 * * *", "America/New_York", "2026-03-07 12:00", "2026-03-08 07:00" },
+	{ "30 1 * * *", "America/New_York", "2026-10-31 12:00", "2026-11-01 05:30" },
+	{ "30 1 * * *", "America/New_York", "2026-11-01 05:30", "2026-11-02 06:30" },
+	/* Day fields in local time: 23:30 Monday in Tokyo is Monday 14:30 UTC. */
+	{ "30 23 * * MON", "Asia/Tokyo", "2026-01-01 00:00", "2026-01-05 14:30" },
+	/* A fixed-offset zone and plain UTC. */
+	{ "0 0 * * *", "Etc/GMT-5", "2026-01-01 00:00", "2026-01-01 19:00" },
+	{ "0 0 * * *", "UTC", "2026-01-01 00:00", "2026-01-02 00:00" },
+	{ "0 0 * * *", NULL, "2026-01-01 00:00", "2026-01-02 00:00" },
+	{ "0 0 * * *", "", "2026-01-01 00:00", "2026-01-02 00:00" },
+	{ NULL, NULL, NULL, NULL },
+};
+
+static void test_next_tz(void)
+{
+	char err[160], got[32];
+	const char *tz_before = getenv("TZ");
+	struct cron c;
+	time_t t;
+
+	for (const struct tz_case *k = tz_cases; k->expr != NULL; k++) {
+		CU_ASSERT_FATAL(cron_parse(k->expr, &c, err, sizeof err) == 0);
+		if (cron_next_tz(&c, k->tz, utc(k->after), &t) != 0) {
+			fprintf(stderr, "\n  '%s' in %s after %s: none\n", k->expr,
+			        k->tz ? k->tz : "(null)", k->after);
+			CU_FAIL("no next time");
+		} else if (strcmp(fmt(t, got), k->want) != 0) {
+			fprintf(stderr, "\n  '%s' in %s after %s: %s, want %s\n",
+			        k->expr, k->tz ? k->tz : "(null)", k->after, got, k->want);
+			CU_FAIL("wrong next time");
+		}
+	}
+	/* The process's TZ is as it was. */
+	if (tz_before == NULL) {
+		CU_ASSERT_PTR_NULL(getenv("TZ"));
+	} else {
+		CU_ASSERT_PTR_NOT_NULL(getenv("TZ"));
+	}
+}
+
+/* Walking a whole year of "every 30 minutes" in Berlin: every UTC instant
+ * is fired at most once, the count is the year's half hours minus the two
+ * skipped-and-merged ones of spring and the two repeated ones of autumn. */
+static void test_tz_year_walk(void)
+{
+	char err[160];
+	struct cron c;
+	time_t t = utc("2026-01-01 00:00") - 60, end = utc("2027-01-01 00:00");
+	long n = 0, ok = 1;
+	time_t prev = 0;
+
+	CU_ASSERT_FATAL(cron_parse("*/30 * * * *", &c, err, sizeof err) == 0);
+	while (cron_next_tz(&c, "Europe/Berlin", t, &t) == 0 && t < end) {
+		if (t <= prev)
+			ok = 0;
+		prev = t;
+		n++;
+	}
+	CU_ASSERT(ok);
+	/* Berlin's offsets are whole hours, so firings are UTC half hours:
+	 * 365 * 48 of them in the year.  In spring the skipped 02:00 and 02:30
+	 * fire at the jump, which is the 03:00 CEST slot's instant: no instant
+	 * is lost or added.  In autumn the repeated 02:00 and 02:30 CET do not
+	 * fire: the two UTC half hours 01:00 and 01:30 have none. */
+	CU_ASSERT_EQUAL(n, 365 * 48 - 2);
+}
+
+static void test_tz_valid(void)
+{
+	static const char *const good[] = {
+		"UTC", "Europe/Berlin", "America/New_York", "Asia/Kolkata",
+		"America/Argentina/Buenos_Aires", "Etc/GMT+5", "America/Port-au-Prince",
+		NULL,
+	};
+	static const char *const bad[] = {
+		"", "Mars/Olympus", "Europe/", "/etc/localtime", "../etc/passwd",
+		"Europe/../../etc/passwd", "Europe//Berlin", "./UTC", "Europe/Berlin ",
+		"Europe/Berlin\n", "Europe", "zone.tab", "CET;rm",
+		"Aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+		NULL,
+	};
+
+	for (const char *const *z = good; *z != NULL; z++)
+		if (!cron_tz_valid(*z)) {
+			fprintf(stderr, "\n  %s refused\n", *z);
+			CU_FAIL("valid zone refused");
+		}
+	for (const char *const *z = bad; *z != NULL; z++)
+		if (cron_tz_valid(*z)) {
+			fprintf(stderr, "\n  '%s' accepted\n", *z);
+			CU_FAIL("invalid zone accepted");
+		}
+	CU_ASSERT_FALSE(cron_tz_valid(NULL));
+}
+
 int suite_cron(void)
 {
 	static const struct test_case tests[] = {
@@ -218,6 +345,9 @@ int suite_cron(void)
 		{ "cron_parse invalid", test_parse_invalid },
 		{ "cron_next", test_next },
 		{ "cron_next seconds and OR rule", test_next_seconds },
+		{ "cron_next_tz and daylight saving", test_next_tz },
+		{ "cron_next_tz a year of half hours", test_tz_year_walk },
+		{ "cron_tz_valid", test_tz_valid },
 		{ NULL, NULL },
 	};
 

@@ -1,0 +1,156 @@
+/* scheduler.c - cron schedules become runs.
+ *
+ * pipelines.next_run_at holds each active schedule's next firing (NULL when
+ * there is no cron or the pipeline is paused; create, pause and resume keep
+ * it so).  A tick claims due pipelines one at a time with SELECT ... FOR
+ * UPDATE SKIP LOCKED, so several work processes never fire one schedule
+ * twice, and in the same transaction:
+ *   - inserts a run with trigger `schedule`, unless a run of the pipeline is
+ *     CREATED or RUNNING (the active-run unique key answers duplicate: the
+ *     firing is skipped, with a line in the process log);
+ *   - moves next_run_at to the first firing after *now*, not after the slot
+ *     that was due: after downtime the missed slots run once, not once each.
+ */
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include <openssl/rand.h>
+
+#include "db/db.h"
+#include "runner/runner.h"
+#include "runner/work.h"
+#include "util/cron.h"
+#include "util/log.h"
+#include "util/timeutil.h"
+
+#define SCHEDULE_BATCH 32          /* pipelines fired per tick at most */
+#define RUN_ID_HEX     32
+
+int scheduler_next_run(const char *cron_text, const char *tz, time_t after,
+                       time_t *next, char *err, size_t errlen)
+{
+	struct cron c;
+
+	if (cron_parse(cron_text, &c, err, errlen) != 0)
+		return -1;
+	if (tz != NULL && tz[0] != '\0' && !cron_tz_valid(tz)) {
+		snprintf(err, errlen, "unknown time zone %.64s", tz);
+		return -1;
+	}
+	if (cron_next_tz(&c, tz, after, next) != 0) {
+		snprintf(err, errlen, "the schedule never fires");
+		return -1;
+	}
+	return 0;
+}
+
+static int run_id_new(char out[RUN_ID_HEX + 1])
+{
+	static const char hex[] = "0123456789abcdef";
+	unsigned char b[RUN_ID_HEX / 2];
+
+	if (RAND_bytes(b, sizeof b) != 1)
+		return -1;
+	for (size_t i = 0; i < sizeof b; i++) {
+		out[2 * i] = hex[b[i] >> 4];
+		out[2 * i + 1] = hex[b[i] & 15];
+	}
+	out[RUN_ID_HEX] = '\0';
+	return 0;
+}
+
+struct due {
+	char id[65];
+	char customer[37];
+	char cron[CRON_EXPR_MAX + 1];
+	char tz[CRON_TZ_MAX + 1];
+};
+
+/* Fire one due schedule.  1 handled, 0 none due, < 0 database error. */
+static int fire_one(struct work_ctx *w)
+{
+	char next_sql[TIME_SQL_LEN], run_id[RUN_ID_HEX + 1], err[200];
+	struct db_stmt *st;
+	struct due d;
+	time_t next = 0;
+	long long n;
+	int rc;
+
+	if ((rc = db_begin(w->db)) != DB_OK)
+		return rc;
+	st = db_query(w->db, "SELECT id, customer_id, cron, IFNULL(cron_timezone, '') "
+	    "FROM pipelines WHERE paused = 0 AND cron IS NOT NULL "
+	    "AND next_run_at IS NOT NULL AND next_run_at <= UTC_TIMESTAMP(3) "
+	    "ORDER BY next_run_at LIMIT 1 FOR UPDATE SKIP LOCKED", "");
+	if (st == NULL) {
+		rc = db_last_err(w->db);
+		goto fail;
+	}
+	if ((rc = db_fetch(st)) <= 0) {
+		db_done(st);
+		db_rollback(w->db);
+		return rc;
+	}
+	snprintf(d.id, sizeof d.id, "%s", db_col_str(st, 0));
+	snprintf(d.customer, sizeof d.customer, "%s", db_col_str(st, 1));
+	snprintf(d.cron, sizeof d.cron, "%s", db_col_str(st, 2));
+	snprintf(d.tz, sizeof d.tz, "%s", db_col_str(st, 3));
+	db_done(st);
+
+	if (scheduler_next_run(d.cron, d.tz, time(NULL), &next, err, sizeof err) != 0) {
+		/* Validated on create; a zone removed from the system since. */
+		log_kv(LOG_WARN, "schedule cannot be computed; not rescheduled",
+		       "pipeline=%s error=%s", d.id, LOG_Q(err));
+		next = 0;
+	}
+	if (run_id_new(run_id) != 0) {
+		rc = DB_ERR;
+		goto fail;
+	}
+	n = db_exec(w->db, "INSERT INTO pipeline_runs (id, pipeline_id, customer_id, "
+	    "status, trigger_type) VALUES (?, ?, ?, 'CREATED', 'schedule')",
+	    "sss", run_id, d.id, d.customer);
+	if (n == DB_ERR_DUPLICATE) {
+		log_kv(LOG_INFO, "scheduled run skipped: a run is already active",
+		       "pipeline=%s", d.id);
+	} else if (n < 0) {
+		rc = (int)n;
+		goto fail;
+	} else {
+		if ((n = db_exec(w->db, "UPDATE pipelines SET last_status = 'CREATED' "
+		    "WHERE id = ?", "s", d.id)) < 0 ||
+		    (n = db_exec(w->db, "UPDATE jobs SET job_status = 'CREATED' "
+		    "WHERE pipeline_id = ?", "s", d.id)) < 0) {
+			rc = (int)n;
+			goto fail;
+		}
+		log_kv(LOG_INFO, "scheduled run created", "pipeline=%s run=%s",
+		       d.id, run_id);
+	}
+	n = db_exec(w->db, "UPDATE pipelines SET next_run_at = ? WHERE id = ?",
+	            "ss", time_sql(next_sql, next), d.id);
+	if (n < 0) {
+		rc = (int)n;
+		goto fail;
+	}
+	if ((rc = db_commit(w->db)) != DB_OK)
+		goto fail;
+	return 1;
+fail:
+	db_rollback(w->db);
+	return rc < 0 ? rc : DB_ERR;
+}
+
+int scheduler_tick(struct work_ctx *w)
+{
+	int n = 0, rc = 0;
+
+	while (n < SCHEDULE_BATCH && !work_stopping() && (rc = fire_one(w)) == 1)
+		n++;
+	if (rc < 0 && rc != DB_ERR_DEADLOCK)
+		log_kv(LOG_WARN, "scheduler pass failed", "error=%s",
+		       LOG_Q(db_error(w->db)));
+	return rc < 0 && n == 0 ? rc : n;
+}

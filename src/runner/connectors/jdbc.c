@@ -1007,8 +1007,6 @@ int jdbc_qualify(const struct job_spec *job, struct task_env *env,
 		str_errf(err, errlen, "out of memory");
 		goto out;
 	}
-	run_log_info(env->log, "qualify %s.%s: one row per (%s), the latest by %s",
-	             p.dest_schema, p.dest_table, keys, q);
 	if (wh_table_drop(env->wh, p.dest_schema, p.staging, err, errlen) != 0)
 		goto out;
 	snprintf(sql, cap, "CREATE TABLE %s.%s LIKE %s.%s", qs, qst, qs, qt);
@@ -1032,8 +1030,8 @@ int jdbc_qualify(const struct job_spec *job, struct task_env *env,
 		goto fail;
 	if (wh_table_swap(env->wh, p.dest_schema, p.dest_table, p.staging, err, errlen) != 0)
 		goto fail;
-	env->rows_loaded = kept;
-	run_log_info(env->log, "qualify kept %lld rows in %s.%s", kept,
+	/* Rows kept are not rows loaded: the run's count stays the extract's. */
+	run_log_info(env->log, "qualify kept %lld rows in %s.%s (one per key)", kept,
 	             p.dest_schema, p.dest_table);
 	rc = 0;
 	goto out;

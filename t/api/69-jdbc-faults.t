@@ -81,6 +81,52 @@ $run = run_and_wait($token, $p->{pipeline_id});
 is($run->{rows_loaded}, 100, 'after the fix the next run loads the 100 rows');
 is(wh_sql("SELECT COUNT(*), COUNT(DISTINCT id) FROM $dest"), "1300\t1300", 'all rows, once');
 
+# --- a failure after some commits: ties at a commit boundary -------------------------------
+# With a commit every 1000 rows, a run over 3000 new rows (three per
+# incremental value) commits twice, between two values, then fails on a row
+# the warehouse refuses.  What was committed is exactly the rows up to the
+# bookmark, every tie of the bookmark's value included; the next run loads
+# the rest: nothing skipped, nothing twice.
+my $conf = conf_read();
+END { conf_write($conf) if defined $conf; }
+conf_write(conf_with($conf, jdbc_commit_rows => 1000));
+$r = dev('work-stop');
+$r = dev('work-start');
+is($r->{exit}, 0, 'sluice work restarted with jdbc_commit_rows = 1000') or diag $r->{err};
+my $ties = "${src}_ties";
+src_sql("CREATE TABLE $ties (id INT NOT NULL PRIMARY KEY, name VARCHAR(100) NOT NULL, "
+	. "updated_at DATETIME(6) NOT NULL); "
+	. "INSERT INTO $ties SELECT seq, 'ok', '2024-01-01' + INTERVAL (seq DIV 3) SECOND FROM seq_1_to_300");
+my $pt = make_pipeline($token, connection_id => $cid, table => $ties,
+	dest_schema => $schema, dest_table => 'ties', load_type => 'incremental',
+	incremental_column_name => 'updated_at', incremental_column_type => 'datetime');
+is(run_and_wait($token, $pt->{pipeline_id})->{rows_loaded}, 300, 'ties: set-up run loads 300');
+wh_sql("ALTER TABLE `$schema`.`ties` MODIFY name VARCHAR(5)");
+src_sql("INSERT INTO $ties SELECT seq, IF(seq = 2800, 'much too long', 'ok'), "
+	. "'2024-02-01' + INTERVAL (seq DIV 3) SECOND FROM seq_301_to_3300");
+$run = run_and_wait($token, $pt->{pipeline_id});
+is($run->{status}, 'FAILED', 'ties: the run fails on row 2800');
+my $tbm = job_bookmark($token, $pt->{pipeline_id});
+(my $tbm_sql = $tbm) =~ s/T/ /;
+my $have = wh_sql("SELECT COUNT(*) FROM `$schema`.`ties`");
+ok($have > 300, "ties: rows committed before the failure stay ($have)");
+is($have, src_sql("SELECT COUNT(*) FROM $ties WHERE updated_at <= '$tbm_sql'"),
+   "ties: exactly the source rows up to the bookmark $tbm, all ties included");
+is(wh_sql("SELECT COUNT(*) FROM `$schema`.`ties` WHERE updated_at > '$tbm_sql'"), 0,
+   'ties: nothing beyond the bookmark was kept');
+ok((grep { $_->{message} =~ /^committed \d+ rows so far, bookmark \Q$tbm\E/ } run_logs($token, $run->{run_id})),
+   'ties: log line of the commit with its bookmark');
+wh_sql("ALTER TABLE `$schema`.`ties` MODIFY name VARCHAR(100)");
+$run = run_and_wait($token, $pt->{pipeline_id});
+is($run->{status}, 'SUCCESS', 'ties: the next run succeeds');
+is($run->{rows_loaded}, 3300 - $have, 'ties: it loads exactly the rows not yet loaded');
+is(wh_sql("SELECT COUNT(*), COUNT(DISTINCT id) FROM `$schema`.`ties`"), "3300\t3300",
+   'ties: every source row once');
+conf_write($conf);
+$r = dev('work-stop');
+$r = dev('work-start');
+is($r->{exit}, 0, 'sluice work restarted with the default commit size') or diag $r->{err};
+
 # --- a wrong password -------------------------------------------------------------------------
 my $bad_pw = 'wrong-' . $tag;
 my $cbad = make_connection($token, password => $bad_pw);
@@ -126,6 +172,6 @@ ok((grep { $_->{message} =~ /driver not available: oracle/ } error_lines($run->{
    'ERROR line: driver not available');
 
 wh_sql("DROP SCHEMA `$schema`");
-src_sql("DROP TABLE $src");
+src_sql("DROP TABLE $src, ${src}_ties");
 pg_sql("DROP TABLE public.$src");
 done_testing();

@@ -122,6 +122,10 @@ static const struct key keys[] = {
 	NUM(rag_test_question_delay_ms, 0, 60000),
 	NUM(rag_test_ingest_delay_ms, 0, 60000),
 
+	STR(singer_taps_dir, true),
+	NUM(singer_line_max_bytes, 1024, 1073741824),
+	NUM(singer_commit_rows, 1, 100000000),
+
 	{ "log_level", K_LEVEL, offsetof(struct config, log_level),
 	  MEMBER_SIZE(log_level), 0, 0, false },
 };
@@ -201,6 +205,10 @@ void config_defaults(struct config *c)
 	c->question_wait_max_s = 30;
 	c->rag_test_question_delay_ms = 0;
 	c->rag_test_ingest_delay_ms = 0;
+
+	strcpy(c->singer_taps_dir, SLUICE_PKGDATADIR "/taps");
+	c->singer_line_max_bytes = 16777216;
+	c->singer_commit_rows = 10000;
 
 	strcpy(c->log_level, "info");
 }

@@ -97,6 +97,11 @@ struct config {
 	int rag_test_question_delay_ms;
 	int rag_test_ingest_delay_ms;
 
+	/* runner: singer and file_storage connectors */
+	char singer_taps_dir[CONFIG_PATH_MAX];  /* where input.plugin taps live */
+	long singer_line_max_bytes;           /* longest tap output line */
+	int singer_commit_rows;               /* commit at a STATE after this many rows */
+
 	/* logging */
 	char log_level[16];
 

@@ -27,6 +27,12 @@ int suite_rank(void);
 int suite_openai(void);
 int suite_warehouse(void);
 int suite_jdbc(void);
+int suite_runner(void);
+int suite_dest(void);
+/* tabular: CSV/JSON readers and inference */
+int suite_tabular_infer(void);
+int suite_tabular_csv(void);
+int suite_tabular_json(void);
 
 /* Add a suite and its NULL-terminated test list in one go. */
 struct test_case { const char *name; CU_TestFunc fn; };

@@ -535,34 +535,31 @@ static void sup_exit(struct run *r, int status)
 }
 
 /* Heartbeat the claim and read a cancel request.  -1 when the claim is lost
- * (the run was failed by someone else). */
+ * (the run was failed by someone else).  The UPDATE's row count cannot
+ * tell: a heartbeat within the same millisecond changes nothing. */
 static int beat(struct run *r)
 {
 	struct db_stmt *st;
-	long long n;
 	int rc;
 
-	n = db_exec(r->db, "UPDATE pipeline_runs SET heartbeat_at = UTC_TIMESTAMP(3) "
+	if (db_exec(r->db, "UPDATE pipeline_runs SET heartbeat_at = UTC_TIMESTAMP(3) "
 	            "WHERE id = ? AND status = 'RUNNING' AND claimed_by = ?", "ss",
-	            r->id, r->process_id);
-	if (n == 0) {
-		r->lost = true;
-		return -1;
-	}
-	if (n < 0)
+	            r->id, r->process_id) < 0)
 		return 0;                /* the database is down: try again later */
-	st = db_query(r->db, "SELECT cancel_requested_at IS NOT NULL, "
-	              "IFNULL(cancel_requested_by, '') FROM pipeline_runs WHERE id = ?",
-	              "s", r->id);
+	st = db_query(r->db, "SELECT status = 'RUNNING' AND claimed_by <=> ?, "
+	              "cancel_requested_at IS NOT NULL, IFNULL(cancel_requested_by, '') "
+	              "FROM pipeline_runs WHERE id = ?", "ss", r->process_id, r->id);
 	if (st == NULL)
 		return 0;
-	if ((rc = db_fetch(st)) == 1 && db_col_ll(st, 0) != 0 && !r->cancelled) {
+	if ((rc = db_fetch(st)) == 0 || (rc == 1 && db_col_ll(st, 0) == 0))
+		r->lost = true;
+	if (rc == 1 && db_col_ll(st, 1) != 0 && !r->cancelled) {
 		r->cancelled = true;
 		snprintf(r->cancelled_by, sizeof r->cancelled_by, "%s",
-		         db_col_str(st, 1)[0] != '\0' ? db_col_str(st, 1) : "a user");
+		         db_col_str(st, 2)[0] != '\0' ? db_col_str(st, 2) : "a user");
 	}
 	db_done(st);
-	return 0;
+	return r->lost ? -1 : 0;
 }
 
 static int load_run(struct run *r)

@@ -140,8 +140,6 @@ static void clean(const char *in, const char *secret, char *out, size_t cap)
 	out[o] = '\0';
 }
 
-/* For tests: the text a message is stored as. */
-void run_log_clean(const char *in, const char *secret, char *out, size_t cap);
 void run_log_clean(const char *in, const char *secret, char *out, size_t cap)
 {
 	clean(in, secret, out, cap);

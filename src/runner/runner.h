@@ -131,6 +131,9 @@ int connector_driver_check(const struct job_spec *job, char *err, size_t errlen)
 /* Replace every occurrence of secret in later lines by "***" (a source
  * password; NULL or "" clears).  The log keeps its own copy, wiped on free. */
 void run_log_redact(struct run_log *l, const char *secret);
+/* The text a message is stored as (redacted, one line, valid UTF-8, at
+ * most RUN_LOG_LINE_MAX bytes), into out of cap bytes. */
+void run_log_clean(const char *in, const char *secret, char *out, size_t cap);
 /* Write one line at level ("INFO", "WARNING", "ERROR") on db for run_id,
  * outside any run_log (used by recovery and the cancel route).  0 or < 0. */
 int run_log_line(struct db *db, const char *run_id, const char *task_id,

@@ -27,6 +27,7 @@ int main(void)
 		suite_openai,
 		suite_warehouse,
 		suite_jdbc,
+		suite_runner,
 		suite_dest,
 		suite_tabular_infer, suite_tabular_csv, suite_tabular_json,
 	};

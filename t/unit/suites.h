@@ -27,6 +27,7 @@ int suite_rank(void);
 int suite_openai(void);
 int suite_warehouse(void);
 int suite_jdbc(void);
+int suite_runner(void);
 int suite_dest(void);
 /* tabular: CSV/JSON readers and inference */
 int suite_tabular_infer(void);

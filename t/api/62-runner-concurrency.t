@@ -1,0 +1,69 @@
+#!/usr/bin/perl
+# Two sluice work processes share the runs: each run is claimed and
+# executed exactly once (one "claimed" line, one start and one finish line
+# per task, the destination table holds its rows once), and no run is left
+# behind.  runner_max_runs bounds the runs one process supervises at once.
+
+use strict;
+use warnings;
+
+use Test::More;
+
+use SluiceTest;
+use RunnerFixture;
+
+# Slow tasks (200 ms per record) so that runs overlap; two runs at most per
+# process.
+with_work_conf(runner_max_runs => 2);
+my $extra = start_extra_work();
+ok(wait_until(10, sub { mysql("SELECT COUNT(*) FROM work_processes") >= 2 }),
+   'two work processes are registered');
+
+my $N = 8;
+my (@runs, %table, %jobs);
+for my $i (1 .. $N) {
+	my $tbl = "conc_${$}_$i";
+	my $p = make_pipeline(name => "conc-$i", jobs => [
+		tap_job(table => $tbl, config => { generate => 5, sleep_ms => 200 }) ]);
+	my $run = execute_run($p->{pipeline_id});
+	push @runs, $run;
+	$table{$run} = $tbl;
+	$jobs{$run} = $p->{jobs}[0]{job_id};
+}
+
+# While they run: never more than runner_max_runs RUNNING per process.
+my $max_seen = 0;
+my $done = wait_until(120, sub {
+	for (mysql("SELECT claimed_by, COUNT(*) FROM pipeline_runs WHERE status = 'RUNNING' "
+		   . 'AND id IN (' . join(', ', map { sq($_) } @runs) . ') GROUP BY claimed_by')) {
+		$max_seen = $_->[1] if $_->[1] > $max_seen;
+	}
+	mysql('SELECT COUNT(*) FROM pipeline_runs WHERE status IN (\'SUCCESS\', \'FAILED\') '
+	      . 'AND id IN (' . join(', ', map { sq($_) } @runs) . ')') == $N;
+}, 0.1);
+ok($done, "all $N runs finished");
+cmp_ok($max_seen, '<=', 2, "at most runner_max_runs (2) RUNNING per process (saw $max_seen)");
+
+my %by;
+for my $run (@runs) {
+	my $row = run_row($run);
+	is($row->{status}, 'SUCCESS', "run $run SUCCESS") or diag explain [ log_messages($run) ];
+	is($row->{rows_loaded}, 5, 'its rows');
+	$by{ $row->{claimed_by} }++;
+	my @m = log_messages($run);
+	my $task = "$jobs{$run}.extract_load";
+	is(scalar(grep { /^INFO - run claimed by / } @m), 1, 'claimed once');
+	is(scalar(grep { /^INFO \Q$task\E task started / } @m), 1, 'its task started once');
+	is(scalar(grep { /^INFO \Q$task\E task finished: / } @m), 1, 'and finished once');
+	is(scalar(grep { /^INFO - run finished: / } @m), 1, 'the run finished once');
+	my ($claim) = grep { /run claimed by / } @m;
+	like($claim, qr/claimed by \Q$row->{claimed_by}\E /, 'the claiming process is the one recorded');
+	is(scalar mysql("SELECT COUNT(*), COUNT(DISTINCT id) FROM runner_t.`$table{$run}`"),
+	   "5\t5", 'the destination holds the rows once');
+}
+is(scalar(keys %by), 2, 'both processes executed runs') or diag explain \%by;
+
+stop_extra_work($extra);
+ok(!proc_alive($extra), 'the second process stopped on SIGTERM');
+
+done_testing();

@@ -613,8 +613,8 @@ static int txn_delete_old(struct fs_run *r, const struct fs_file *f,
 }
 
 /* Load one file (open as fd) in one transaction: its earlier rows out,
- * its rows in, its processed record saved.  0; 1 when the file itself is
- * bad (the run goes on with the others); -1 on a warehouse error. */
+ * its rows in, its processed record saved.  0; 1 when it failed (reason in
+ * err; rolled back); -1 when the task cannot go on (out of memory). */
 static int load_file(struct fs_run *r, int fd, const struct fs_file *f,
                      enum tab_format fmt, const char *mtime, char *err,
                      size_t errlen)
@@ -633,7 +633,9 @@ static int load_file(struct fs_run *r, int fd, const struct fs_file *f,
 	/* The readers open by name: this name is the descriptor opened
 	 * without following links, whatever happens to the path meanwhile. */
 	snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
-	tr = tab_read(path, fmt, &r->opts, &hs, NULL, why, sizeof why);
+	/* An empty file has no rows (and no header): only its record is saved
+	 * (and the rows of an earlier version of it removed). */
+	tr = f->size == 0 ? 0 : tab_read(path, fmt, &r->opts, &hs, NULL, why, sizeof why);
 	if (tr != 0) {
 		str_errf(err, errlen, "%s: %s", f->path, h.oom ? "out of memory" : why);
 		goto out;
@@ -642,7 +644,6 @@ static int load_file(struct fs_run *r, int fd, const struct fs_file *f,
 		tr = ensure_columns(r, path, f->path, fmt, h.names, h.n, why, sizeof why);
 		if (tr != 0) {
 			str_errf(err, errlen, "%s: %s", f->path, why);
-			rc = tr == -2 ? 1 : -1;
 			goto out;
 		}
 	}
@@ -670,7 +671,6 @@ static int load_file(struct fs_run *r, int fd, const struct fs_file *f,
 	if (wh_begin(r->env->wh) != 0) {
 		str_errf(err, errlen, "warehouse: cannot begin a transaction: %s",
 		         wh_error(r->env->wh));
-		rc = -1;
 		goto out;
 	}
 	in_txn = true;
@@ -681,7 +681,6 @@ static int load_file(struct fs_run *r, int fd, const struct fs_file *f,
 		if (txn_delete_old(r, f, &removed, why, sizeof why) != 0) {
 			str_errf(err, errlen, "%s: removing the rows of its earlier version "
 			         "failed: %s", f->path, why);
-			rc = -1;
 			goto out;
 		}
 	}
@@ -690,14 +689,13 @@ static int load_file(struct fs_run *r, int fd, const struct fs_file *f,
 		                        h.n + 2, false, FS_BATCH_ROWS, why, sizeof why);
 		if (ld.wr == NULL) {
 			str_errf(err, errlen, "%s: %s", f->path, why);
-			rc = -1;
 			goto out;
 		}
 		ls.arg = &ld;
 		tr = tab_read(path, fmt, &r->opts, &ls, &stats, why, sizeof why);
 		if (tr == TAB_ERR_STOP) {
-			str_errf(err, errlen, "%s: row %lld: %s", f->path, ld.rows + 1, ld.err);
-			rc = -1;
+			str_errf(err, errlen, "%s: loading rows up to row %lld failed: %s",
+			         f->path, ld.rows, ld.err);
 			goto out;
 		}
 		if (tr != 0) {
@@ -706,7 +704,6 @@ static int load_file(struct fs_run *r, int fd, const struct fs_file *f,
 		}
 		if (dest_writer_flush(ld.wr, why, sizeof why) != 0) {
 			str_errf(err, errlen, "%s: %s", f->path, why);
-			rc = -1;
 			goto out;
 		}
 	}
@@ -714,18 +711,15 @@ static int load_file(struct fs_run *r, int fd, const struct fs_file *f,
 	                              f->size, why, sizeof why) != 0) {
 		str_errf(err, errlen, "%s: saving its processed record failed: %s",
 		         f->path, why);
-		rc = -1;
 		goto out;
 	}
 	if (wh_commit(r->env->wh) != 0) {
 		str_errf(err, errlen, "%s: commit failed: %s", f->path, wh_error(r->env->wh));
-		rc = -1;
 		goto out;
 	}
 	in_txn = false;
 	if (state_after_commit(r->env, why, sizeof why) != 0) {
 		str_errf(err, errlen, "%s: %s", f->path, why);
-		rc = -1;
 		goto out;
 	}
 	r->env->rows_read += ld.rows;
@@ -871,8 +865,10 @@ int file_storage_extract_load(const struct job_spec *job, struct task_env *env,
 			run_log_error(env->log, "%s", ferr);
 		if (first_err[0] == '\0')
 			snprintf(first_err, sizeof first_err, "%s", ferr);
-		if (lr < 0)
-			break;                    /* the warehouse itself failed */
+		/* A value the table refuses fails the file; a warehouse that no
+		 * longer answers fails every file after it: stop there. */
+		if (lr < 0 || wh_exec(env->wh, "SELECT 1", NULL, 0) < 0)
+			break;
 	}
 	if (unsupported > 1)
 		LOGW(env, "%lld files in all were skipped for their format", unsupported);

@@ -289,4 +289,73 @@ json_response_is(upload($ro, 'x', [ 'a.csv', "a\n" ]), 403,
 		 { detail => 'Missing permission STORAGE_EXPLORER.WRITE' }, 'READ only: 403');
 is_deeply([ counts() ], \@before, 'refused callers recorded nothing');
 
+# --- 1 GiB in constant memory -------------------------------------------------------------------
+#
+# The body streams through nginx (request buffering off for this location)
+# to a worker, which writes it to disk 64 KiB at a time: the workers' peak
+# RSS (VmHWM) must not grow with the file.  sluice work then infers the
+# whole file (exact row count) by streaming it too.
+
+sub proc_kb {
+	my ($pid, $field) = @_;
+	open my $fh, '<', "/proc/$pid/status" or return 0;
+	while (<$fh>) { return $1 if /^\Q$field\E:\s+(\d+) kB/ }
+	return 0;
+}
+
+{
+	my $line = sprintf("%09d,%s\n", 0, 'x' x 54);           # 64 bytes a row
+	my $chunk = $line x 16384;                                # 1 MiB
+	my $mib = 1024;
+	my $bnd = 'gib-boundary';
+	my $head = "--$bnd\r\nContent-Disposition: form-data; name=\"file\"; filename=\"big.csv\"\r\n"
+		. "Content-Type: text/csv\r\n\r\nid,payload\n";
+	my $tail = "\r\n--$bnd--\r\n";
+	my $size = length("id,payload\n") + $mib * length $chunk;
+	my $len = length($head) - length("id,payload\n") + $size + length $tail;
+	my @workers = worker_pids();
+	my $work_pid = do { open my $fh, '<', env('SLUICE_WORK_PID'); my $p = <$fh>; $p =~ s/\s+//g; $p };
+	my %hwm0 = map { $_ => proc_kb($_, 'VmHWM') } @workers;
+	my %rss0 = map { $_ => proc_kb($_, 'VmRSS') } @workers;
+	my %peak = %rss0;
+	my $t0 = time;
+	my $s = open_upload_stream($tok, 'huge', $len, "multipart/form-data; boundary=$bnd");
+	print {$s} $head or die "write: $!";
+	for my $i (1 .. $mib) {
+		print {$s} $chunk or die "write at $i MiB: $!";
+		next if $i % 16;
+		for my $w (@workers) {
+			my $kb = proc_kb($w, 'VmRSS');
+			$peak{$w} = $kb if $kb > $peak{$w};
+		}
+	}
+	print {$s} $tail;
+	my $answer = '';
+	while (sysread($s, my $buf, 65536)) { $answer .= $buf }
+	close $s;
+	my $secs = time - $t0;
+	like($answer, qr{^HTTP/1\.1 201 }, '1 GiB upload: 201') or diag substr($answer, 0, 400);
+	is(-s "$dir/huge/big.csv", $size, 'the whole file is on disk');
+	my ($grow_hwm, $grow_rss) = (0, 0);
+	for my $w (@workers) {
+		my $g = proc_kb($w, 'VmHWM') - $hwm0{$w};
+		$grow_hwm = $g if $g > $grow_hwm;
+		$g = $peak{$w} - $rss0{$w};
+		$grow_rss = $g if $g > $grow_rss;
+	}
+	diag sprintf('1 GiB upload in %.1f s (%.0f MiB/s); workers: peak RSS %s kB before, growth of '
+		     . 'VmHWM %d kB, of sampled VmRSS %d kB', $secs, $mib / $secs,
+		     join('/', map { $hwm0{$_} } @workers), $grow_hwm, $grow_rss);
+	cmp_ok($grow_hwm, '<', 8 * 1024, "the workers' peak RSS grew by less than 8 MiB");
+	cmp_ok($grow_rss, '<', 8 * 1024, 'so did their RSS sampled during the upload');
+	my ($id) = $answer =~ /"dataset_id":"([0-9a-f-]{36})"/;
+	my $ds = wait_dataset($tok, $id, 300);
+	is($ds->{status}, 'ready', 'the 1 GiB CSV is inferred') or diag explain $ds;
+	is($ds->{schema}{row_count}, $mib * 16384, 'with the exact row count');
+	diag sprintf('sluice work: peak RSS %d kB after inferring it (%.1f s after the upload)',
+		     proc_kb($work_pid, 'VmHWM'), time - $t0 - $secs);
+	cmp_ok(proc_kb($work_pid, 'VmHWM'), '<', 256 * 1024, 'sluice work stayed under 256 MiB');
+	unlink "$dir/huge/big.csv";
+}
+
 done_testing;

@@ -44,6 +44,10 @@ is(header($res, 'content-length'), length $csv, 'Content-Length is the file size
 is(header($res, 'content-disposition'), 'attachment; filename="report.csv"', 'Content-Disposition');
 is(header($res, 'x-accel-redirect'), undef, 'the internal redirect is not shown to the client');
 
+$res = sx(GET => "${DL}docs/report.csv", $tok, headers => { Range => 'bytes=0-9' });
+is($res->{status}, 206, 'a Range request: 206 from nginx');
+is($res->{content}, substr($csv, 0, 10), 'the bytes asked for');
+
 $res = dl("docs/Umsatz M\xc3\xa4rz.csv");
 is($res->{status}, 200, 'non-ASCII name: 200');
 is($res->{content}, "x\n1\n", 'its bytes');

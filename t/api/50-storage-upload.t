@@ -131,6 +131,19 @@ is($again->{upload_id}, $res->{json}{upload_id}, 'the dataset points at the late
 is(mysql("SELECT COUNT(*) FROM datasets WHERE customer_id = '$cid' AND file_path = 'incoming/2026/sales.csv'"),
    1, 'still one dataset for the path');
 
+# --- another customer: its own area, its own dataset for the same path ---------------------
+
+{
+	my ($otok, $ocid) = sx_customer('st-upload-other');
+	my $r = upload($otok, 'incoming/2026', [ 'sales.csv', "other\n1\n" ]);
+	json_response_is($r, 201, undef, 'another customer uploads the same path');
+	isnt(dataset_of($r, 'sales.csv'), $sales->{dataset_id}, 'a dataset of its own');
+	is(slurp(storage_dir($ocid) . '/incoming/2026/sales.csv'), "other\n1\n", 'in its own area');
+	is(slurp("$dir/incoming/2026/sales.csv"), $csv2, "the first customer's file is untouched");
+	is(sx(GET => "/storage-explorer/datasets/$sales->{dataset_id}", $otok)->{status}, 404,
+	   "and it cannot see the first customer's dataset");
+}
+
 # --- root folder, file names ------------------------------------------------------
 
 # (a quoted-string in the part header: each backslash is sent escaped)

@@ -26,6 +26,7 @@ int main(void)
 		suite_filter, suite_index, suite_rank,
 		suite_openai,
 		suite_storage_paths,
+		suite_tabular_infer, suite_tabular_csv, suite_tabular_json,
 	};
 	unsigned failed;
 

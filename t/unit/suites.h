@@ -26,6 +26,10 @@ int suite_index(void);
 int suite_rank(void);
 int suite_openai(void);
 int suite_storage_paths(void);
+/* tabular: CSV/JSON readers and inference */
+int suite_tabular_infer(void);
+int suite_tabular_csv(void);
+int suite_tabular_json(void);
 
 /* Add a suite and its NULL-terminated test list in one go. */
 struct test_case { const char *name; CU_TestFunc fn; };

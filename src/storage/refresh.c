@@ -272,7 +272,12 @@ static int refresh_by_worker(struct req *r, const struct storage_dataset *ds,
 		if (strcmp(status, "done") == 0)
 			return answer(r, ds, opts);
 		if (strcmp(status, "failed") == 0) {
+			size_t k = strlen(STORAGE_OPTION_ERR);
+
 			json_object_put(opts);
+			if (strncmp(why, STORAGE_OPTION_ERR, k) == 0)
+				return storage_reply_error(r, 400, "invalid_parsing_options",
+				                           "%s", why + k);
 			return storage_reply_error(r, 422, "schema_refresh_failed",
 			                           "The file could not be read with these "
 			                           "options: %s", why);

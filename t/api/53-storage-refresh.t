@@ -144,9 +144,12 @@ for my $c (@na) {
 	sx_error_is(refresh($id{ $c->[0] }, $c->[1]), 422, 'option_not_supported', $c->[2],
 		    "$c->[0] " . json_encode($c->[1]));
 }
-# options the reader cannot read the file with: 422, the dataset unchanged
-sx_error_is(refresh($id{'report.csv'}, { skip_rows => 50 }), 422, 'schema_refresh_failed',
-	    qr/^The file could not be read with these options: \S/, 'skip_rows past the end of the file');
+# options the reader refuses for this file: 400; a file the options cannot
+# read: 422; the dataset unchanged either way
+sx_error_is(refresh($id{'report.csv'}, { skip_rows => 50 }), 400, 'invalid_parsing_options',
+	    qr/\brows to skip\b/, 'skip_rows past the end of the file');
+sx_error_is(refresh($id{'people.csv'}, { encoding => 'utf-8' }), 422, 'schema_refresh_failed',
+	    qr/^The file could not be read with these options: invalid UTF-8/, 'a Latin-1 file read as UTF-8');
 sx_error_is(refresh($id{'book.xlsx'}, { sheet_name => 'Sheet1' }), 422, 'schema_refresh_failed',
 	    qr/^The file could not be read with these options: \S/, 'a workbook that is not one');
 is(mysql("SELECT CONCAT_WS('|', parsing_options, refreshed_at, MD5(schema_json)) FROM datasets "
@@ -182,8 +185,11 @@ is(mysql("SELECT CONCAT_WS('|', parsing_options, refreshed_at, MD5(schema_json))
 	is_deeply($res->{json}{parsing_options}, { skip_rows => 1, delimiter => ';' }, 'its options');
 	is(mysql("SELECT COUNT(*) FROM work_queue WHERE ref_id = '$id{'report.csv'}'"), $n + 1,
 	   'it went through the work queue');
-	sx_error_is(refresh($id{'report.csv'}, { skip_rows => 50 }), 422, 'schema_refresh_failed',
-		    qr/^The file could not be read with these options: \S/, 'a failure in sluice work: 422');
+	sx_error_is(refresh($id{'report.csv'}, { skip_rows => 50 }), 400, 'invalid_parsing_options',
+		    qr/\brows to skip\b/, 'an option refused in sluice work: 400');
+	sx_error_is(refresh($id{'people.csv'}, { encoding => 'utf-8' }), 422, 'schema_refresh_failed',
+		    qr/^The file could not be read with these options: invalid UTF-8/,
+		    'a file unreadable with the options in sluice work: 422');
 
 	conf_write(conf_with($orig, refresh_inline_max_bytes => 10, refresh_wait_s => 1));
 	kill 'HUP', master_pid();

@@ -25,6 +25,7 @@ int suite_filter(void);
 int suite_index(void);
 int suite_rank(void);
 int suite_openai(void);
+int suite_storage_paths(void);
 /* tabular: CSV/JSON readers and inference */
 int suite_tabular_infer(void);
 int suite_tabular_csv(void);

@@ -6,6 +6,7 @@
 #include "platform/platform.h"
 #include "retrieval/retrieval.h"
 #include "serve/routes.h"
+#include "storage/storage.h"
 #include "util/config.h"
 #include "util/log.h"
 
@@ -31,6 +32,7 @@ static const struct route *const area_tables[] = {
 	platform_connection_routes,
 	platform_run_cancel_routes,
 	retrieval_routes,
+	storage_routes,
 };
 
 #define NELEM(a) (sizeof(a) / sizeof((a)[0]))

@@ -125,6 +125,10 @@ static const struct key keys[] = {
 	STR(singer_taps_dir, true),
 	NUM(singer_line_max_bytes, 1024, 1073741824),
 	NUM(singer_commit_rows, 1, 100000000),
+	/* storage explorer */
+	NUM(upload_max_bytes, 1024, 1099511627776LL),
+	NUM(refresh_inline_max_bytes, 0, 1099511627776LL),
+	NUM(refresh_wait_s, 0, 110),
 
 	{ "log_level", K_LEVEL, offsetof(struct config, log_level),
 	  MEMBER_SIZE(log_level), 0, 0, false },
@@ -209,6 +213,9 @@ void config_defaults(struct config *c)
 	strcpy(c->singer_taps_dir, SLUICE_PKGDATADIR "/taps");
 	c->singer_line_max_bytes = 16777216;
 	c->singer_commit_rows = 10000;
+	c->upload_max_bytes = 1153433600L;           /* 1100 MiB, as nginx's 1100m */
+	c->refresh_inline_max_bytes = 16777216L;     /* 16 MiB */
+	c->refresh_wait_s = 20;
 
 	strcpy(c->log_level, "info");
 }

@@ -101,6 +101,12 @@ struct config {
 	char singer_taps_dir[CONFIG_PATH_MAX];  /* where input.plugin taps live */
 	long singer_line_max_bytes;           /* longest tap output line */
 	int singer_commit_rows;               /* commit at a STATE after this many rows */
+	/* storage explorer: uploads and schema refresh */
+	long upload_max_bytes;                /* one upload request; nginx's
+	                                       * client_max_body_size for it matches */
+	long refresh_inline_max_bytes;        /* refresh-schema infers in the request
+	                                       * up to this file size, else in work */
+	int refresh_wait_s;                   /* how long refresh-schema waits for work */
 
 	/* logging */
 	char log_level[16];

@@ -29,6 +29,7 @@ int main(void)
 		suite_jdbc,
 		suite_runner,
 		suite_dest,
+		suite_storage_paths,
 		suite_tabular_infer, suite_tabular_csv, suite_tabular_json,
 	};
 	unsigned failed;

@@ -29,6 +29,7 @@ int suite_warehouse(void);
 int suite_jdbc(void);
 int suite_runner(void);
 int suite_dest(void);
+int suite_storage_paths(void);
 /* tabular: CSV/JSON readers and inference */
 int suite_tabular_infer(void);
 int suite_tabular_csv(void);

@@ -25,6 +25,10 @@ int suite_filter(void);
 int suite_index(void);
 int suite_rank(void);
 int suite_openai(void);
+/* the spreadsheet and Parquet readers */
+int suite_tabular_xlsx(void);
+int suite_tabular_xls(void);
+int suite_tabular_parquet(void);
 
 /* Add a suite and its NULL-terminated test list in one go. */
 struct test_case { const char *name; CU_TestFunc fn; };

@@ -65,6 +65,7 @@ struct xrel {
 struct xfmt {
 	long id;
 	enum sheet_datefmt kind;
+	size_t order;               /* of definition in styles.xml */
 };
 
 struct sst_ent {
@@ -471,7 +472,7 @@ static void XMLCALL styles_start(void *ud, const XML_Char *name, const XML_Char 
 			        XLSX_NUMFMT_MAX);
 			return;
 		}
-		x->fmts[x->nfmts++] = (struct xfmt){ id, sheet_format_kind(code) };
+		x->fmts[x->nfmts++] = (struct xfmt){ id, sheet_format_kind(code), 0 };
 	} else if (strcmp(l, "cellXfs") == 0) {
 		x->in_cellxfs = true;
 	} else if (strcmp(l, "xf") == 0 && x->in_cellxfs) {
@@ -493,20 +494,45 @@ static void XMLCALL styles_end(void *ud, const XML_Char *name)
 		x->in_cellxfs = false;
 }
 
-/* Each cell style's date kind: its format defined in the file, else a
- * built-in one. */
+static int fmt_id_cmp(const void *a, const void *b)
+{
+	const struct xfmt *x = a, *y = b;
+	return (x->id > y->id) - (x->id < y->id);
+}
+
+static int fmt_cmp(const void *a, const void *b)
+{
+	const struct xfmt *x = a, *y = b;
+	int c = fmt_id_cmp(a, b);
+	return c ? c : (x->order > y->order) - (x->order < y->order);
+}
+
+/* Each cell style's date kind: its format defined in the file (the last
+ * definition of an id wins), else a built-in one. */
 static int style_kinds(struct xlsx *x)
 {
+	const struct xfmt *end;
+
 	if (x->nxf == 0)
 		return 0;
+	end = x->nfmts ? x->fmts + x->nfmts : NULL;
 	x->xf_kind = calloc(x->nxf, 1);
 	if (x->xf_kind == NULL)
 		return set_err(x, TAB_ERR_IO, "out of memory");
+	for (size_t j = 0; j < x->nfmts; j++)
+		x->fmts[j].order = j;
+	if (x->nfmts > 1)
+		qsort(x->fmts, x->nfmts, sizeof *x->fmts, fmt_cmp);
 	for (size_t i = 0; i < x->nxf; i++) {
 		enum sheet_datefmt k = sheet_builtin_kind(x->xf_fmt[i]);
-		for (size_t j = 0; j < x->nfmts; j++)
-			if (x->fmts[j].id == x->xf_fmt[i])
-				k = x->fmts[j].kind;
+		struct xfmt key = { .id = x->xf_fmt[i] };
+		const struct xfmt *f = x->nfmts ? bsearch(&key, x->fmts, x->nfmts, sizeof *x->fmts,
+		                                          fmt_id_cmp) : NULL;
+		if (f != NULL) {
+			while (f + 1 < end && f[1].id == f->id)
+				f++;
+			k = f->kind;
+		}
 		x->xf_kind[i] = (unsigned char)k;
 	}
 	return 0;

@@ -270,7 +270,7 @@ static const char SST[] =
 static const char STYLES[] =
 	"<styleSheet xmlns=\"http://schemas.openxmlformats.org/spreadsheetml/2006/main\">"
 	"<numFmts><numFmt numFmtId=\"14\" formatCode=\"0.00\"/>"
-	"<numFmt numFmtId=\"200\" formatCode=\"&quot;day&quot; 0\"/>"
+	"<numFmt numFmtId=\"200\" formatCode=\"yyyy\"/><numFmt numFmtId=\"200\" formatCode=\"&quot;day&quot; 0\"/>"
 	"<numFmt numFmtId=\"201\" formatCode=\"[h]:mm:ss\"/></numFmts>"
 	"<cellStyleXfs><xf numFmtId=\"22\"/></cellStyleXfs>"
 	"<cellXfs><xf numFmtId=\"0\"/><xf numFmtId=\"14\"/><xf numFmtId=\"200\"/>"

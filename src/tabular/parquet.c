@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "tabular/formats.h"
+#include "tabular/internal.h"
 #include "tabular/parquet.h"
 #include "util/str.h"
 
@@ -543,6 +544,17 @@ static int map_type(const struct elem *e, struct infer_column *c, char *err, siz
 	return 0;
 }
 
+/* Cut s (n bytes of valid UTF-8) to at most max bytes, not inside a
+ * character. */
+static size_t utf8_cut(const char *s, size_t n, size_t max)
+{
+	if (n <= max)
+		return n;
+	while (max > 0 && ((unsigned char)s[max] & 0xC0) == 0x80)
+		max--;
+	return max;
+}
+
 struct walk {
 	const struct elem *el;
 	size_t n, pos;
@@ -607,22 +619,19 @@ static int walk_group(struct walk *w, int32_t children, const char *prefix, bool
 			return -1;
 		}
 		const struct elem *e = &w->el[w->pos++];
-		size_t pl = strlen(prefix);
-		size_t need = pl + (pl ? 1 : 0) + e->name_len;
+		size_t pl = strlen(prefix), nl;
 		if (!valid_utf8(e->name, e->name_len)) {
 			str_errf(w->err, w->errlen, "Parquet footer: a column name is not valid UTF-8");
 			return -1;
 		}
-		if (need >= sizeof name) {
-			str_errf(w->err, w->errlen, "Parquet column name longer than %d bytes",
-			         INFER_NAME_MAX - 1);
-			return -1;
-		}
+		/* prefix.name, cut to the longest name (not inside a character) */
 		memcpy(name, prefix, pl);
-		if (pl)
+		if (pl && pl < sizeof name - 1)
 			name[pl++] = '.';
-		memcpy(name + pl, e->name, e->name_len);
-		name[pl + e->name_len] = '\0';
+		nl = e->name_len < sizeof name - 1 - pl ? e->name_len : sizeof name - 1 - pl;
+		memcpy(name + pl, e->name, nl);
+		nl = utf8_cut(name, pl + nl, sizeof name - 1);
+		name[nl] = '\0';
 		bool nul = nullable || e->rep == REP_OPTIONAL || e->rep == REP_REPEATED;
 
 		if (e->num_children > 0) {
@@ -641,6 +650,51 @@ static int walk_group(struct walk *w, int32_t children, const char *prefix, bool
 		}
 	}
 	return 0;
+}
+
+/* The names every reader's header gets (tabular.c): an empty name is
+ * column_N, a name already taken (ignoring ASCII case) gets _2, _3, ...,
+ * the name cut to leave room for the suffix. */
+static int fix_names(struct infer_column *cols, size_t n, char *err, size_t errlen)
+{
+	struct tab_names *seen = tab_names_new();
+	char key[INFER_NAME_MAX], orig[INFER_NAME_MAX];
+	int rc = -1;
+
+	if (seen == NULL)
+		goto out;
+	for (size_t i = 0; i < n; i++) {
+		char *nm = cols[i].name;
+		size_t base = strlen(nm), len;
+		bool added;
+
+		if (base == 0)
+			base = (size_t)snprintf(nm, INFER_NAME_MAX, "column_%zu", i + 1);
+		memcpy(orig, nm, base + 1);
+		len = base;
+		for (unsigned k = 2;; k++) {
+			memcpy(key, nm, len + 1);
+			for (size_t j = 0; j < len; j++)
+				if (key[j] >= 'A' && key[j] <= 'Z')
+					key[j] = (char)(key[j] - 'A' + 'a');
+			if (tab_names_put(seen, key, len, &added) < 0)
+				goto out;
+			if (added)
+				break;
+			char suffix[16];
+			int sl = snprintf(suffix, sizeof suffix, "_%u", k);
+			size_t b = utf8_cut(orig, base, INFER_NAME_MAX - 1 - (size_t)sl);
+			memcpy(nm, orig, b);
+			memcpy(nm + b, suffix, (size_t)sl + 1);
+			len = b + (size_t)sl;
+		}
+	}
+	rc = 0;
+out:
+	if (rc != 0)
+		str_errf(err, errlen, "out of memory, or more than %d columns", TAB_COLUMNS_MAX);
+	tab_names_free(seen);
+	return rc;
 }
 
 int parquet_footer_parse(const unsigned char *buf, size_t len, struct infer_result *out,
@@ -722,6 +776,8 @@ int parquet_footer_parse(const unsigned char *buf, size_t len, struct infer_resu
 		         w.n - w.pos);
 		goto bad;
 	}
+	if (fix_names(w.cols, w.ncols, err, errlen) != 0)
+		goto bad;
 	free(el);
 	out->cols = w.cols;
 	out->ncols = w.ncols;

@@ -96,6 +96,8 @@ int sheet_row(struct sheet_rows *s, long long index, const struct tab_cell *cell
 
 	while (used > 0 && cells[used - 1].kind == TAB_NULL)
 		used--;
+	if (index >= s->seen)
+		s->seen = index + 1;
 	if (index < s->drop || used == 0)
 		return 0;
 	if (!s->have_header)
@@ -120,6 +122,15 @@ int sheet_rows_end(struct sheet_rows *s, char *err, size_t errlen)
 {
 	if (s->have_header)
 		return 0;
+	if (s->drop > s->seen) {
+		if (s->opts->header_row > 0)
+			str_errf(err, errlen, "the sheet has only %lld rows to skip (skip_rows %ld, "
+			         "header_row %ld)", s->seen, s->opts->skip_rows, s->opts->header_row);
+		else
+			str_errf(err, errlen, "the sheet has only %lld rows to skip (skip_rows %ld)",
+			         s->seen, s->opts->skip_rows);
+		return TAB_ERR_OPTION;
+	}
 	return emit_header(s, NULL, 0, err, errlen);
 }
 

@@ -17,6 +17,7 @@ struct sheet_rows {
 	const struct tab_sink *sink;
 	struct tab_stats *stats;
 	long long drop;             /* sheet rows before this index are dropped */
+	long long seen;             /* rows the sheet has: the last index + 1 */
 	bool have_header;
 	size_t width;               /* header cells */
 	struct tab_cell *buf;       /* a row padded to width */
@@ -32,7 +33,8 @@ void sheet_rows_init(struct sheet_rows *s, const struct tab_opts *o,
  * reason in err). */
 int sheet_row(struct sheet_rows *s, long long index, const struct tab_cell *cells, size_t n,
               char *err, size_t errlen);
-/* After the last row: the header (of no columns) if none came yet. */
+/* After the last row: the header (of no columns) if none came yet;
+ * TAB_ERR_OPTION when skip_rows + header_row go past the sheet's last row. */
 int sheet_rows_end(struct sheet_rows *s, char *err, size_t errlen);
 void sheet_rows_free(struct sheet_rows *s);
 

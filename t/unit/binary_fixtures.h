@@ -11,10 +11,10 @@
 
 #include "tabular/tabular.h"
 
-#ifndef SLUICE_BINARY_FIXTURES
-#define SLUICE_BINARY_FIXTURES "t/fixtures/storage/binary"
+#ifndef SLUICE_TOP_SRCDIR
+#define SLUICE_TOP_SRCDIR "."
 #endif
-#define FIXTURE(name) SLUICE_BINARY_FIXTURES "/" name
+#define FIXTURE(name) SLUICE_TOP_SRCDIR "/t/fixtures/storage/binary/" name
 
 #define GOT_ROWS 16
 #define GOT_LINE 512
@@ -78,9 +78,7 @@ static inline struct tab_sink got_sink(struct got *g)
 static inline struct tab_opts got_opts(const char *sheet)
 {
 	struct tab_opts o;
-	memset(&o, 0, sizeof o);
-	o.header_row = -1;
-	o.max_analyze_rows = 1000;
+	tab_opts_init(&o);
 	if (sheet)
 		snprintf(o.sheet_name, sizeof o.sheet_name, "%s", sheet);
 	return o;

@@ -25,6 +25,8 @@ int main(void)
 		suite_vec, suite_embed, suite_chunk, suite_bm25, suite_mmr,
 		suite_filter, suite_index, suite_rank,
 		suite_openai,
+		suite_storage_paths,
+		suite_tabular_infer, suite_tabular_csv, suite_tabular_json,
 		suite_tabular_xlsx, suite_tabular_xls, suite_tabular_parquet,
 	};
 	unsigned failed;

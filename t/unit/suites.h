@@ -25,6 +25,11 @@ int suite_filter(void);
 int suite_index(void);
 int suite_rank(void);
 int suite_openai(void);
+int suite_storage_paths(void);
+/* tabular: CSV/JSON readers and inference */
+int suite_tabular_infer(void);
+int suite_tabular_csv(void);
+int suite_tabular_json(void);
 /* the spreadsheet and Parquet readers */
 int suite_tabular_xlsx(void);
 int suite_tabular_xls(void);

@@ -330,6 +330,41 @@ static void one_column(struct tw *w, const char *name, int conv, int scale, int 
 	w_elem(w, name, 2, 1, NONE, conv, scale, precision);
 }
 
+/* Names as every reader's header has them: a long one cut (not inside a
+ * character), an empty one column_N, one already taken (ignoring case)
+ * with _2, _3. */
+static void test_names(void)
+{
+	static const char *const want[] = { NULL, "column_2", "a.b", "A.B_2", "a.B_3", "x" };
+	char longname[300], cut[256];
+	struct tw w;
+	struct infer_result r;
+	char err[256] = "";
+
+	/* 252 bytes, then a 3-byte character that does not fit, then more */
+	memset(longname, 'n', 252);
+	memcpy(longname + 252, "\xe2\x98\x83tail", 8);
+	longname[260] = '\0';
+	memcpy(cut, longname, 252);
+	cut[252] = '\0';
+	w_meta_begin(&w, 8);
+	w_elem(&w, "schema", NONE, NONE, 6, NONE, NONE, NONE);
+	w_elem(&w, longname, 1, 0, NONE, NONE, NONE, NONE);
+	w_elem(&w, "", 1, 0, NONE, NONE, NONE, NONE);
+	w_elem(&w, "a", NONE, 0, 1, NONE, NONE, NONE);
+	w_elem(&w, "b", 1, 0, NONE, NONE, NONE, NONE);
+	w_elem(&w, "A.B", 1, 0, NONE, NONE, NONE, NONE);
+	w_elem(&w, "a.B", 1, 0, NONE, NONE, NONE, NONE);
+	w_elem(&w, "x", 1, 0, NONE, NONE, NONE, NONE);
+	w_meta_end(&w, 1);
+	CU_ASSERT_EQUAL_FATAL(parquet_footer_parse(w.b, w.n, &r, err, sizeof err), 0);
+	CU_ASSERT_EQUAL_FATAL(r.ncols, 6);
+	CU_ASSERT_STRING_EQUAL(r.cols[0].name, cut);
+	for (size_t i = 1; i < 6; i++)
+		CU_ASSERT_STRING_EQUAL(r.cols[i].name, want[i]);
+	infer_result_free(&r);
+}
+
 static void test_encoded_bad(void)
 {
 	struct tw w;
@@ -359,13 +394,6 @@ static void test_encoded_bad(void)
 	w_stop(&w);
 	w_meta_end(&w, 1);
 	expect_parse_fails(&w, "not valid UTF-8");
-	char longname[300];
-	memset(longname, 'n', sizeof longname - 1);
-	longname[sizeof longname - 1] = '\0';
-	one_column(&w, longname, NONE, NONE, NONE);
-	w_meta_end(&w, 1);
-	expect_parse_fails(&w, "column name longer than 255 bytes");
-
 	/* the root claims more children than there are elements */
 	w_meta_begin(&w, 2);
 	w_elem(&w, "schema", NONE, NONE, 2, NONE, NONE, NONE);
@@ -492,6 +520,7 @@ int suite_tabular_parquet(void)
 		{ "num_rows over several row groups", test_row_groups },
 		{ "bad magic, footer length past the start, empty, foreign", test_malformed_files },
 		{ "INT96, legacy annotations, wide decimals, unknown fields", test_encoded },
+		{ "names cut, named, made unique as other formats'", test_names },
 		{ "bad decimals, counts, names, sizes, depth, types", test_encoded_bad },
 		{ "every truncation of a real footer", test_truncated_footers },
 		{ NULL, NULL },

@@ -140,11 +140,22 @@ static void test_skip_rows(void)
 	CU_ASSERT_STRING_EQUAL(g.header, "region|total");
 	expect_rows(&g, data, 2);
 
-	/* past the end: a header of no columns */
-	o.skip_rows = 100;
+	/* everything skipped: a header of no columns; past the end: refused */
+	o.skip_rows = 5;
 	CU_ASSERT_EQUAL(read_x(FIXTURE("types.xlsx"), &o, &g, &st, err, sizeof err), 0);
 	CU_ASSERT_EQUAL(g.headers, 1);
+	CU_ASSERT_STRING_EQUAL(g.header, "");
 	CU_ASSERT_EQUAL(g.nrows, 0);
+	o.skip_rows = 6;
+	CU_ASSERT_EQUAL(read_x(FIXTURE("types.xlsx"), &o, &g, &st, err, sizeof err),
+	                TAB_ERR_OPTION);
+	CU_ASSERT_STRING_EQUAL(err, "the sheet has only 5 rows to skip (skip_rows 6)");
+	o.skip_rows = 2;
+	o.header_row = 4;
+	CU_ASSERT_EQUAL(read_x(FIXTURE("types.xlsx"), &o, &g, &st, err, sizeof err),
+	                TAB_ERR_OPTION);
+	CU_ASSERT_STRING_EQUAL(err, "the sheet has only 5 rows to skip (skip_rows 2, header_row 4)");
+	CU_ASSERT_EQUAL(g.headers, 0);
 }
 
 /* ExcelJS's streaming writer: inline rich strings of several runs,

@@ -18,6 +18,7 @@
 #include <fcntl.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -628,10 +629,14 @@ static int walk_group(struct walk *w, int32_t children, const char *prefix, bool
 		memcpy(name, prefix, pl);
 		if (pl && pl < sizeof name - 1)
 			name[pl++] = '.';
-		nl = e->name_len < sizeof name - 1 - pl ? e->name_len : sizeof name - 1 - pl;
+		nl = e->name_len;
+		if (nl > sizeof name - 1 - pl) {
+			nl = sizeof name - 1 - pl;
+			while (nl > 0 && (e->name[nl] & 0xC0) == 0x80)
+				nl--;
+		}
 		memcpy(name + pl, e->name, nl);
-		nl = utf8_cut(name, pl + nl, sizeof name - 1);
-		name[nl] = '\0';
+		name[pl + nl] = '\0';
 		bool nul = nullable || e->rep == REP_OPTIONAL || e->rep == REP_REPEATED;
 
 		if (e->num_children > 0) {

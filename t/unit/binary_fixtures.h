@@ -9,10 +9,62 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <CUnit/CUnit.h>
+
 #include "tabular/tabular.h"
 
 #ifndef SLUICE_TOP_SRCDIR
 #define SLUICE_TOP_SRCDIR "."
+/* One expected column of an inferred schema. */
+struct want_col {
+	const char *name;
+	enum infer_type type;
+	int precision, scale;
+	bool nullable;
+};
+
+static inline void expect_cols(const struct infer_result *r, const struct want_col *w, size_t n)
+{
+	CU_ASSERT_EQUAL_FATAL(r->ncols, n);
+	for (size_t i = 0; i < n; i++) {
+		const struct infer_column *c = &r->cols[i];
+		if (strcmp(c->name, w[i].name) != 0 || c->type != w[i].type ||
+		    c->precision != w[i].precision || c->scale != w[i].scale ||
+		    c->nullable != w[i].nullable)
+			fprintf(stderr, "\ncolumn %zu: got %s %s(%d,%d) %s, want %s %s(%d,%d) %s\n", i,
+			        c->name, infer_type_name(c->type), c->precision, c->scale,
+			        c->nullable ? "null" : "not null", w[i].name,
+			        infer_type_name(w[i].type), w[i].precision, w[i].scale,
+			        w[i].nullable ? "null" : "not null");
+		CU_ASSERT_STRING_EQUAL(c->name, w[i].name);
+		CU_ASSERT_EQUAL(c->type, w[i].type);
+		CU_ASSERT_EQUAL(c->precision, w[i].precision);
+		CU_ASSERT_EQUAL(c->scale, w[i].scale);
+		CU_ASSERT_EQUAL(c->nullable, w[i].nullable);
+	}
+}
+
+/* infer_file on a fixture with a sheet (NULL: the first); the columns and
+ * counts as wanted. */
+static inline void expect_schema(const char *path, enum tab_format f, const char *sheet,
+                                 const struct want_col *w, size_t n, long long rows)
+{
+	struct tab_opts o;
+	struct infer_result r;
+	char err[256] = "";
+
+	tab_opts_init(&o);
+	if (sheet)
+		snprintf(o.sheet_name, sizeof o.sheet_name, "%s", sheet);
+	CU_ASSERT_EQUAL_FATAL(infer_file(path, f, &o, &r, err, sizeof err), 0);
+	CU_ASSERT_STRING_EQUAL(err, "");
+	expect_cols(&r, w, n);
+	CU_ASSERT_EQUAL(r.row_count, rows);
+	CU_ASSERT_EQUAL(r.analyzed_rows, rows);
+	CU_ASSERT_EQUAL(r.stats.rows, rows);
+	infer_result_free(&r);
+}
+
 #endif
 #define FIXTURE(name) SLUICE_TOP_SRCDIR "/t/fixtures/storage/binary/" name
 
@@ -82,6 +134,56 @@ static inline struct tab_opts got_opts(const char *sheet)
 	if (sheet)
 		snprintf(o.sheet_name, sizeof o.sheet_name, "%s", sheet);
 	return o;
+}
+
+/* One expected column of an inferred schema. */
+struct want_col {
+	const char *name;
+	enum infer_type type;
+	int precision, scale;
+	bool nullable;
+};
+
+static inline void expect_cols(const struct infer_result *r, const struct want_col *w, size_t n)
+{
+	CU_ASSERT_EQUAL_FATAL(r->ncols, n);
+	for (size_t i = 0; i < n; i++) {
+		const struct infer_column *c = &r->cols[i];
+		if (strcmp(c->name, w[i].name) != 0 || c->type != w[i].type ||
+		    c->precision != w[i].precision || c->scale != w[i].scale ||
+		    c->nullable != w[i].nullable)
+			fprintf(stderr, "\ncolumn %zu: got %s %s(%d,%d) %s, want %s %s(%d,%d) %s\n", i,
+			        c->name, infer_type_name(c->type), c->precision, c->scale,
+			        c->nullable ? "null" : "not null", w[i].name,
+			        infer_type_name(w[i].type), w[i].precision, w[i].scale,
+			        w[i].nullable ? "null" : "not null");
+		CU_ASSERT_STRING_EQUAL(c->name, w[i].name);
+		CU_ASSERT_EQUAL(c->type, w[i].type);
+		CU_ASSERT_EQUAL(c->precision, w[i].precision);
+		CU_ASSERT_EQUAL(c->scale, w[i].scale);
+		CU_ASSERT_EQUAL(c->nullable, w[i].nullable);
+	}
+}
+
+/* infer_file on a fixture with a sheet (NULL: the first); the columns and
+ * counts as wanted. */
+static inline void expect_schema(const char *path, enum tab_format f, const char *sheet,
+                                 const struct want_col *w, size_t n, long long rows)
+{
+	struct tab_opts o;
+	struct infer_result r;
+	char err[256] = "";
+
+	tab_opts_init(&o);
+	if (sheet)
+		snprintf(o.sheet_name, sizeof o.sheet_name, "%s", sheet);
+	CU_ASSERT_EQUAL_FATAL(infer_file(path, f, &o, &r, err, sizeof err), 0);
+	CU_ASSERT_STRING_EQUAL(err, "");
+	expect_cols(&r, w, n);
+	CU_ASSERT_EQUAL(r.row_count, rows);
+	CU_ASSERT_EQUAL(r.analyzed_rows, rows);
+	CU_ASSERT_EQUAL(r.stats.rows, rows);
+	infer_result_free(&r);
 }
 
 #endif

@@ -13,32 +13,6 @@
 #include "tabular/formats.h"
 #include "tabular/parquet.h"
 
-struct want_col {
-	const char *name;
-	enum infer_type type;
-	int precision, scale;
-	bool nullable;
-};
-
-static void expect_cols(const struct infer_result *r, const struct want_col *w, size_t n)
-{
-	CU_ASSERT_EQUAL_FATAL(r->ncols, n);
-	for (size_t i = 0; i < n; i++) {
-		const struct infer_column *c = &r->cols[i];
-		if (strcmp(c->name, w[i].name) != 0 || c->type != w[i].type ||
-		    c->precision != w[i].precision || c->scale != w[i].scale ||
-		    c->nullable != w[i].nullable)
-			fprintf(stderr, "\ncolumn %zu: got %s %d(%d,%d) %d, want %s %d(%d,%d) %d\n", i,
-			        c->name, (int)c->type, c->precision, c->scale, c->nullable, w[i].name,
-			        (int)w[i].type, w[i].precision, w[i].scale, w[i].nullable);
-		CU_ASSERT_STRING_EQUAL(c->name, w[i].name);
-		CU_ASSERT_EQUAL(c->type, w[i].type);
-		CU_ASSERT_EQUAL(c->precision, w[i].precision);
-		CU_ASSERT_EQUAL(c->scale, w[i].scale);
-		CU_ASSERT_EQUAL(c->nullable, w[i].nullable);
-	}
-}
-
 /* DuckDB writes every column OPTIONAL. */
 static void test_duckdb_types(void)
 {
@@ -112,6 +86,33 @@ static void test_nested(void)
 	expect_cols(&r, want, sizeof want / sizeof want[0]);
 	CU_ASSERT_EQUAL(r.row_count, 4);
 	infer_result_free(&r);
+}
+
+/* Through infer_file: the same schema, and the options Parquet refuses. */
+static void test_infer_file(void)
+{
+	struct tab_opts o;
+	struct infer_result r;
+	char err[256] = "";
+
+	CU_ASSERT_EQUAL_FATAL(infer_file(FIXTURE("types.parquet"), TAB_PARQUET, NULL, &r, err,
+	                                 sizeof err), 0);
+	CU_ASSERT_EQUAL(r.ncols, 14);
+	CU_ASSERT_EQUAL(r.row_count, 3);
+	CU_ASSERT_EQUAL(r.analyzed_rows, 3);
+	infer_result_free(&r);
+
+	tab_opts_init(&o);
+	o.skip_rows = 1;
+	CU_ASSERT_EQUAL(infer_file(FIXTURE("types.parquet"), TAB_PARQUET, &o, &r, err, sizeof err),
+	                TAB_ERR_OPTION);
+	tab_opts_init(&o);
+	strcpy(o.sheet_name, "x");
+	CU_ASSERT_EQUAL(infer_file(FIXTURE("types.parquet"), TAB_PARQUET, &o, &r, err, sizeof err),
+	                TAB_ERR_OPTION);
+	CU_ASSERT_EQUAL(infer_file(FIXTURE("bad-magic.parquet"), TAB_PARQUET, NULL, &r, err,
+	                           sizeof err), TAB_ERR_FORMAT);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err, "no PAR1 magic"));
 }
 
 static void test_row_groups(void)
@@ -341,12 +342,12 @@ static void test_names(void)
 	struct infer_result r;
 	char err[256] = "";
 
-	/* 252 bytes, then a 3-byte character that does not fit, then more */
-	memset(longname, 'n', 252);
-	memcpy(longname + 252, "\xe2\x98\x83tail", 8);
-	longname[260] = '\0';
-	memcpy(cut, longname, 252);
-	cut[252] = '\0';
+	/* 253 bytes, then a 3-byte character that does not fit in 255, more */
+	memset(longname, 'n', 253);
+	memcpy(longname + 253, "\xe2\x98\x83tail", 8);
+	longname[261] = '\0';
+	memcpy(cut, longname, 253);
+	cut[253] = '\0';
 	w_meta_begin(&w, 8);
 	w_elem(&w, "schema", NONE, NONE, 6, NONE, NONE, NONE);
 	w_elem(&w, longname, 1, 0, NONE, NONE, NONE, NONE);
@@ -518,6 +519,7 @@ int suite_tabular_parquet(void)
 		{ "parquet-wasm: REQUIRED columns, logical types", test_arrow_types },
 		{ "structs flattened with dots, lists as one column", test_nested },
 		{ "num_rows over several row groups", test_row_groups },
+		{ "through infer_file; options Parquet does not take", test_infer_file },
 		{ "bad magic, footer length past the start, empty, foreign", test_malformed_files },
 		{ "INT96, legacy annotations, wide decimals, unknown fields", test_encoded },
 		{ "names cut, named, made unique as other formats'", test_names },

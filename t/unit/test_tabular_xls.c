@@ -134,6 +134,36 @@ static void test_malformed(void)
 	expect_fail(FIXTURE("no-such-file.xls"), TAB_ERR_IO, "cannot open");
 }
 
+static void test_infer(void)
+{
+	static const struct want_col items[] = {
+		{ "id", INFER_INTEGER, 0, 0, false },
+		{ "name", INFER_VARCHAR, 0, 0, true },
+		{ "price", INFER_DECIMAL, 4, 2, false },      /* 1.25, 10, 0.5 */
+		{ "flag", INFER_INTEGER, 0, 0, false },       /* booleans as 1 and 0 */
+		{ "day", INFER_DATE, 0, 0, true },
+		{ "at", INFER_TIMESTAMP, 0, 0, false },
+		{ "big", INFER_BIGINT, 0, 0, false },
+	};
+	static const struct want_col other[] = {
+		{ "k", INFER_VARCHAR, 0, 0, false },
+		{ "v", INFER_INTEGER, 0, 0, false },
+	};
+	static const struct want_col many[] = {
+		{ "seq", INFER_INTEGER, 0, 0, false },
+		{ "sq", INFER_INTEGER, 0, 0, false },
+	};
+	struct infer_result r;
+	char err[256] = "";
+
+	expect_schema(FIXTURE("types.xls"), TAB_XLS, NULL, items, 7, 3);
+	expect_schema(FIXTURE("types.xls"), TAB_XLS, "Other", other, 2, 2);
+	expect_schema(FIXTURE("types.xls"), TAB_XLS, "Many", many, 2, 300);
+	CU_ASSERT_EQUAL(infer_file(FIXTURE("truncated.xls"), TAB_XLS, NULL, &r, err, sizeof err),
+	                TAB_ERR_FORMAT);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err, "not a valid XLS file"));
+}
+
 int suite_tabular_xls(void)
 {
 	static const struct test_case tests[] = {
@@ -141,6 +171,7 @@ int suite_tabular_xls(void)
 		{ "sheets by name, any case; an unknown name", test_sheets },
 		{ "skip_rows, header_row; the sink stops or aborts", test_skip_and_stop },
 		{ "truncated, empty and foreign files", test_malformed },
+		{ "inferred schemas of the fixtures", test_infer },
 		{ NULL, NULL },
 	};
 	return suite_add("tabular_xls", tests);

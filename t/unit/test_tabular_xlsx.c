@@ -542,6 +542,92 @@ static void test_serials(void)
 	CU_ASSERT_EQUAL(sheet_serial_text(NAN, false, SHEET_FMT_DATE, buf, sizeof buf), -1);
 }
 
+/* ---- the schema inferred from each fixture --------------------------- */
+
+#define NW(a) (sizeof(a) / sizeof((a)[0]))
+
+static void test_infer(void)
+{
+	static const struct want_col data[] = {
+		{ "id", INFER_INTEGER, 0, 0, false },
+		{ "name", INFER_VARCHAR, 0, 0, true },
+		{ "amount", INFER_DECIMAL, 6, 3, true },      /* 100 and -7.125 */
+		{ "big", INFER_BIGINT, 0, 0, true },
+		{ "ratio", INFER_DOUBLE, 0, 0, true },        /* 1e-10 */
+		{ "flag", INFER_BOOLEAN, 0, 0, true },
+		{ "day", INFER_DATE, 0, 0, true },
+		{ "at", INFER_TIMESTAMP, 0, 0, true },
+		{ "us_day", INFER_DATE, 0, 0, true },         /* built-in format 14 */
+		{ "sparse", INFER_VARCHAR, 0, 0, true },
+	};
+	static const struct want_col second[] = {
+		{ "code", INFER_VARCHAR, 0, 0, false },
+		{ "qty", INFER_INTEGER, 0, 0, false },
+	};
+	static const struct want_col titled[] = {
+		{ "region", INFER_VARCHAR, 0, 0, false },
+		{ "total", INFER_DECIMAL, 3, 2, false },
+	};
+	static const struct want_col inl[] = {
+		{ "label", INFER_VARCHAR, 0, 0, false },
+		{ "when", INFER_DATE, 0, 0, true },
+		{ "n", INFER_INTEGER, 0, 0, false },
+		{ "oops", INFER_VARCHAR, 0, 0, true },        /* only error cells */
+	};
+	static const struct want_col d1904[] = {
+		{ "label", INFER_VARCHAR, 0, 0, false },
+		{ "when", INFER_TIMESTAMP, 0, 0, true },
+	};
+	static const struct want_col sjs[] = {
+		{ "txt", INFER_VARCHAR, 0, 0, false },
+		{ "ok", INFER_BOOLEAN, 0, 0, false },
+		{ "err", INFER_VARCHAR, 0, 0, true },
+		{ "when", INFER_DATE, 0, 0, false },
+		{ "num", INFER_DECIMAL, 2, 1, false },
+	};
+	struct tab_opts o;
+	struct infer_result r;
+	char err[256] = "";
+
+	expect_schema(FIXTURE("types.xlsx"), TAB_XLSX, NULL, data, NW(data), 6);
+	expect_schema(FIXTURE("types.xlsx"), TAB_XLSX, "Second", second, NW(second), 3);
+	expect_schema(FIXTURE("inline.xlsx"), TAB_XLSX, NULL, inl, NW(inl), 3);
+	expect_schema(FIXTURE("date1904.xlsx"), TAB_XLSX, NULL, d1904, NW(d1904), 3);
+	expect_schema(FIXTURE("sheetjs-dates.xlsx"), TAB_XLSX, NULL, sjs, NW(sjs), 2);
+	expect_schema(FIXTURE("types.xlsx"), TAB_XLSX, "Empty", NULL, 0, 0);
+
+	/* options through infer_file: the header on the sheet's row 3 */
+	tab_opts_init(&o);
+	strcpy(o.sheet_name, "With title");
+	o.skip_rows = 2;
+	CU_ASSERT_EQUAL_FATAL(infer_file(FIXTURE("types.xlsx"), TAB_XLSX, &o, &r, err, sizeof err), 0);
+	expect_cols(&r, titled, NW(titled));
+	CU_ASSERT_EQUAL(r.row_count, 2);
+	CU_ASSERT_STRING_EQUAL(r.stats.sheet_name, "With title");
+	infer_result_free(&r);
+
+	/* analysed rows capped, every row still counted */
+	tab_opts_init(&o);
+	o.max_analyze_rows = 2;
+	CU_ASSERT_EQUAL_FATAL(infer_file(FIXTURE("types.xlsx"), TAB_XLSX, &o, &r, err, sizeof err), 0);
+	CU_ASSERT_EQUAL(r.row_count, 6);
+	CU_ASSERT_EQUAL(r.analyzed_rows, 2);
+	infer_result_free(&r);
+
+	/* a reader's failure comes out of infer_file with its reason */
+	tab_opts_init(&o);
+	strcpy(o.sheet_name, "nope");
+	CU_ASSERT_EQUAL(infer_file(FIXTURE("types.xlsx"), TAB_XLSX, &o, &r, err, sizeof err),
+	                TAB_ERR_OPTION);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err, "no sheet named \"nope\""));
+	CU_ASSERT_EQUAL(infer_file(FIXTURE("truncated.xlsx"), TAB_XLSX, NULL, &r, err, sizeof err),
+	                TAB_ERR_FORMAT);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err, "truncated"));
+	CU_ASSERT_EQUAL(infer_file(FIXTURE("empty.xlsx"), TAB_XLSX, NULL, &r, err, sizeof err),
+	                TAB_ERR_FORMAT);
+	CU_ASSERT_STRING_EQUAL(err, "empty file");
+}
+
 int suite_tabular_xlsx(void)
 {
 	static const struct test_case tests[] = {
@@ -559,6 +645,7 @@ int suite_tabular_xlsx(void)
 		{ "a part past its inflated size cap", test_zip_bomb },
 		{ "number format codes: date, time, elapsed or not", test_format_kinds },
 		{ "serials: 1900 with its leap bug, 1904, times, limits", test_serials },
+		{ "inferred schemas of the fixtures; options; failures", test_infer },
 		{ NULL, NULL },
 	};
 	return suite_add("tabular_xlsx", tests);

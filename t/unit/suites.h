@@ -25,6 +25,8 @@ int suite_filter(void);
 int suite_index(void);
 int suite_rank(void);
 int suite_openai(void);
+/* storage explorer: tables and links */
+int suite_table_name(void);
 
 /* Add a suite and its NULL-terminated test list in one go. */
 struct test_case { const char *name; CU_TestFunc fn; };

@@ -26,7 +26,7 @@ int main(void)
 		suite_filter, suite_index, suite_rank,
 		suite_openai,
 		/* storage explorer: tables and links */
-		suite_table_name,
+		suite_table_name, suite_table_types,
 	};
 	unsigned failed;
 

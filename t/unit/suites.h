@@ -27,6 +27,7 @@ int suite_rank(void);
 int suite_openai(void);
 /* storage explorer: tables and links */
 int suite_table_name(void);
+int suite_table_types(void);
 
 /* Add a suite and its NULL-terminated test list in one go. */
 struct test_case { const char *name; CU_TestFunc fn; };

@@ -87,6 +87,13 @@ static const struct key keys[] = {
 	NUM(memory_max_mb, 1, 1048576),
 	STR(connection_key_file, true),
 
+	STR(warehouse_host, false),
+	NUM(warehouse_port, 1, 65535),
+	STR(warehouse_socket, false),
+	STR(warehouse_user, false),
+	STR(warehouse_password_file, false),
+	STR(warehouse_default_schema, true),
+
 	NUM(work_poll_ms, 10, 60000),
 
 	{ "embedding_provider", K_PROVIDER, offsetof(struct config, embedding_provider),
@@ -152,6 +159,13 @@ void config_defaults(struct config *c)
 	c->memory_default_mb = 2048;
 	c->memory_max_mb = 12000;
 	strcpy(c->connection_key_file, "/etc/sluice/connection.key");
+
+	c->warehouse_host[0] = '\0';
+	c->warehouse_port = 3306;
+	c->warehouse_socket[0] = '\0';
+	c->warehouse_user[0] = '\0';
+	c->warehouse_password_file[0] = '\0';
+	strcpy(c->warehouse_default_schema, "warehouse");
 
 	c->work_poll_ms = 1000;
 

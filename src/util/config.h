@@ -54,6 +54,15 @@ struct config {
 	int memory_max_mb;
 	char connection_key_file[CONFIG_PATH_MAX];   /* AES-256-GCM key, hex */
 
+	/* warehouse (db/warehouse.c): empty host, socket and user = the
+	 * service database's own server and account */
+	char warehouse_host[CONFIG_STR_MAX];
+	int warehouse_port;
+	char warehouse_socket[CONFIG_PATH_MAX];
+	char warehouse_user[CONFIG_STR_MAX];
+	char warehouse_password_file[CONFIG_PATH_MAX];  /* "" = no password */
+	char warehouse_default_schema[65];    /* for an empty table_schema */
+
 	/* work */
 	int work_poll_ms;                     /* idle sleep between queue polls */
 

@@ -25,6 +25,7 @@ int main(void)
 		suite_vec, suite_embed, suite_chunk, suite_bm25, suite_mmr,
 		suite_filter, suite_index, suite_rank,
 		suite_openai,
+		suite_warehouse,
 		/* storage explorer: tables and links */
 		suite_table_name, suite_table_types,
 	};

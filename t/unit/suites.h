@@ -25,6 +25,7 @@ int suite_filter(void);
 int suite_index(void);
 int suite_rank(void);
 int suite_openai(void);
+int suite_warehouse(void);
 /* storage explorer: tables and links */
 int suite_table_name(void);
 int suite_table_types(void);

@@ -1,0 +1,235 @@
+/* state.c - the state that covers loaded rows: a jdbc bookmark, a Singer
+ * state, a processed file.
+ *
+ * When the warehouse is the service's own server, each write goes through
+ * the warehouse connection, inside the transaction the connector has open
+ * there: rows and state commit together or not at all.  Otherwise the write
+ * is remembered and made on the service database by state_after_commit,
+ * right after the warehouse commit: the state is then at worst behind the
+ * rows (a crash in between makes the next run load those rows again), never
+ * ahead of them.
+ *
+ * A task runs in its own child process, so the deferred writes live in this
+ * file's one pending list. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "db/db.h"
+#include "db/warehouse.h"
+#include "runner/connector.h"
+#include "util/str.h"
+
+enum pending_kind { P_BOOKMARK, P_SINGER, P_FILE };
+
+struct pending {
+	enum pending_kind kind;
+	char *job_id;
+	char *text;                  /* bookmark, state JSON or file path */
+	char *last_modified;         /* P_FILE */
+	long long size;              /* P_FILE; < 0 = unknown */
+};
+
+static struct pending *pend;
+static size_t npend, cappend;
+
+static const char sql_bookmark[] =
+	"INSERT INTO %s (job_id, incremental_column_value) VALUES (?, ?) "
+	"ON DUPLICATE KEY UPDATE incremental_column_value = "
+	"VALUES(incremental_column_value)";
+static const char sql_singer[] =
+	"INSERT INTO %s (job_id, state) VALUES (?, ?) "
+	"ON DUPLICATE KEY UPDATE state = VALUES(state)";
+static const char sql_file[] =
+	"INSERT INTO %s (job_id, file_path, last_modified, size_bytes) "
+	"VALUES (?, ?, ?, ?) ON DUPLICATE KEY UPDATE "
+	"last_modified = VALUES(last_modified), size_bytes = VALUES(size_bytes), "
+	"processed_at = CURRENT_TIMESTAMP(3)";
+
+static void pending_free(struct pending *p)
+{
+	free(p->job_id);
+	free(p->text);
+	free(p->last_modified);
+	memset(p, 0, sizeof *p);
+}
+
+static void pending_clear(void)
+{
+	for (size_t i = 0; i < npend; i++)
+		pending_free(&pend[i]);
+	npend = 0;
+}
+
+/* A later write of the same thing replaces an earlier one still pending. */
+static struct pending *pending_slot(enum pending_kind kind, const char *job_id,
+                                    const char *file_path)
+{
+	struct pending *np;
+
+	for (size_t i = 0; i < npend; i++)
+		if (pend[i].kind == kind && strcmp(pend[i].job_id, job_id) == 0 &&
+		    (kind != P_FILE || strcmp(pend[i].text, file_path) == 0)) {
+			pending_free(&pend[i]);
+			pend[i].kind = kind;
+			return &pend[i];
+		}
+	if (npend == cappend) {
+		size_t ncap = cappend > 0 ? cappend * 2 : 16;
+
+		if ((np = realloc(pend, ncap * sizeof *np)) == NULL)
+			return NULL;
+		pend = np;
+		cappend = ncap;
+	}
+	np = &pend[npend++];
+	memset(np, 0, sizeof *np);
+	np->kind = kind;
+	return np;
+}
+
+static char *dup_or_null(const char *s)
+{
+	return s != NULL ? strdup(s) : NULL;
+}
+
+/* One statement on the warehouse connection, naming the service's table. */
+static int via_wh(struct task_env *env, const char *fmt, const char *table,
+                  const char *const *params, size_t n, char *err, size_t errlen)
+{
+	char qt[2 * (2 * WH_IDENT_MAX * 4 + 3) + 2];
+	char sql[sizeof sql_file + sizeof qt];
+	char why[256];
+
+	if (wh_app_table(env->wh, table, qt, sizeof qt) != 0) {
+		str_errf(err, errlen, "cannot name the %s table", table);
+		return -1;
+	}
+	snprintf(sql, sizeof sql, fmt, qt);
+	if (wh_exec_bound(env->wh, sql, params, n, why, sizeof why) < 0) {
+		str_errf(err, errlen, "saving state failed: %s", why);
+		return -1;
+	}
+	return 0;
+}
+
+int state_save_bookmark(struct task_env *env, const char *job_id,
+                        const char *value, char *err, size_t errlen)
+{
+	struct pending *p;
+
+	if (wh_shares_app_server(env->wh)) {
+		const char *params[] = { job_id, value };
+
+		return via_wh(env, sql_bookmark, "job_state", params, 2, err, errlen);
+	}
+	if ((p = pending_slot(P_BOOKMARK, job_id, NULL)) == NULL ||
+	    (p->job_id = strdup(job_id)) == NULL ||
+	    (value != NULL && (p->text = strdup(value)) == NULL)) {
+		str_errf(err, errlen, "out of memory");
+		return -1;
+	}
+	return 0;
+}
+
+int state_save_singer(struct task_env *env, const char *job_id,
+                      const char *state_json, char *err, size_t errlen)
+{
+	struct pending *p;
+
+	if (wh_shares_app_server(env->wh)) {
+		const char *params[] = { job_id, state_json };
+
+		return via_wh(env, sql_singer, "job_state", params, 2, err, errlen);
+	}
+	if ((p = pending_slot(P_SINGER, job_id, NULL)) == NULL ||
+	    (p->job_id = strdup(job_id)) == NULL ||
+	    (state_json != NULL && (p->text = strdup(state_json)) == NULL)) {
+		str_errf(err, errlen, "out of memory");
+		return -1;
+	}
+	return 0;
+}
+
+int state_save_processed_file(struct task_env *env, const char *job_id,
+                              const char *file_path, const char *last_modified_sql,
+                              long long size_bytes, char *err, size_t errlen)
+{
+	char size[32];
+	struct pending *p;
+
+	if (wh_shares_app_server(env->wh)) {
+		const char *params[4];
+
+		snprintf(size, sizeof size, "%lld", size_bytes);
+		params[0] = job_id;
+		params[1] = file_path;
+		params[2] = last_modified_sql;
+		params[3] = size_bytes >= 0 ? size : NULL;
+		return via_wh(env, sql_file, "file_storage_processed", params, 4,
+		              err, errlen);
+	}
+	if ((p = pending_slot(P_FILE, job_id, file_path)) == NULL ||
+	    (p->job_id = strdup(job_id)) == NULL ||
+	    (p->text = strdup(file_path)) == NULL ||
+	    (p->last_modified = dup_or_null(last_modified_sql)) == NULL) {
+		str_errf(err, errlen, "out of memory");
+		return -1;
+	}
+	p->size = size_bytes;
+	return 0;
+}
+
+int state_after_commit(struct task_env *env, char *err, size_t errlen)
+{
+	long long n = 0;
+	int rc = 0;
+
+	if (npend == 0)
+		return 0;
+	if (db_begin(env->db) != DB_OK) {
+		str_errf(err, errlen, "saving state failed: %s", db_error(env->db));
+		pending_clear();
+		return -1;
+	}
+	for (size_t i = 0; i < npend && n >= 0; i++) {
+		struct pending *p = &pend[i];
+
+		switch (p->kind) {
+		case P_BOOKMARK:
+			n = db_exec(env->db, "INSERT INTO job_state (job_id, "
+			            "incremental_column_value) VALUES (?, ?) ON DUPLICATE KEY "
+			            "UPDATE incremental_column_value = "
+			            "VALUES(incremental_column_value)", "ss",
+			            p->job_id, p->text);
+			break;
+		case P_SINGER:
+			n = db_exec(env->db, "INSERT INTO job_state (job_id, state) "
+			            "VALUES (?, ?) ON DUPLICATE KEY UPDATE "
+			            "state = VALUES(state)", "ss", p->job_id, p->text);
+			break;
+		case P_FILE:
+			n = p->size >= 0
+			    ? db_exec(env->db, "INSERT INTO file_storage_processed (job_id, "
+			              "file_path, last_modified, size_bytes) VALUES (?, ?, ?, ?) "
+			              "ON DUPLICATE KEY UPDATE last_modified = "
+			              "VALUES(last_modified), size_bytes = VALUES(size_bytes), "
+			              "processed_at = CURRENT_TIMESTAMP(3)", "sssi",
+			              p->job_id, p->text, p->last_modified, p->size)
+			    : db_exec(env->db, "INSERT INTO file_storage_processed (job_id, "
+			              "file_path, last_modified, size_bytes) VALUES (?, ?, ?, NULL) "
+			              "ON DUPLICATE KEY UPDATE last_modified = "
+			              "VALUES(last_modified), size_bytes = NULL, "
+			              "processed_at = CURRENT_TIMESTAMP(3)", "sss",
+			              p->job_id, p->text, p->last_modified);
+			break;
+		}
+	}
+	if (n < 0 || db_commit(env->db) != DB_OK) {
+		str_errf(err, errlen, "saving state failed: %s", db_error(env->db));
+		db_rollback(env->db);
+		rc = -1;
+	}
+	pending_clear();
+	return rc;
+}

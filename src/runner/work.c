@@ -13,6 +13,7 @@
 #include "db/db.h"
 #include "retrieval/retrieval.h"
 #include "runner/work.h"
+#include "storage/storage.h"
 #include "util/config.h"
 #include "util/log.h"
 #include "util/timeutil.h"
@@ -26,6 +27,7 @@ struct work_kind {
 static const struct work_kind kinds[] = {
 	{ "rag_question", rag_question_work },
 	{ "rag_ingest", rag_ingest_work },
+	{ "storage_infer", storage_infer_work },
 	{ NULL, NULL },
 };
 

@@ -6,6 +6,7 @@
 #include "platform/platform.h"
 #include "retrieval/retrieval.h"
 #include "serve/routes.h"
+#include "storage/storage.h"
 #include "util/config.h"
 #include "util/log.h"
 
@@ -30,6 +31,7 @@ static const struct route *const area_tables[] = {
 	platform_run_routes,
 	platform_connection_routes,
 	retrieval_routes,
+	storage_routes,
 };
 
 #define NELEM(a) (sizeof(a) / sizeof((a)[0]))

@@ -113,6 +113,11 @@ static const struct key keys[] = {
 	NUM(rag_test_question_delay_ms, 0, 60000),
 	NUM(rag_test_ingest_delay_ms, 0, 60000),
 
+	/* storage explorer */
+	NUM(upload_max_bytes, 1024, 1099511627776LL),
+	NUM(refresh_inline_max_bytes, 0, 1099511627776LL),
+	NUM(refresh_wait_s, 0, 110),
+
 	{ "log_level", K_LEVEL, offsetof(struct config, log_level),
 	  MEMBER_SIZE(log_level), 0, 0, false },
 };
@@ -183,6 +188,10 @@ void config_defaults(struct config *c)
 	c->question_wait_max_s = 30;
 	c->rag_test_question_delay_ms = 0;
 	c->rag_test_ingest_delay_ms = 0;
+
+	c->upload_max_bytes = 1153433600L;           /* 1100 MiB, as nginx's 1100m */
+	c->refresh_inline_max_bytes = 16777216L;     /* 16 MiB */
+	c->refresh_wait_s = 20;
 
 	strcpy(c->log_level, "info");
 }

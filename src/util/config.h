@@ -85,6 +85,13 @@ struct config {
 	int rag_test_question_delay_ms;
 	int rag_test_ingest_delay_ms;
 
+	/* storage explorer: uploads and schema refresh */
+	long upload_max_bytes;                /* one upload request; nginx's
+	                                       * client_max_body_size for it matches */
+	long refresh_inline_max_bytes;        /* refresh-schema infers in the request
+	                                       * up to this file size, else in work */
+	int refresh_wait_s;                   /* how long refresh-schema waits for work */
+
 	/* logging */
 	char log_level[16];
 

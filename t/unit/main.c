@@ -28,6 +28,7 @@ int main(void)
 		suite_warehouse,
 		/* storage explorer: tables and links */
 		suite_table_name, suite_table_types,
+		suite_storage_paths,
 	};
 	unsigned failed;
 

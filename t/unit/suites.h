@@ -29,6 +29,7 @@ int suite_warehouse(void);
 /* storage explorer: tables and links */
 int suite_table_name(void);
 int suite_table_types(void);
+int suite_storage_paths(void);
 
 /* Add a suite and its NULL-terminated test list in one go. */
 struct test_case { const char *name; CU_TestFunc fn; };

@@ -1,0 +1,243 @@
+/* infer_work.c - schema inference of a dataset, and the storage_infer
+ * work kind that `sluice work` runs for each uploaded file.
+ *
+ * Payload of a storage_infer item (ref_id = the dataset id):
+ *   {"upload_id": "...", "position": n}   after an upload: infer with the
+ *       dataset's stored parsing options, then settle that upload file and,
+ *       when it was the upload's last, the upload (completed / failed);
+ *   {"refresh": {parsing options}}        a refresh-schema too large to run
+ *       in the request (refresh.c): on success the dataset takes the new
+ *       schema and options; on failure it is left as it was and the item
+ *       fails with the reason (the waiting request reads it). */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <json-c/json.h>
+
+#include "db/db.h"
+#include "runner/work.h"
+#include "storage/storage.h"
+#include "tabular/tabular.h"
+#include "util/config.h"
+#include "util/log.h"
+#include "util/str.h"
+
+int storage_opts_from_json(const char *json_text, struct tab_opts *o)
+{
+	struct json_object *j, *v;
+	int rc = 0;
+
+	tab_opts_init(o);
+	if (json_text == NULL || json_text[0] == '\0')
+		return 0;
+	j = json_tokener_parse(json_text);
+	if (j == NULL || !json_object_is_type(j, json_type_object)) {
+		json_object_put(j);
+		return -1;
+	}
+	if (json_object_object_get_ex(j, "sheet_name", &v))
+		rc |= str_copy(o->sheet_name, sizeof o->sheet_name, json_object_get_string(v));
+	if (json_object_object_get_ex(j, "skip_rows", &v))
+		o->skip_rows = (long)json_object_get_int64(v);
+	if (json_object_object_get_ex(j, "header_row", &v))
+		o->header_row = (long)json_object_get_int64(v);
+	if (json_object_object_get_ex(j, "encoding", &v))
+		rc |= str_copy(o->encoding, sizeof o->encoding, json_object_get_string(v));
+	if (json_object_object_get_ex(j, "delimiter", &v)) {
+		const char *d = json_object_get_string(v);
+
+		o->delimiter = d != NULL ? d[0] : 0;
+	}
+	json_object_put(j);
+	return rc == 0 ? 0 : -1;
+}
+
+int storage_infer_dataset(const struct config *cfg, const struct storage_dataset *ds,
+                          const struct tab_opts *opts, struct json_object **schema,
+                          long long *row_count, long long *analyzed_rows,
+                          bool *option_err, char *err, size_t errlen)
+{
+	struct infer_result res;
+	struct stat st;
+	enum tab_format f;
+	char path[64];
+	int root, fd, rc;
+
+	*schema = NULL;
+	*option_err = false;
+	memset(&res, 0, sizeof res);
+	if (tab_format_parse(ds->format, &f) != 0) {
+		str_errf(err, errlen, "unknown file format '%s'", ds->format);
+		return -1;
+	}
+	if ((root = storage_root_open(cfg, ds->customer_id, false)) < 0) {
+		str_errf(err, errlen, "the file is no longer in the storage area");
+		return -1;
+	}
+	fd = storage_file_open(root, ds->file_path, &st);
+	close(root);
+	if (fd < 0) {
+		str_errf(err, errlen, fd == -ENOENT ? "the file is no longer in the storage area"
+		                                    : "the file cannot be read from the storage area");
+		return -1;
+	}
+	/* The very file just opened, whatever happens to the name meanwhile. */
+	storage_fd_path(fd, path, sizeof path);
+	rc = infer_file(path, f, opts, &res, err, errlen);
+	close(fd);
+	if (rc != TAB_OK) {
+		*option_err = rc == TAB_ERR_OPTION;
+		infer_result_free(&res);
+		if (err != NULL && errlen > 0 && err[0] == '\0')
+			str_errf(err, errlen, "the file could not be read");
+		return -1;
+	}
+	*schema = infer_result_json(&res);
+	*row_count = res.row_count;
+	*analyzed_rows = res.analyzed_rows;
+	infer_result_free(&res);
+	if (*schema == NULL) {
+		str_errf(err, errlen, "out of memory");
+		return -1;
+	}
+	return 0;
+}
+
+/* The upload is settled once none of its files is pending: failed when one
+ * failed (the first reason kept), else completed.  One statement, so two
+ * processes finishing its last two files cannot both miss it. */
+static void settle_upload(struct db *db, const char *upload_id, long long position,
+                          bool ok, const char *why)
+{
+	db_exec(db, "UPDATE upload_files SET status = ?, error = ? "
+	        "WHERE upload_id = ? AND position = ?", "sssi", ok ? "done" : "failed",
+	        ok ? NULL : why, upload_id, position);
+	db_exec(db, "UPDATE uploads u SET "
+	        "u.error = (SELECT CONCAT(f.file_name, ': ', f.error) FROM upload_files f "
+	        "  WHERE f.upload_id = u.id AND f.status = 'failed' ORDER BY f.position LIMIT 1), "
+	        "u.status = IF(EXISTS (SELECT 1 FROM upload_files f WHERE f.upload_id = u.id "
+	        "  AND f.status = 'failed'), 'failed', 'completed'), "
+	        "u.finished_at = UTC_TIMESTAMP(3) "
+	        "WHERE u.id = ? AND u.status = 'processing' AND NOT EXISTS (SELECT 1 FROM "
+	        "upload_files f WHERE f.upload_id = u.id AND f.status = 'pending')",
+	        "s", upload_id);
+}
+
+/* Options of a refresh payload as stored text, and applied to o. */
+static int refresh_opts(struct json_object *p, struct tab_opts *o, const char **text)
+{
+	struct json_object *v;
+
+	if (!json_object_object_get_ex(p, "refresh", &v) ||
+	    !json_object_is_type(v, json_type_object))
+		return 0;
+	*text = json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN);
+	return storage_opts_from_json(*text, o) == 0 ? 1 : -1;
+}
+
+int storage_infer_work(struct work_ctx *w, const struct work_item *it,
+                       char *err, size_t errlen)
+{
+	struct storage_dataset ds;
+	struct json_object *payload = NULL, *v, *schema = NULL;
+	struct tab_opts opts;
+	const char *upload_id = NULL, *new_opts = NULL;
+	long long position = -1, rows = 0, analyzed = 0;
+	struct db_stmt *st;
+	bool option_err;
+	char why[512] = "";
+	int rc, refresh;
+
+	if (it->customer_id == NULL) {
+		str_errf(err, errlen, "no customer");
+		return -1;
+	}
+	payload = json_tokener_parse(it->payload != NULL ? it->payload : "{}");
+	if (payload == NULL || !json_object_is_type(payload, json_type_object)) {
+		json_object_put(payload);
+		str_errf(err, errlen, "malformed payload");
+		return -1;
+	}
+	if (json_object_object_get_ex(payload, "upload_id", &v))
+		upload_id = json_object_get_string(v);
+	if (json_object_object_get_ex(payload, "position", &v))
+		position = json_object_get_int64(v);
+	refresh = refresh_opts(payload, &opts, &new_opts);
+
+	rc = storage_dataset_load(w->db, it->customer_id, it->ref_id, &ds);
+	if (rc < 0) {
+		str_errf(err, errlen, "database error");
+		goto out;
+	}
+	if (rc == 0) {
+		/* deleted meanwhile: nothing to infer */
+		if (upload_id != NULL)
+			settle_upload(w->db, upload_id, position, false, "the dataset was removed");
+		rc = 0;
+		goto out;
+	}
+
+	if (refresh < 0) {
+		str_errf(err, errlen, "malformed parsing options");
+		rc = -1;
+		goto out;
+	}
+	if (refresh == 0) {
+		st = db_query(w->db, "SELECT parsing_options FROM datasets WHERE id = ?", "s",
+		              ds.id);
+		if (st == NULL || db_fetch(st) != 1) {
+			db_done(st);
+			str_errf(err, errlen, "database error");
+			rc = -1;
+			goto out;
+		}
+		storage_opts_from_json(db_col_null(st, 0) ? NULL : db_col_str(st, 0), &opts);
+		db_done(st);
+		db_exec(w->db, "UPDATE datasets SET status = 'inferring' WHERE id = ?", "s", ds.id);
+	}
+
+	rc = storage_infer_dataset(w->cfg, &ds, &opts, &schema, &rows, &analyzed,
+	                           &option_err, why, sizeof why);
+	if (rc == 0) {
+		const char *text = json_object_to_json_string_ext(schema, JSON_C_TO_STRING_PLAIN);
+
+		if (refresh == 1)
+			rc = db_exec(w->db, "UPDATE datasets SET status = 'ready', schema_json = ?, "
+			             "row_count = ?, analyzed_rows = ?, error = NULL, "
+			             "parsing_options = ?, refreshed_at = UTC_TIMESTAMP(3) "
+			             "WHERE id = ?", "siiss", text, rows, analyzed, new_opts,
+			             ds.id) < 0 ? -1 : 0;
+		else
+			rc = db_exec(w->db, "UPDATE datasets SET status = 'ready', schema_json = ?, "
+			             "row_count = ?, analyzed_rows = ?, error = NULL WHERE id = ?",
+			             "siis", text, rows, analyzed, ds.id) < 0 ? -1 : 0;
+		if (rc != 0) {
+			str_errf(err, errlen, "database error");
+			goto out;
+		}
+		log_kv(LOG_INFO, "dataset inferred", "dataset=%s rows=%lld", ds.id, rows);
+	} else if (refresh == 1) {
+		/* the dataset keeps its schema; the request waiting reads why */
+		str_errf(err, errlen, "%s", why);
+		goto out;
+	} else {
+		log_kv(LOG_INFO, "dataset inference failed", "dataset=%s error=%s", ds.id,
+		       LOG_Q(why));
+		if (db_exec(w->db, "UPDATE datasets SET status = 'failed', schema_json = NULL, "
+		            "row_count = NULL, analyzed_rows = NULL, error = ? WHERE id = ?",
+		            "ss", why, ds.id) < 0) {
+			str_errf(err, errlen, "database error");
+			rc = -1;
+			goto out;
+		}
+	}
+	if (upload_id != NULL)
+		settle_upload(w->db, upload_id, position, rc == 0, why);
+	rc = 0;
+out:
+	json_object_put(schema);
+	json_object_put(payload);
+	return rc;
+}

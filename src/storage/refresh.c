@@ -1,0 +1,336 @@
+/* refresh.c - PUT /storage-explorer/datasets/{datasetId}/refresh-schema.
+ *
+ * The body's options (all optional) are checked for type and value (400),
+ * then against the file's format (422), then the schema is inferred again
+ * with them.  Where that runs: in the request when the file is at most
+ * refresh_inline_max_bytes (Parquet always: only its footer is read), so
+ * the worker is held for a bounded, short time; a larger file goes to
+ * `sluice work` as a storage_infer item, and the request waits for it at
+ * most refresh_wait_s, answering 202 when the wait runs out (the result then
+ * appears on GET /storage-explorer/datasets/{id}).  A refresh that fails
+ * leaves the dataset as it was.  The options given are stored and used by
+ * every later inference of the dataset (a re-upload included). */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include <json-c/json.h>
+
+#include "db/db.h"
+#include "http/errors.h"
+#include "http/request.h"
+#include "http/response.h"
+#include "storage/storage.h"
+#include "tabular/tabular.h"
+#include "util/config.h"
+#include "util/log.h"
+#include "util/str.h"
+#include "util/timeutil.h"
+
+#define ROWS_OPTION_MAX 1000000000LL
+
+static const struct {
+	const char *name;            /* as sent, any case */
+	const char *canon;           /* as stored and passed to the reader */
+} encodings[] = {
+	{ "utf-8", "utf-8" }, { "utf8", "utf-8" },
+	{ "utf-16", "utf-16" }, { "utf16", "utf-16" },
+	{ "utf-16le", "utf-16le" }, { "utf-16be", "utf-16be" },
+	{ "latin-1", "latin-1" }, { "latin1", "latin-1" },
+	{ "iso-8859-1", "latin-1" }, { "iso8859-1", "latin-1" },
+	{ "windows-1252", "windows-1252" }, { "cp1252", "windows-1252" },
+};
+
+static int bad(struct req *r, const char *fmt, const char *arg)
+{
+	return storage_reply_error(r, 400, "invalid_parsing_options", fmt, arg);
+}
+
+static int integer_option(struct req *r, struct json_object *v, const char *name,
+                          struct json_object *out)
+{
+	int64_t n;
+
+	if (!json_object_is_type(v, json_type_int))
+		return bad(r, "%s must be an integer >= 0", name);
+	n = json_object_get_int64(v);
+	if (n < 0 || n > ROWS_OPTION_MAX)
+		return bad(r, "%s must be an integer >= 0 (at most 1000000000)", name);
+	json_object_object_add(out, name, json_object_new_int64(n));
+	return 0;
+}
+
+/* The body's options, checked and normalised into *out (a new object).
+ * 0, or the 400 was answered and -1. */
+static int parse_options(struct req *r, struct json_object *body, struct json_object **out)
+{
+	struct json_object *o = json_object_new_object();
+
+	*out = NULL;
+	json_object_object_foreach(body, key, v) {
+		if (json_object_is_type(v, json_type_null))
+			continue;            /* null: not given */
+		if (strcmp(key, "skip_rows") == 0 || strcmp(key, "header_row") == 0) {
+			if (integer_option(r, v, key, o) != 0)
+				goto fail;
+		} else if (strcmp(key, "sheet_name") == 0) {
+			size_t n;
+
+			if (!json_object_is_type(v, json_type_string)) {
+				bad(r, "%s must be a string", key);
+				goto fail;
+			}
+			n = (size_t)json_object_get_string_len(v);
+			if (n == 0 || n >= TAB_SHEET_MAX) {
+				bad(r, "sheet_name must be 1 to %s bytes", "255");
+				goto fail;
+			}
+			json_object_object_add(o, key, json_object_get(v));
+		} else if (strcmp(key, "encoding") == 0) {
+			const char *s, *canon = NULL;
+
+			if (!json_object_is_type(v, json_type_string)) {
+				bad(r, "%s must be a string", key);
+				goto fail;
+			}
+			s = json_object_get_string(v);
+			for (size_t i = 0; i < sizeof encodings / sizeof encodings[0]; i++)
+				if (str_eq_nocase(s, encodings[i].name))
+					canon = encodings[i].canon;
+			if (canon == NULL) {
+				storage_reply_error(r, 400, "invalid_parsing_options",
+				                    "Unknown encoding '%.64s' (utf-8, utf-16, utf-16le, "
+				                    "utf-16be, latin-1, windows-1252)", s);
+				goto fail;
+			}
+			json_object_object_add(o, key, json_object_new_string(canon));
+		} else if (strcmp(key, "delimiter") == 0) {
+			const char *s, *d = NULL;
+
+			if (!json_object_is_type(v, json_type_string)) {
+				bad(r, "%s must be a string", key);
+				goto fail;
+			}
+			s = json_object_get_string(v);
+			if (strcmp(s, ",") == 0 || strcmp(s, ";") == 0 || strcmp(s, "|") == 0)
+				d = s;
+			else if (strcmp(s, "\t") == 0 || str_eq_nocase(s, "tab"))
+				d = "\t";
+			if (d == NULL) {
+				bad(r, "delimiter must be one of \",\", \";\", \"|\" or a tab "
+				    "(\"\\t\" or \"tab\")%s", "");
+				goto fail;
+			}
+			json_object_object_add(o, key, json_object_new_string(d));
+		} else {
+			storage_reply_error(r, 400, "invalid_parsing_options",
+			                    "Unknown field '%.64s' (sheet_name, skip_rows, "
+			                    "header_row, encoding, delimiter)", key);
+			goto fail;
+		}
+	}
+	*out = o;
+	return 0;
+fail:
+	json_object_put(o);
+	return -1;
+}
+
+/* 422 for an option the format does not take. */
+static int check_format(struct req *r, enum tab_format f, struct json_object *opts)
+{
+	static const struct {
+		const char *option;
+		unsigned formats;            /* bit per enum tab_format that takes it */
+	} takes[] = {
+		{ "sheet_name", 1u << TAB_XLSX | 1u << TAB_XLS },
+		{ "delimiter", 1u << TAB_CSV | 1u << TAB_TXT },
+		{ "encoding", 1u << TAB_CSV | 1u << TAB_TXT },
+		{ "skip_rows", 1u << TAB_CSV | 1u << TAB_TXT | 1u << TAB_XLSX | 1u << TAB_XLS },
+		{ "header_row", 1u << TAB_CSV | 1u << TAB_TXT | 1u << TAB_XLSX | 1u << TAB_XLS },
+	};
+
+	for (size_t i = 0; i < sizeof takes / sizeof takes[0]; i++)
+		if (json_object_object_get_ex(opts, takes[i].option, NULL) &&
+		    !(takes[i].formats & 1u << f))
+			return storage_reply_error(r, 422, "option_not_supported",
+			                           "%s does not apply to %s files", takes[i].option,
+			                           tab_format_name(f));
+	return 0;
+}
+
+static int answer(struct req *r, const struct storage_dataset *ds,
+                  struct json_object *opts)
+{
+	struct json_object *o, *schema = NULL, *at = NULL;
+	struct db_stmt *st;
+	int rc;
+
+	st = db_query(r->db, "SELECT schema_json, refreshed_at FROM datasets WHERE id = ?",
+	              "s", ds->id);
+	if (st == NULL) {
+		json_object_put(opts);
+		return resp_db_error(r, db_last_err(r->db));
+	}
+	if ((rc = db_fetch(st)) == 1) {
+		schema = db_col_null(st, 0) ? NULL : json_tokener_parse(db_col_str(st, 0));
+		at = storage_json_time(db_col_str(st, 1));
+	}
+	db_done(st);
+	if (rc != 1) {
+		json_object_put(opts);
+		return rc < 0 ? resp_db_error(r, db_last_err(r->db))
+		              : storage_reply(r, STORAGE_DATASET_NOT_FOUND);
+	}
+	o = json_object_new_object();
+	json_object_object_add(o, "dataset_id", json_object_new_string(ds->id));
+	json_object_object_add(o, "dataset_name", json_object_new_string(ds->file_name));
+	json_object_object_add(o, "status", json_object_new_string("schema_refreshed"));
+	json_object_object_add(o, "parsing_options", opts);
+	json_object_object_add(o, "schema", schema);
+	json_object_object_add(o, "refreshed_at", at);
+	return resp_json(r, 200, o);
+}
+
+static int refresh_inline(struct req *r, const struct storage_dataset *ds,
+                          struct json_object *opts, const struct tab_opts *to)
+{
+	struct json_object *schema = NULL;
+	long long rows, analyzed;
+	const char *opts_text = json_object_to_json_string_ext(opts, JSON_C_TO_STRING_PLAIN);
+	bool option_err;
+	char why[512] = "";
+	long long n;
+
+	if (storage_infer_dataset(r->cfg, ds, to, &schema, &rows, &analyzed, &option_err,
+	                          why, sizeof why) != 0) {
+		json_object_put(opts);
+		if (option_err)
+			return storage_reply_error(r, 400, "invalid_parsing_options", "%s", why);
+		return storage_reply_error(r, 422, "schema_refresh_failed",
+		                           "The file could not be read with these options: %s",
+		                           why);
+	}
+	n = db_exec(r->db, "UPDATE datasets SET status = 'ready', schema_json = ?, "
+	            "row_count = ?, analyzed_rows = ?, error = NULL, parsing_options = ?, "
+	            "refreshed_at = UTC_TIMESTAMP(3) WHERE id = ?", "siiss",
+	            json_object_to_json_string_ext(schema, JSON_C_TO_STRING_PLAIN), rows,
+	            analyzed, opts_text, ds->id);
+	json_object_put(schema);
+	if (n < 0) {
+		json_object_put(opts);
+		return resp_db_error(r, (int)n);
+	}
+	return answer(r, ds, opts);
+}
+
+static void sleep_ms(int ms)
+{
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
+
+	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+		;
+}
+
+/* Hand the refresh to sluice work and wait for it (bounded). */
+static int refresh_by_worker(struct req *r, const struct storage_dataset *ds,
+                             struct json_object *opts)
+{
+	struct json_object *p = json_object_new_object(), *o;
+	double deadline = time_mono_ms() + r->cfg->refresh_wait_s * 1000.0;
+	long long id;
+	int poll = 50;
+
+	json_object_object_add(p, "refresh", json_object_get(opts));
+	id = db_exec(r->db, "INSERT INTO work_queue (kind, ref_id, customer_id, payload, "
+	             "max_attempts) VALUES ('storage_infer', ?, ?, ?, 1)", "sss", ds->id,
+	             ds->customer_id, json_object_to_json_string_ext(p, JSON_C_TO_STRING_PLAIN));
+	json_object_put(p);
+	if (id < 0) {
+		json_object_put(opts);
+		return resp_db_error(r, (int)id);
+	}
+	id = db_last_insert_id(r->db);
+	for (;;) {
+		struct db_stmt *st = db_query(r->db, "SELECT status, error FROM work_queue "
+		                              "WHERE id = ?", "i", id);
+		char status[16] = "", why[512] = "";
+		int rc;
+
+		if (st == NULL) {
+			json_object_put(opts);
+			return resp_db_error(r, db_last_err(r->db));
+		}
+		if ((rc = db_fetch(st)) == 1) {
+			snprintf(status, sizeof status, "%s", db_col_str(st, 0));
+			snprintf(why, sizeof why, "%s", db_col_str(st, 1));
+		}
+		db_done(st);
+		if (rc < 0) {
+			json_object_put(opts);
+			return resp_db_error(r, db_last_err(r->db));
+		}
+		if (strcmp(status, "done") == 0)
+			return answer(r, ds, opts);
+		if (strcmp(status, "failed") == 0) {
+			json_object_put(opts);
+			return storage_reply_error(r, 422, "schema_refresh_failed",
+			                           "The file could not be read with these "
+			                           "options: %s", why);
+		}
+		if (time_mono_ms() >= deadline)
+			break;
+		sleep_ms(poll);
+		if ((poll *= 2) > 1000)
+			poll = 1000;
+	}
+	o = json_object_new_object();
+	json_object_object_add(o, "dataset_id", json_object_new_string(ds->id));
+	json_object_object_add(o, "dataset_name", json_object_new_string(ds->file_name));
+	json_object_object_add(o, "status", json_object_new_string("refreshing"));
+	json_object_object_add(o, "parsing_options", opts);
+	json_object_object_add(o, "message", json_object_new_string(
+	    "The file is large: the schema is being inferred in the background; "
+	    "GET /storage-explorer/datasets/{id} shows it once refreshed_at changes"));
+	return resp_json(r, 202, o);
+}
+
+int storage_refresh_put(struct req *r)
+{
+	struct storage_dataset ds;
+	struct json_object *body, *opts = NULL;
+	struct tab_opts to;
+	enum tab_format f;
+
+	if (storage_dataset_of_caller(r, req_param(r, "dataset_id"), &ds) != 0)
+		return -1;
+	/* All options are optional: no body at all refreshes with the defaults. */
+	if (r->content_length <= 0 && r->content_type[0] == '\0') {
+		body = NULL;
+	} else {
+		if ((body = req_json_body_or_reply(r)) == NULL)
+			return -1;
+		if (!json_object_is_type(body, json_type_object))
+			return bad(r, "The body must be a JSON object%s", "");
+	}
+	if (body != NULL) {
+		if (parse_options(r, body, &opts) != 0)
+			return -1;
+	} else {
+		opts = json_object_new_object();
+	}
+	if (tab_format_parse(ds.format, &f) != 0) {
+		json_object_put(opts);
+		return resp_internal(r, "dataset with an unknown format");
+	}
+	if (check_format(r, f, opts) != 0) {
+		json_object_put(opts);
+		return -1;
+	}
+	storage_opts_from_json(json_object_to_json_string_ext(opts, JSON_C_TO_STRING_PLAIN),
+	                       &to);
+	if (f == TAB_PARQUET || ds.size_bytes <= r->cfg->refresh_inline_max_bytes)
+		return refresh_inline(r, &ds, opts, &to);
+	return refresh_by_worker(r, &ds, opts);
+}

@@ -1,0 +1,441 @@
+/* uploads.c - POST /storage-explorer/storage/upload?folder_path=...
+ *
+ * multipart/form-data, one or more parts named "file".  Each part streams
+ * to its own .sluice-partial-<random> file in the target folder as it
+ * arrives (64 KiB at a time: memory stays flat whatever the size); only
+ * once the whole body has parsed are the partial files renamed to their
+ * names, in the same transaction that records the upload, its files, one
+ * dataset per file and one storage_infer work item per dataset.  Any
+ * failure before that (a bad part, a body over upload_max_bytes, a client
+ * that goes away) unlinks every partial file and the folders the upload
+ * made, and records nothing. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <json-c/json.h>
+#include <openssl/rand.h>
+
+#include "db/db.h"
+#include "http/errors.h"
+#include "http/multipart.h"
+#include "http/request.h"
+#include "http/response.h"
+#include "runner/work.h"
+#include "storage/storage.h"
+#include "tabular/tabular.h"
+#include "util/config.h"
+#include "util/log.h"
+#include "util/uuid.h"
+
+#define UPLOAD_FILES_MAX 100
+#define PARTIAL_NAME_MAX 64
+
+struct up_file {
+	char name[STORAGE_NAME_MAX + 1];
+	char partial[PARTIAL_NAME_MAX];
+	char path[STORAGE_PATH_MAX + 1];       /* relative to the customer root */
+	char dataset_id[UUID_STR_LEN];
+	enum tab_format fmt;
+	long long size;
+	bool renamed;
+};
+
+struct upload {
+	struct req *r;
+	int dirfd;                              /* the target folder */
+	const char *folder;
+	struct up_file *files;                  /* UPLOAD_FILES_MAX */
+	size_t n;
+	int fd;                                 /* the part being written, or -1 */
+	/* why a callback stopped, answered by post */
+	int status;
+	char code[32];
+	char why[512];
+};
+
+static int up_fail(struct upload *u, int status, const char *code, const char *fmt,
+                   const char *a1, const char *a2)
+{
+	u->status = status;
+	snprintf(u->code, sizeof u->code, "%s", code);
+	snprintf(u->why, sizeof u->why, fmt, a1, a2);
+	return -1;
+}
+
+static int write_fail(struct upload *u, int e)
+{
+	log_kv(LOG_ERROR, "upload write failed", "errno=%d", e);
+	if (e == ENOSPC || e == EDQUOT)
+		return up_fail(u, 507, "insufficient_storage",
+		               "The storage area is full%s%s", "", "");
+	return up_fail(u, 500, "storage_error",
+	               "The file could not be written to the storage area%s%s", "", "");
+}
+
+static int new_partial(struct upload *u, struct up_file *f)
+{
+	unsigned char rnd[8];
+
+	for (int tries = 0; tries < 8; tries++) {
+		if (RAND_bytes(rnd, sizeof rnd) != 1)
+			break;
+		snprintf(f->partial, sizeof f->partial, STORAGE_PARTIAL_PREFIX
+		         "%02x%02x%02x%02x%02x%02x%02x%02x", rnd[0], rnd[1], rnd[2],
+		         rnd[3], rnd[4], rnd[5], rnd[6], rnd[7]);
+		u->fd = openat(u->dirfd, f->partial,
+		               O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0640);
+		if (u->fd >= 0)
+			return 0;
+		if (errno != EEXIST)
+			return write_fail(u, errno);
+	}
+	f->partial[0] = '\0';
+	return write_fail(u, EIO);
+}
+
+static int on_part_begin(void *arg, const struct multipart_part *p)
+{
+	struct upload *u = arg;
+	struct up_file *f;
+	const char *why;
+	char name[STORAGE_NAME_MAX + 1];
+
+	if (strcmp(p->name, "file") != 0 || p->filename == NULL)
+		return up_fail(u, 400, "invalid_upload", "Unexpected form field '%.64s%s': "
+		               "send files in parts named file", p->name, "");
+	if (storage_file_name_clean(p->filename, name, &why) != 0)
+		return up_fail(u, 400, "invalid_file_name", "File '%.128s' refused: %s",
+		               p->filename, why);
+	if (u->n == UPLOAD_FILES_MAX)
+		return up_fail(u, 400, "too_many_files",
+		               "More than 100 files in one upload%s%s", "", "");
+	f = &u->files[u->n];
+	memset(f, 0, sizeof *f);
+	if (tab_format_from_name(name, &f->fmt) != 0)
+		return up_fail(u, 400, "unsupported_file_type", "File '%s' has an unsupported "
+		               "type%s: expected .csv, .txt, .tsv, .json, .jsonl, .ndjson, "
+		               ".xlsx, .xls or .parquet", name, "");
+	for (size_t i = 0; i < u->n; i++)
+		if (strcmp(u->files[i].name, name) == 0)
+			return up_fail(u, 400, "duplicate_file",
+			               "File '%s' appears twice in the upload%s", name, "");
+	if ((u->folder[0] != '\0' ? strlen(u->folder) + 1 : 0) + strlen(name) >
+	    STORAGE_PATH_MAX)
+		return up_fail(u, 400, "invalid_file_name", "File '%s' refused: %s", name,
+		               "folder_path and file name together exceed 1024 bytes");
+	snprintf(f->name, sizeof f->name, "%s", name);
+	snprintf(f->path, sizeof f->path, "%s%s%s", u->folder,
+	         u->folder[0] != '\0' ? "/" : "", name);
+	u->n++;
+	return new_partial(u, f);
+}
+
+static int on_part_data(void *arg, const char *data, size_t len)
+{
+	struct upload *u = arg;
+	struct up_file *f = &u->files[u->n - 1];
+
+	while (len > 0) {
+		ssize_t w = write(u->fd, data, len);
+
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return write_fail(u, errno);
+		}
+		data += w;
+		len -= (size_t)w;
+		f->size += w;
+	}
+	return 0;
+}
+
+static int on_part_end(void *arg)
+{
+	struct upload *u = arg;
+	int fd = u->fd;
+
+	u->fd = -1;
+	/* On disk before the rename makes it visible under its name. */
+	if (fdatasync(fd) != 0) {
+		int e = errno;
+
+		close(fd);
+		return write_fail(u, e);
+	}
+	if (close(fd) != 0)
+		return write_fail(u, errno);
+	return 0;
+}
+
+/* Unlink every partial file (after a failure, or what a rename left). */
+static void drop_partials(struct upload *u)
+{
+	if (u->fd >= 0) {
+		close(u->fd);
+		u->fd = -1;
+	}
+	for (size_t i = 0; i < u->n; i++)
+		if (u->files[i].partial[0] != '\0' && !u->files[i].renamed)
+			unlinkat(u->dirfd, u->files[i].partial, 0);
+}
+
+static struct json_object *uploaded_at(struct db *db, const char *upload_id)
+{
+	struct db_stmt *st = db_query(db, "SELECT created_at FROM uploads WHERE id = ?",
+	                              "s", upload_id);
+	struct json_object *t = NULL;
+
+	if (st != NULL && db_fetch(st) == 1)
+		t = storage_json_time(db_col_str(st, 0));
+	db_done(st);
+	return t;
+}
+
+/* Record it all and rename the files into place, in one transaction: the
+ * worker can claim nothing before the files are there.  Answers. */
+static int store(struct upload *u, const char *customer)
+{
+	struct req *r = u->r;
+	struct db *db = r->db;
+	char upload_id[UUID_STR_LEN], payload[128];
+	struct json_object *o, *files, *at;
+	long long total = 0, rc;
+	struct db_stmt *st;
+
+	for (size_t i = 0; i < u->n; i++)
+		total += u->files[i].size;
+	if (uuid_v4(upload_id, '-') != 0)
+		return resp_internal(r, "uuid_v4 failed");
+	if (db_begin(db) != DB_OK)
+		goto dberr;
+	if (db_exec(db, "INSERT INTO uploads (id, customer_id, folder_path, file_count, "
+	            "total_bytes, status, created_at, created_by) VALUES "
+	            "(?, ?, ?, ?, ?, 'processing', UTC_TIMESTAMP(3), ?)", "sssiis",
+	            upload_id, customer, u->folder, (long long)u->n, total,
+	            r->id.sub) < 0)
+		goto dberr;
+	for (size_t i = 0; i < u->n; i++) {
+		struct up_file *f = &u->files[i];
+		char id[UUID_STR_LEN];
+
+		if (uuid_v4(id, '-') != 0)
+			goto dberr;
+		/* A file uploaded again replaces the old one and keeps its
+		 * dataset (and its parsing options), inferred anew. */
+		if (db_exec(db, "INSERT INTO datasets (id, customer_id, upload_id, file_path, "
+		            "file_name, format, size_bytes, status) VALUES "
+		            "(?, ?, ?, ?, ?, ?, ?, 'pending') ON DUPLICATE KEY UPDATE "
+		            "upload_id = VALUES(upload_id), file_name = VALUES(file_name), "
+		            "format = VALUES(format), size_bytes = VALUES(size_bytes), "
+		            "status = 'pending', schema_json = NULL, row_count = NULL, "
+		            "analyzed_rows = NULL, error = NULL", "ssssssi", id, customer,
+		            upload_id, f->path, f->name, tab_format_name(f->fmt), f->size) < 0)
+			goto dberr;
+		st = db_query(db, "SELECT id FROM datasets WHERE customer_id = ? AND "
+		              "path_hash = UNHEX(SHA2(?, 256))", "ss", customer, f->path);
+		if (st == NULL)
+			goto dberr;
+		rc = db_fetch(st);
+		if (rc == 1)
+			snprintf(f->dataset_id, sizeof f->dataset_id, "%s", db_col_str(st, 0));
+		db_done(st);
+		if (rc != 1)
+			goto dberr;
+		if (db_exec(db, "INSERT INTO upload_files (upload_id, position, file_name, "
+		            "file_path, format, size_bytes, dataset_id) VALUES "
+		            "(?, ?, ?, ?, ?, ?, ?)", "sisssis", upload_id, (long long)i,
+		            f->name, f->path, tab_format_name(f->fmt), f->size,
+		            f->dataset_id) < 0)
+			goto dberr;
+		snprintf(payload, sizeof payload, "{\"upload_id\":\"%s\",\"position\":%zu}",
+		         upload_id, i);
+		if (work_enqueue(db, "storage_infer", f->dataset_id, customer, payload) < 0)
+			goto dberr;
+	}
+	for (size_t i = 0; i < u->n; i++) {
+		struct up_file *f = &u->files[i];
+
+		if (renameat(u->dirfd, f->partial, u->dirfd, f->name) != 0) {
+			int e = errno;
+
+			db_rollback(db);
+			if (e == EISDIR || e == ENOTEMPTY || e == EEXIST)
+				return storage_reply_error(r, 409, "path_conflict",
+				                           "'%s' is a folder in the storage area",
+				                           f->path);
+			log_kv(LOG_ERROR, "upload rename failed", "errno=%d", e);
+			return storage_reply(r, STORAGE_AREA_UNAVAILABLE);
+		}
+		f->renamed = true;
+	}
+	if (db_commit(db) != DB_OK)
+		goto dberr;
+	fsync(u->dirfd);
+
+	at = uploaded_at(db, upload_id);
+	files = json_object_new_array();
+	for (size_t i = 0; i < u->n; i++) {
+		struct json_object *f = json_object_new_object();
+
+		json_object_object_add(f, "file_name", json_object_new_string(u->files[i].name));
+		json_object_object_add(f, "file_size_bytes",
+		                       json_object_new_int64(u->files[i].size));
+		json_object_object_add(f, "file_format",
+		                       json_object_new_string(tab_format_api_name(u->files[i].fmt)));
+		json_object_object_add(f, "file_path", json_object_new_string(u->files[i].path));
+		json_object_object_add(f, "dataset_id",
+		                       json_object_new_string(u->files[i].dataset_id));
+		json_object_array_add(files, f);
+	}
+	o = json_object_new_object();
+	json_object_object_add(o, "upload_id", json_object_new_string(upload_id));
+	json_object_object_add(o, "folder_path", json_object_new_string(u->folder));
+	json_object_object_add(o, "uploaded_at", at);
+	json_object_object_add(o, "uploaded_by", r->id.sub != NULL
+	                       ? json_object_new_string(r->id.sub) : NULL);
+	json_object_object_add(o, "file_count", json_object_new_int64((long long)u->n));
+	json_object_object_add(o, "total_size_bytes", json_object_new_int64(total));
+	json_object_object_add(o, "status", json_object_new_string("processing"));
+	json_object_object_add(o, "files", files);
+	return resp_json(r, 201, o);
+dberr:
+	rc = db_last_err(db);
+	db_rollback(db);
+	return resp_db_error(r, (int)(rc < 0 ? rc : DB_ERR));
+}
+
+/* Stream the body through the parser: 0 parsed whole, -1 answered (or
+ * the client went away: r->status 499). */
+static int read_body(struct upload *u, const char *boundary)
+{
+	static const struct multipart_cb cb = { on_part_begin, on_part_data, on_part_end };
+	struct req *r = u->r;
+	long max = r->cfg->upload_max_bytes;
+	struct multipart *m;
+	char err[256], *buf;
+	size_t got, total = 0;
+	const size_t cap = 64 * 1024;
+	int rc = -1, frc;
+
+	if ((m = multipart_new(boundary)) == NULL)
+		return storage_reply_error(r, 415, "unsupported_media_type",
+		                           "Bad multipart boundary");
+	if ((buf = malloc(cap)) == NULL) {
+		multipart_free(m);
+		return resp_internal(r, "out of memory");
+	}
+	for (;;) {
+		if (req_read_some(r, buf, cap, &got) != REQ_OK) {
+			r->status = 499;        /* the client is gone */
+			goto out;
+		}
+		if (got == 0)
+			break;
+		total += got;
+		if (total > (size_t)max) {
+			storage_reply_error(r, 413, "payload_too_large",
+			                    "The upload is larger than %ld bytes", max);
+			goto out;
+		}
+		frc = multipart_feed(m, buf, got, &cb, u, err, sizeof err);
+		if (frc == MULTIPART_ERR_STOP) {
+			storage_reply_error(r, u->status, u->code, "%s", u->why);
+			goto out;
+		}
+		if (frc != MULTIPART_OK) {
+			storage_reply_error(r, 400, "invalid_upload", "%s", err);
+			goto out;
+		}
+	}
+	if (r->content_length >= 0 && total < (size_t)r->content_length) {
+		r->status = 499;
+		goto out;
+	}
+	if (multipart_finish(m, err, sizeof err) != MULTIPART_OK) {
+		/* A body cut short without a length (chunked) also ends here. */
+		storage_reply_error(r, 400, "invalid_upload", "%s", err);
+		goto out;
+	}
+	rc = 0;
+out:
+	free(buf);
+	multipart_free(m);
+	return rc;
+}
+
+int storage_upload_post(struct req *r)
+{
+	char folder[STORAGE_PATH_MAX + 1], boundary[MULTIPART_BOUNDARY_MAX + 1];
+	struct storage_made_dirs *made = NULL;
+	struct upload u;
+	const char *customer, *v;
+	int rootfd = -1, qerr, perr;
+
+	memset(&u, 0, sizeof u);
+	u.dirfd = -1;
+	u.fd = -1;
+	if ((customer = storage_customer_ensure_or_reply(r)) == NULL)
+		return -1;
+	v = req_query(r, "folder_path", &qerr);
+	if (qerr != REQ_OK)
+		return storage_reply_error(r, 400, "invalid_folder_path",
+		                           "folder_path is not a valid query value");
+	if ((perr = storage_path_check(v, true, folder)) != SPATH_OK)
+		return storage_reply_error(r, 400, "invalid_folder_path", "folder_path %s",
+		                           storage_path_strerror(perr));
+	if (multipart_boundary(r->content_type, boundary) != 0)
+		return storage_reply_error(r, 415, "unsupported_media_type",
+		                           "Content-Type must be multipart/form-data with a "
+		                           "boundary");
+	if (r->content_length > r->cfg->upload_max_bytes)
+		return storage_reply_error(r, 413, "payload_too_large",
+		                           "The upload is larger than %ld bytes",
+		                           r->cfg->upload_max_bytes);
+
+	if ((rootfd = storage_root_open(r->cfg, customer, true)) < 0) {
+		log_kv(LOG_ERROR, "storage root unavailable", "errno=%d", -rootfd);
+		return storage_reply(r, STORAGE_AREA_UNAVAILABLE);
+	}
+	made = calloc(1, sizeof *made);
+	u.files = calloc(UPLOAD_FILES_MAX, sizeof *u.files);
+	if (made == NULL || u.files == NULL) {
+		resp_internal(r, "out of memory");
+		goto out;
+	}
+	u.dirfd = storage_dir_open(rootfd, folder, made);
+	if (u.dirfd < 0) {
+		if (u.dirfd == -ENOTDIR || u.dirfd == -ELOOP)
+			storage_reply_error(r, 400, "invalid_folder_path", "folder_path '%s' is "
+			                    "not a folder of the storage area", folder);
+		else
+			storage_reply(r, STORAGE_AREA_UNAVAILABLE);
+		goto out;
+	}
+	u.r = r;
+	u.folder = folder;
+	if (read_body(&u, boundary) != 0)
+		goto out;
+	if (u.n == 0)
+		storage_reply(r, STORAGE_UPLOAD_NO_FILES);
+	else if (req_db_or_reply(r) != NULL)
+		store(&u, customer);
+out:
+	drop_partials(&u);
+	if (r->status != 201) {
+		storage_dir_unmake(rootfd, made);
+		log_kv(LOG_INFO, "upload refused", "status=%d files=%zu", r->status, u.n);
+	}
+	if (u.dirfd >= 0)
+		close(u.dirfd);
+	if (rootfd >= 0)
+		close(rootfd);
+	free(u.files);
+	free(made);
+	return r->status == 201 ? 0 : -1;
+}

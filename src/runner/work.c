@@ -14,6 +14,7 @@
 #include "retrieval/retrieval.h"
 #include "runner/work.h"
 #include "storage/storage.h"
+#include "storage/tables.h"
 #include "util/config.h"
 #include "util/log.h"
 #include "util/timeutil.h"
@@ -28,6 +29,7 @@ static const struct work_kind kinds[] = {
 	{ "rag_question", rag_question_work },
 	{ "rag_ingest", rag_ingest_work },
 	{ "storage_infer", storage_infer_work },
+	{ "storage_link_load", storage_link_load_work },
 	{ NULL, NULL },
 };
 

@@ -15,6 +15,7 @@
 #include <json-c/json.h>
 
 #include "storage/tables.h"
+#include "tabular/tabular.h"
 #include "util/str.h"
 
 static const struct {
@@ -494,4 +495,200 @@ out:
 	if (rc != 0)
 		table_match_free(m);
 	return rc;
+}
+
+/* --- values for the load ----------------------------------------------------------- */
+
+static bool is_blank(char c)
+{
+	return c == ' ' || c == '\t' || c == '\r' || c == '\n';
+}
+
+static bool word_is(const char *s, size_t n, const char *w)
+{
+	return strlen(w) == n && strncasecmp(s, w, n) == 0;
+}
+
+/* Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's
+ * days_from_civil). */
+static long long days_from_civil(long long y, unsigned m, unsigned d)
+{
+	long long era;
+	unsigned yoe, doy, doe;
+
+	y -= m <= 2;
+	era = (y >= 0 ? y : y - 399) / 400;
+	yoe = (unsigned)(y - era * 400);
+	doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+	doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+	return era * 146097 + (long long)doe - 719468;
+}
+
+static void civil_from_days(long long z, long long *y, unsigned *m, unsigned *d)
+{
+	long long era;
+	unsigned doe, yoe, doy, mp;
+
+	z += 719468;
+	era = (z >= 0 ? z : z - 146096) / 146097;
+	doe = (unsigned)(z - era * 146097);
+	yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+	*y = (long long)yoe + era * 400;
+	doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+	mp = (5 * doy + 2) / 153;
+	*d = doy - (153 * mp + 2) / 5 + 1;
+	*m = mp < 10 ? mp + 3 : mp - 9;
+	*y += *m <= 2;
+}
+
+static int digits(const char *s, size_t n, size_t at, size_t count, int *out)
+{
+	int v = 0;
+
+	if (at + count > n)
+		return -1;
+	for (size_t i = at; i < at + count; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return -1;
+		v = v * 10 + (s[i] - '0');
+	}
+	*out = v;
+	return 0;
+}
+
+/* "YYYY-MM-DD[T ]HH:MM[:SS[.f...]][Z|+HH[:MM]|-HH[:MM]]" as
+ * "YYYY-MM-DD HH:MM:SS[.ffffff]" in UTC; -1 when s is not of that form. */
+static int timestamp_utc(const char *s, size_t n, char buf[TABLE_VALUE_BUF], size_t *len)
+{
+	int y, mo, d, h, mi, sec = 0, oh = 0, om = 0, sign = 0;
+	char frac[7] = "";
+	size_t i = 16, nf = 0;
+	long long days, secs;
+
+	if (digits(s, n, 0, 4, &y) || n < 16 || s[4] != '-' || digits(s, n, 5, 2, &mo) ||
+	    s[7] != '-' || digits(s, n, 8, 2, &d) || (s[10] != 'T' && s[10] != ' ' &&
+	    s[10] != 't') || digits(s, n, 11, 2, &h) || s[13] != ':' ||
+	    digits(s, n, 14, 2, &mi))
+		return -1;
+	if (i < n && s[i] == ':') {
+		if (digits(s, n, 17, 2, &sec))
+			return -1;
+		i = 19;
+		if (i < n && (s[i] == '.' || s[i] == ',')) {
+			i++;
+			while (i < n && s[i] >= '0' && s[i] <= '9') {
+				if (nf < 6)
+					frac[nf++] = s[i];
+				i++;
+			}
+			if (nf == 0)
+				return -1;
+			frac[nf] = '\0';
+		}
+	}
+	if (i < n && (s[i] == 'Z' || s[i] == 'z')) {
+		i++;
+	} else if (i < n && (s[i] == '+' || s[i] == '-')) {
+		sign = s[i] == '+' ? 1 : -1;
+		if (digits(s, n, i + 1, 2, &oh))
+			return -1;
+		i += 3;
+		if (i < n && s[i] == ':')
+			i++;
+		if (i < n) {
+			if (digits(s, n, i, 2, &om))
+				return -1;
+			i += 2;
+		}
+	}
+	if (i != n || mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 ||
+	    sec > 60 || oh > 23 || om > 59)
+		return -1;
+	days = days_from_civil(y, (unsigned)mo, (unsigned)d);
+	secs = days * 86400 + h * 3600 + mi * 60 + sec - sign * (oh * 3600 + om * 60);
+	{
+		long long yy, dd = secs >= 0 ? secs / 86400 : -((-secs + 86399) / 86400);
+		long long rem = secs - dd * 86400;
+		unsigned m2, d2;
+
+		civil_from_days(dd, &yy, &m2, &d2);
+		if (yy < 0 || yy > 9999)
+			return -1;
+		*len = (size_t)snprintf(buf, TABLE_VALUE_BUF, "%04lld-%02u-%02u %02lld:%02lld:%02lld%s%s",
+		                        yy, m2, d2, rem / 3600, rem / 60 % 60, rem % 60,
+		                        nf > 0 ? "." : "", frac);
+	}
+	return 0;
+}
+
+const char *table_value(const struct table_type *t, const struct tab_cell *c,
+                        char buf[TABLE_VALUE_BUF], size_t *len)
+{
+	const char *s = c->text;
+	size_t n = c->len;
+
+	*len = 0;
+	if (c->kind == TAB_NULL || s == NULL)
+		return NULL;
+	if (t->kind == TABLE_VARCHAR) {
+		*len = n;
+		return s;
+	}
+	while (n > 0 && is_blank(*s)) {
+		s++;
+		n--;
+	}
+	while (n > 0 && is_blank(s[n - 1]))
+		n--;
+	if (n == 0)
+		return NULL;
+
+	switch (t->kind) {
+	case TABLE_INTEGER:
+	case TABLE_BIGINT:
+	case TABLE_DECIMAL:
+	case TABLE_DOUBLE:
+		if (c->kind == TAB_BOOL) {
+			*len = 1;
+			return c->num != 0 ? "1" : "0";
+		}
+		if (n > 1 && *s == '+') {
+			s++;
+			n--;
+		}
+		break;
+	case TABLE_BOOLEAN:
+		if (c->kind == TAB_BOOL || c->kind == TAB_NUMBER) {
+			*len = 1;
+			return c->num != 0 ? "1" : "0";
+		}
+		if (word_is(s, n, "true") || word_is(s, n, "t") || word_is(s, n, "yes") ||
+		    word_is(s, n, "y") || word_is(s, n, "1")) {
+			*len = 1;
+			return "1";
+		}
+		if (word_is(s, n, "false") || word_is(s, n, "f") || word_is(s, n, "no") ||
+		    word_is(s, n, "n") || word_is(s, n, "0")) {
+			*len = 1;
+			return "0";
+		}
+		break;
+	case TABLE_DATE:
+		/* "YYYY/MM/DD" is read as "YYYY-MM-DD". */
+		if (n == 10 && s[4] == '/' && s[7] == '/') {
+			memcpy(buf, s, 10);
+			buf[4] = buf[7] = '-';
+			*len = 10;
+			return buf;
+		}
+		break;
+	case TABLE_TIMESTAMP:
+		if (n > 10 && timestamp_utc(s, n, buf, len) == 0)
+			return buf;
+		break;
+	case TABLE_VARCHAR:
+		break;
+	}
+	*len = n;
+	return s;
 }

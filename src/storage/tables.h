@@ -15,9 +15,12 @@
 #include <stddef.h>
 
 #include "http/router.h"
+#include "storage/table_name.h"
 
+struct db;
 struct json_object;
 struct req;
+struct tab_cell;
 struct work_ctx;
 struct work_item;
 
@@ -98,6 +101,51 @@ int table_match_columns(const struct table_column *table, size_t nt,
                         const struct table_column *dataset, size_t nd,
                         struct table_match *m);
 void table_match_free(struct table_match *m);
+
+/* The text to load for one cell into a column of type t, or NULL for SQL
+ * NULL (an empty cell; blank text for a non-VARCHAR column).  Booleans
+ * become 1 / 0 (true/false, t/f, yes/no, y/n, 1/0 in any case), timestamps
+ * "YYYY-MM-DD HH:MM:SS[.ffffff]" in UTC (a 'T', a 'Z' or an offset as in ISO
+ * 8601 accepted), numbers lose surrounding blanks and a leading '+'.
+ * Anything else goes as it is and the warehouse refuses what does not fit.
+ * The result points into c->text or buf; *len is its length. */
+#define TABLE_VALUE_BUF 64
+const char *table_value(const struct table_type *t, const struct tab_cell *c,
+                        char buf[TABLE_VALUE_BUF], size_t *len);
+
+/* --- a customer's table (tables.c, used by links.c and link_load.c) ---------- */
+
+#define STORAGE_TABLE_ID_LEN 36
+
+struct storage_table {
+	char id[STORAGE_TABLE_ID_LEN + 1];
+	char table_name[TABLE_NAME_BUF];
+	char schema_name[TABLE_NAME_BUF];         /* "" = the default schema */
+	char wh_schema[TABLE_NAME_BUF];           /* where it is in the warehouse */
+	char wh_table[TABLE_NAME_BUF];
+	struct table_column *cols;                /* ncols; names point into json */
+	size_t ncols;
+	struct json_object *columns_json;         /* [{name, type, nullable}] */
+};
+
+/* The canonical (lower-case) form of a UUID path id; -1 when in is not one. */
+int storage_uuid_parse(const char *in, char out[STORAGE_TABLE_ID_LEN + 1]);
+
+/* The table raw_id names when it belongs to customer_id.  1 found, 0 not
+ * (also for a malformed id), or a negative enum db_err.  Free with
+ * storage_table_free (also after 0 or an error). */
+int storage_table_load(struct db *db, const char *customer_id, const char *raw_id,
+                       struct storage_table *t);
+void storage_table_free(struct storage_table *t);
+/* The same for a handler: 0, or 404 / 503 answered and -1. */
+int storage_table_of_caller(struct req *r, const char *customer_id,
+                            const char *raw_id, struct storage_table *t);
+/* Parse columns_json (as stored) into t->cols.  0 or -1. */
+int storage_table_columns_parse(const char *columns_json, struct storage_table *t);
+
+/* Handlers of links.c, routed by tables.c's table. */
+int storage_link_post(struct req *r);
+int storage_table_datasets_get(struct req *r);
 
 /* --- the background load (link_load.c) --------------------------------------- */
 

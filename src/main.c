@@ -18,6 +18,7 @@ static const char usage[] =
 	"  customer  add or show a customer\n"
 	"  user      add a Basic-auth user or change its password\n"
 	"  token     mint a JWT for a customer\n"
+	"  infer     print the schema inferred from a data file\n"
 	"  version   print the version\n"
 	"\n"
 	"Every command takes -c FILE (default $SLUICE_CONF, else "
@@ -99,6 +100,7 @@ int main(int argc, char **argv)
 		{ "customer", admin_customer },
 		{ "user", admin_user },
 		{ "token", admin_token },
+		{ "infer", admin_infer },
 	};
 
 	if (argc < 2) {

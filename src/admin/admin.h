@@ -18,6 +18,7 @@ int admin_migrate(int argc, char **argv);
 int admin_customer(int argc, char **argv);
 int admin_user(int argc, char **argv);
 int admin_token(int argc, char **argv);
+int admin_infer(int argc, char **argv);       /* needs no config */
 
 /* The config file to use: the -c option, else $SLUICE_CONF, else the
  * installed default. */

@@ -29,6 +29,7 @@ int main(void)
 		/* storage explorer: tables and links */
 		suite_table_name, suite_table_types,
 		suite_storage_paths,
+		suite_tabular_infer, suite_tabular_csv, suite_tabular_json,
 	};
 	unsigned failed;
 

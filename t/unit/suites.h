@@ -30,6 +30,10 @@ int suite_warehouse(void);
 int suite_table_name(void);
 int suite_table_types(void);
 int suite_storage_paths(void);
+/* tabular: CSV/JSON readers and inference */
+int suite_tabular_infer(void);
+int suite_tabular_csv(void);
+int suite_tabular_json(void);
 
 /* Add a suite and its NULL-terminated test list in one go. */
 struct test_case { const char *name; CU_TestFunc fn; };

@@ -1,0 +1,732 @@
+/* csv.c - delimited text (CSV, TXT, TSV) read as rows, streaming.
+ *
+ * Records (RFC 4180, read leniently):
+ *   - a record ends at LF or CRLF outside quotes; a lone CR is data;
+ *   - a field that starts with '"' is quoted: it runs to the next '"' not
+ *     doubled, may hold delimiters and newlines, and "" is one quote; text
+ *     between the closing quote and the next delimiter is kept as written;
+ *     a '"' anywhere else is an ordinary character;
+ *   - a quote still open at the end of the file is an error;
+ *   - an empty line is no record (it is skipped), except among the
+ *     skip_rows/header_row rows, which count every line;
+ *   - a record is at most TAB_ROW_MAX bytes and TAB_COLUMNS_MAX fields.
+ * An empty field, quoted or not, is a null cell; every other cell is text.
+ *
+ * Delimiter (unless given): the one of , ; TAB | that splits the first 100
+ * records (after skip_rows) into the same number (>= 2) of fields most
+ * often, then into the most fields; a tie goes to the earlier in that
+ * list; with none of them, ','.
+ *
+ * Header (header_row -1): the first record is the header when all its
+ * fields are non-empty, distinct, and none reads as a number, boolean,
+ * date or timestamp.  header_row N >= 0 makes record N after skip_rows the
+ * header (the records before it are dropped).  Without a header the
+ * columns are named column_1, column_2, ... after the first record's
+ * field count.
+ *
+ * Reading: the decoded text is parsed in a buffer of about TAB_READ_CHUNK
+ * bytes (it grows to hold one record of at most TAB_ROW_MAX); fields are
+ * cut in place.  When the row callback answers TAB_ROW_COUNT_ONLY the rest
+ * is only counted: a scan that jumps from quote to newline with memchr,
+ * keeping the record rules above, so row_count stays exact at a fraction of
+ * the cost of splitting fields. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tabular/formats.h"
+#include "tabular/internal.h"
+#include "util/str.h"
+
+#define SNIFF_RECORDS 100
+#define SNIFF_BYTES (256u << 10)
+
+struct field {
+	size_t off, len;         /* raw span in buf (quotes included) */
+	bool quoted;
+};
+
+struct csv {
+	struct tab_dec *dec;
+	char *buf;
+	size_t cap, len, pos;    /* unconsumed text is buf[pos..len) */
+	long long base;          /* text offset of buf[0] */
+	bool eof;
+	char delim;
+	long long line;          /* 1-based line of buf[pos] */
+	struct field *f;
+	size_t nf, fcap;
+	struct tab_cell *cells;
+	size_t ccap;
+	char *err;
+	size_t errlen;
+};
+
+/* Read more text behind the unconsumed part.  0, or a negative tab_err. */
+static int fill(struct csv *c)
+{
+	long n;
+
+	if (c->eof)
+		return 0;
+	if (c->pos > 0) {
+		memmove(c->buf, c->buf + c->pos, c->len - c->pos);
+		c->base += (long long)c->pos;
+		c->len -= c->pos;
+		c->pos = 0;
+	}
+	if (c->cap - c->len < TAB_READ_CHUNK + 1) {
+		size_t want = c->len + TAB_READ_CHUNK + 1;
+		char *nb;
+
+		if (want > TAB_ROW_MAX + 2 * (size_t)TAB_READ_CHUNK + 1)
+			want = TAB_ROW_MAX + 2 * (size_t)TAB_READ_CHUNK + 1;
+		if (want > c->cap) {
+			nb = realloc(c->buf, want);
+			if (nb == NULL) {
+				str_errf(c->err, c->errlen, "out of memory");
+				return TAB_ERR_IO;
+			}
+			c->buf = nb;
+			c->cap = want;
+		}
+	}
+	n = tab_dec_read(c->dec, c->buf + c->len, c->cap - c->len - 1, c->err, c->errlen);
+	if (n < 0)
+		return (int)n;
+	if (n == 0)
+		c->eof = true;
+	c->len += (size_t)n;
+	return 0;
+}
+
+static int add_field(struct csv *c, size_t off, size_t len, bool quoted)
+{
+	if (c->nf == c->fcap) {
+		size_t ncap = c->fcap ? c->fcap * 2 : 64;
+		struct field *nf;
+
+		if (c->nf >= TAB_COLUMNS_MAX)
+			return -1;
+		nf = realloc(c->f, ncap * sizeof *nf);
+		if (nf == NULL)
+			return -1;
+		c->f = nf;
+		c->fcap = ncap;
+	}
+	c->f[c->nf].off = off;
+	c->f[c->nf].len = len;
+	c->f[c->nf].quoted = quoted;
+	c->nf++;
+	return 0;
+}
+
+/* Scan the record at buf[from..] with delimiter d, recording its fields.
+ * 1 with *next after its end, 0 when the text ends before the record does
+ * (more must be read; at the end of the file the record ends there), -1
+ * on an error (an open quote at the end of the file, too many fields). */
+static int scan_record(struct csv *c, size_t from, char d, size_t *next, size_t *newlines)
+{
+	const char *b = c->buf;
+	size_t i = from, end = c->len;
+
+	c->nf = 0;
+	*newlines = 0;
+	for (;;) {
+		size_t start = i;
+		bool quoted = false;
+
+		if (i < end && b[i] == '"') {
+			quoted = true;
+			i++;
+			for (;;) {
+				const char *q = memchr(b + i, '"', end - i);
+
+				if (q == NULL) {
+					if (!c->eof)
+						return 0;
+					str_errf(c->err, c->errlen,
+					         "line %lld: a quoted field is not closed before the end of the file",
+					         c->line);
+					return -1;
+				}
+				for (const char *p = b + i; (p = memchr(p, '\n', (size_t)(q - p))) != NULL; p++)
+					(*newlines)++;
+				i = (size_t)(q - b) + 1;
+				if (i == end && !c->eof)
+					return 0;          /* "" or a closing quote? */
+				if (i < end && b[i] == '"') {
+					i++;
+					continue;
+				}
+				break;
+			}
+		}
+		while (i < end && b[i] != d && b[i] != '\n')
+			i++;
+		if (i == end && !c->eof)
+			return 0;
+		if (add_field(c, start, i - start, quoted) != 0) {
+			str_errf(c->err, c->errlen, "line %lld: more than %d fields", c->line,
+			         TAB_COLUMNS_MAX);
+			return -1;
+		}
+		if (i == end) {
+			*next = end;
+			break;
+		}
+		if (b[i] == '\n') {
+			struct field *last = &c->f[c->nf - 1];
+			/* CRLF: the CR belongs to the line end */
+			if (last->len > 0 && b[i - 1] == '\r' && i - 1 >= start + (quoted ? 1 : 0))
+				last->len--;
+			*next = i + 1;
+			break;
+		}
+		i++;                           /* the delimiter */
+	}
+	return 1;
+}
+
+/* The value of a raw field into dst (room for len bytes): quotes removed,
+ * "" as one quote.  Its length. */
+static size_t unquote(const char *raw, size_t len, char *dst)
+{
+	size_t i = 1, o = 0;
+
+	for (; i < len; i++) {
+		if (raw[i] == '"') {
+			if (i + 1 < len && raw[i + 1] == '"') {
+				dst[o++] = '"';
+				i++;
+				continue;
+			}
+			i++;
+			break;                 /* closed: the rest as written */
+		}
+		dst[o++] = raw[i];
+	}
+	for (; i < len; i++)
+		dst[o++] = raw[i];
+	return o;
+}
+
+static bool is_blank(const struct csv *c)
+{
+	return c->nf == 1 && c->f[0].len == 0 && !c->f[0].quoted;
+}
+
+/* Next record, with blank lines skipped unless keep_blank.  1 with the
+ * fields in c->f (positions in buf valid until the next call), 0 at the
+ * end of the text, negative tab_err. */
+static int next_record(struct csv *c, bool keep_blank)
+{
+	for (;;) {
+		size_t next = 0, nl = 0;
+		int r = scan_record(c, c->pos, c->delim, &next, &nl);
+
+		if (r < 0)
+			return TAB_ERR_FORMAT;
+		if (r == 0) {
+			if (c->len - c->pos > TAB_ROW_MAX) {
+				str_errf(c->err, c->errlen,
+				         "line %lld: a record longer than %u bytes (a quote not closed?)",
+				         c->line, TAB_ROW_MAX);
+				return TAB_ERR_FORMAT;
+			}
+			r = fill(c);
+			if (r < 0)
+				return r;
+			continue;
+		}
+		if (next - c->pos > TAB_ROW_MAX) {
+			str_errf(c->err, c->errlen, "line %lld: a record longer than %u bytes",
+			         c->line, TAB_ROW_MAX);
+			return TAB_ERR_FORMAT;
+		}
+		if (c->pos == c->len)
+			return 0;              /* nothing left */
+		c->pos = next;
+		c->line += 1 + (long long)nl;
+		if (!keep_blank && is_blank(c))
+			continue;
+		return 1;
+	}
+}
+
+/* Cut the fields of the record just read in place (NUL-terminated) and
+ * make the cells.  0 or -1. */
+static int make_cells(struct csv *c)
+{
+	if (c->nf > c->ccap) {
+		size_t ncap = c->nf < 64 ? 64 : c->nf;
+		struct tab_cell *nc = realloc(c->cells, ncap * sizeof *nc);
+
+		if (nc == NULL)
+			return -1;
+		c->cells = nc;
+		c->ccap = ncap;
+	}
+	for (size_t i = 0; i < c->nf; i++) {
+		struct field *f = &c->f[i];
+		char *p = c->buf + f->off;
+		size_t len = f->len;
+
+		if (f->quoted)
+			len = unquote(p, len, p);
+		/* the byte after a field (a delimiter, CR, LF, or the spare byte
+		 * at the end of the buffer) is no longer needed */
+		p[len] = '\0';
+		c->cells[i].kind = len == 0 ? TAB_NULL : TAB_TEXT;
+		c->cells[i].text = p;
+		c->cells[i].len = len;
+		c->cells[i].num = 0;
+	}
+	return 0;
+}
+
+/* ---- sniffing (non-destructive) ------------------------------------------- */
+
+/* Field counts of the first records with delimiter d, from buf[pos]. */
+static size_t sample_counts(struct csv *c, char d, size_t *counts, size_t max)
+{
+	size_t at = c->pos, n = 0;
+	char save = c->delim;
+
+	c->delim = d;
+	while (n < max && at < c->len) {
+		size_t next = 0, nl = 0;
+		int r = scan_record(c, at, d, &next, &nl);
+
+		if (r <= 0)
+			break;                 /* the sample's last record is cut */
+		at = next;
+		if (!is_blank(c))
+			counts[n++] = c->nf;
+	}
+	c->delim = save;
+	return n;
+}
+
+static char sniff_delimiter(struct csv *c)
+{
+	static const char cands[] = { ',', ';', '\t', '|' };
+	size_t counts[SNIFF_RECORDS];
+	size_t best_consistent = 0, best_fields = 0;
+	char best = ',';
+	char err_save[1] = { 0 };
+	char *err = c->err;
+	size_t errlen = c->errlen;
+
+	/* errors here only end the sample */
+	c->err = err_save;
+	c->errlen = 0;
+	for (size_t k = 0; k < sizeof cands; k++) {
+		size_t n = sample_counts(c, cands[k], counts, SNIFF_RECORDS);
+		size_t mode = 0, mode_n = 0;
+
+		for (size_t i = 0; i < n; i++) {
+			size_t same = 0;
+			for (size_t j = 0; j < n; j++)
+				same += counts[j] == counts[i];
+			if (same > mode_n || (same == mode_n && counts[i] > mode)) {
+				mode = counts[i];
+				mode_n = same;
+			}
+		}
+		if (mode < 2)
+			continue;
+		if (mode_n > best_consistent || (mode_n == best_consistent && mode > best_fields)) {
+			best_consistent = mode_n;
+			best_fields = mode;
+			best = cands[k];
+		}
+	}
+	c->err = err;
+	c->errlen = errlen;
+	return best;
+}
+
+/* Is the record at buf[pos] a header?  See the rule at the top. */
+static int sniff_header(struct csv *c, bool *header)
+{
+	size_t next = 0, nl = 0;
+	struct tab_names *seen = NULL;
+	char *tmp = NULL;
+	int r, rc = 0;
+
+	*header = false;
+	r = scan_record(c, c->pos, c->delim, &next, &nl);
+	if (r <= 0)
+		return 0;                      /* errors surface when read for real */
+	seen = tab_names_new();
+	if (seen == NULL)
+		return TAB_ERR_IO;
+	*header = true;
+	for (size_t i = 0; i < c->nf && *header; i++) {
+		const struct field *f = &c->f[i];
+		const char *v = c->buf + f->off;
+		size_t len = f->len;
+		int id, sc;
+		bool added;
+
+		if (f->quoted) {
+			char *t = realloc(tmp, len + 1);
+			if (t == NULL) {
+				rc = TAB_ERR_IO;
+				break;
+			}
+			tmp = t;
+			len = unquote(v, len, tmp);
+			v = tmp;
+		}
+		if (len == 0 || infer_classify_text(v, len, &id, &sc) != INFER_VARCHAR) {
+			*header = false;
+			break;
+		}
+		if (tab_names_put(seen, v, len, &added) < 0) {
+			*header = false;
+			break;
+		}
+		if (!added)
+			*header = false;
+	}
+	free(tmp);
+	tab_names_free(seen);
+	return rc;
+}
+
+/* Before the delimiter is known, a row is skipped with quotes opening at a
+ * line start or after any candidate (or the given) delimiter. */
+static int skip_lines(struct csv *c, long long n, char given)
+{
+	for (long long k = 0; k < n; k++) {
+		size_t i = c->pos;
+		bool in_quote = false;
+
+		for (;;) {
+			if (i == c->len) {
+				if (c->eof) {
+					if (c->pos == c->len) {
+						str_errf(c->err, c->errlen,
+						         "the file has only %lld rows to skip (skip_rows %lld)",
+						         k, n);
+						return TAB_ERR_OPTION;
+					}
+					break;
+				}
+				if (i - c->pos > TAB_ROW_MAX) {
+					str_errf(c->err, c->errlen,
+					         "line %lld: a record longer than %u bytes", c->line,
+					         TAB_ROW_MAX);
+					return TAB_ERR_FORMAT;
+				}
+				size_t rel = i - c->pos;
+				int r = fill(c);
+				if (r < 0)
+					return r;
+				i = c->pos + rel;
+				continue;
+			}
+			char ch = c->buf[i];
+			if (in_quote) {
+				if (ch == '"') {
+					if (i + 1 == c->len && !c->eof) {
+						size_t rel = i - c->pos;
+						int r = fill(c);
+						if (r < 0)
+							return r;
+						i = c->pos + rel;
+						continue;
+					}
+					if (i + 1 < c->len && c->buf[i + 1] == '"')
+						i++;
+					else
+						in_quote = false;
+				} else if (ch == '\n') {
+					c->line++;
+				}
+			} else if (ch == '"') {
+				char prev = i == c->pos ? '\n' : c->buf[i - 1];
+				if (prev == '\n' ||
+				    (given ? prev == given
+				           : (prev == ',' || prev == ';' || prev == '\t' || prev == '|')))
+					in_quote = true;
+			} else if (ch == '\n') {
+				i++;
+				break;
+			}
+			i++;
+		}
+		c->pos = i;
+		c->line++;
+	}
+	return 0;
+}
+
+/* ---- counting the rest --------------------------------------------------- */
+
+/* Count the records from buf[pos] to the end of the file without cutting
+ * fields.  Same record rules as scan_record. */
+static int count_rest(struct csv *c, long long *rows)
+{
+	const char d = c->delim;
+	bool in_quote = false, close_pending = false;
+	/* text offset of the current record's start (outside quotes every
+	 * newline ends a record, so it is also the current line's) */
+	long long rec = c->base + (long long)c->pos;
+	long long rec_line = c->line;      /* the line it starts on */
+	char prev = '\n';                  /* byte before buf[pos] */
+	int r;
+
+	for (;;) {
+		const char *b = c->buf, *p = b + c->pos, *end = b + c->len;
+		const char *nq = NULL;         /* next quote at or after p, or end */
+
+		if (close_pending && p < end) {
+			close_pending = false;
+			if (*p == '"')
+				p++;           /* "" inside quotes */
+			else
+				in_quote = false;
+		}
+		while (p < end) {
+			if (in_quote) {
+				const char *q = memchr(p, '"', (size_t)(end - p));
+				const char *s = p;
+
+				if (q == NULL)
+					q = end;
+				while ((s = memchr(s, '\n', (size_t)(q - s))) != NULL) {
+					c->line++;
+					s++;
+				}
+				if (q == end) {
+					p = end;
+					break;
+				}
+				p = q + 1;
+				if (p == end) {
+					close_pending = true;
+					break;
+				}
+				if (*p == '"')
+					p++;
+				else
+					in_quote = false;
+				continue;
+			}
+			if (nq == NULL || nq < p) {
+				nq = memchr(p, '"', (size_t)(end - p));
+				if (nq == NULL)
+					nq = end;
+			}
+			const char *nl = memchr(p, '\n', (size_t)(nq - p));
+			if (nl != NULL) {
+				long long at = c->base + (nl - b);
+				char before = nl > b ? nl[-1] : prev;
+				bool blank = at == rec || (at == rec + 1 && before == '\r');
+
+				if (!blank)
+					(*rows)++;
+				if (at - rec > TAB_ROW_MAX) {
+					str_errf(c->err, c->errlen, "line %lld: a record longer than %u bytes",
+					         rec_line, TAB_ROW_MAX);
+					return TAB_ERR_FORMAT;
+				}
+				c->line++;
+				rec = at + 1;
+				rec_line = c->line;
+				p = nl + 1;
+				continue;
+			}
+			if (nq == end) {
+				p = end;
+				break;
+			}
+			/* a quote: it opens a quoted field at a field's start */
+			{
+				char before = nq > b ? nq[-1] : prev;
+
+				if (c->base + (nq - b) == rec || before == d)
+					in_quote = true;
+			}
+			p = nq + 1;
+		}
+		if (c->len > 0)
+			prev = c->buf[c->len - 1];
+		c->pos = c->len;
+		if (c->eof)
+			break;
+		r = fill(c);
+		if (r < 0)
+			return r;
+	}
+	if (in_quote && !close_pending) {
+		str_errf(c->err, c->errlen,
+		         "line %lld: a quoted field is not closed before the end of the file",
+		         rec_line);
+		return TAB_ERR_FORMAT;
+	}
+	{
+		long long at = c->base + (long long)c->len;
+		bool blank = at == rec || (at == rec + 1 && prev == '\r');
+
+		if (!blank)
+			(*rows)++;
+		if (at - rec > TAB_ROW_MAX) {
+			str_errf(c->err, c->errlen, "line %lld: a record longer than %u bytes",
+			         rec_line, TAB_ROW_MAX);
+			return TAB_ERR_FORMAT;
+		}
+	}
+	return 0;
+}
+
+/* ---- the reader ---------------------------------------------------------- */
+
+int csv_read(const char *path, const struct tab_opts *o, const struct tab_sink *sink,
+             struct tab_stats *stats, char *err, size_t errlen)
+{
+	struct csv c = { .err = err, .errlen = errlen, .line = 1 };
+	bool header = false;
+	long long skip;
+	int rc, r;
+
+	rc = tab_dec_open(&c.dec, path, o->encoding, err, errlen);
+	if (rc != 0)
+		return rc;
+	do {
+		rc = fill(&c);
+		if (rc < 0)
+			goto out;
+	} while (!c.eof && c.len < SNIFF_BYTES);
+	str_copy(stats->encoding, sizeof stats->encoding, tab_dec_encoding(c.dec));
+	if (c.len == 0) {
+		str_errf(err, errlen, "file is empty");
+		rc = TAB_ERR_FORMAT;
+		goto out;
+	}
+
+	skip = o->skip_rows + (o->header_row > 0 ? o->header_row : 0);
+	rc = skip_lines(&c, skip, o->delimiter);
+	if (rc < 0)
+		goto out;
+	/* the sniffers look at what is buffered: make it a fair sample */
+	while (!c.eof && c.len - c.pos < SNIFF_BYTES) {
+		rc = fill(&c);
+		if (rc < 0)
+			goto out;
+	}
+	/* blank lines before the first record are no record */
+	while (c.pos < c.len && (c.buf[c.pos] == '\n' ||
+	                         (c.buf[c.pos] == '\r' && c.pos + 1 < c.len &&
+	                          c.buf[c.pos + 1] == '\n'))) {
+		c.pos += c.buf[c.pos] == '\r' ? 2 : 1;
+		c.line++;
+	}
+	if (c.pos == c.len) {
+		str_errf(err, errlen, skip > 0 ? "no rows after the skipped rows"
+		                               : "the file has only empty lines");
+		rc = TAB_ERR_FORMAT;
+		goto out;
+	}
+	c.delim = o->delimiter ? o->delimiter : sniff_delimiter(&c);
+	stats->delimiter = c.delim;
+	str_copy(stats->encoding, sizeof stats->encoding, tab_dec_encoding(c.dec));
+
+	if (o->header_row >= 0) {
+		header = true;
+	} else {
+		rc = sniff_header(&c, &header);
+		if (rc < 0)
+			goto out;
+	}
+	stats->has_header = header;
+
+	r = next_record(&c, false);
+	if (r < 0) {
+		rc = r;
+		goto out;
+	}
+	if (r == 0) {
+		str_errf(err, errlen, "the file has only empty lines");
+		rc = TAB_ERR_FORMAT;
+		goto out;
+	}
+	size_t ncols = c.nf;
+	bool have_row = false;
+	if (header) {
+		if (make_cells(&c) != 0) {
+			str_errf(err, errlen, "out of memory");
+			rc = TAB_ERR_IO;
+			goto out;
+		}
+		r = sink->header(sink->arg, c.cells, c.nf);
+	} else {
+		/* the first record is a row: names column_1.. for its fields */
+		struct tab_cell *none = calloc(ncols, sizeof *none);
+		if (none == NULL) {
+			str_errf(err, errlen, "out of memory");
+			rc = TAB_ERR_IO;
+			goto out;
+		}
+		for (size_t i = 0; i < ncols; i++) {
+			none[i].kind = TAB_NULL;
+			none[i].text = "";
+		}
+		r = sink->header(sink->arg, none, ncols);
+		free(none);
+		have_row = true;
+	}
+	if (r < 0) {
+		rc = TAB_ERR_STOP;
+		goto out;
+	}
+	if (r == 1)
+		goto out;
+
+	for (;;) {
+		if (!have_row) {
+			r = next_record(&c, false);
+			if (r < 0) {
+				rc = r;
+				goto out;
+			}
+			if (r == 0)
+				break;
+		}
+		have_row = false;
+		if (make_cells(&c) != 0) {
+			str_errf(err, errlen, "out of memory");
+			rc = TAB_ERR_IO;
+			goto out;
+		}
+		stats->rows++;
+		if (c.nf != ncols) {
+			stats->ragged_rows++;
+			if (stats->first_ragged_row == 0)
+				stats->first_ragged_row = stats->rows;
+		}
+		r = sink->row(sink->arg, c.cells, c.nf);
+		if (r < 0) {
+			rc = TAB_ERR_STOP;
+			goto out;
+		}
+		if (r == 1)
+			break;
+		if (r == TAB_ROW_COUNT_ONLY) {
+			rc = count_rest(&c, &stats->rows);
+			break;
+		}
+	}
+out:
+	/* detection may have decided late (at the first non-ASCII byte) */
+	if (c.dec != NULL)
+		str_copy(stats->encoding, sizeof stats->encoding, tab_dec_encoding(c.dec));
+	tab_dec_close(c.dec);
+	free(c.buf);
+	free(c.f);
+	free(c.cells);
+	return rc;
+}

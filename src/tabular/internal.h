@@ -1,0 +1,74 @@
+/* internal.h - pieces shared by the text readers of src/tabular: the
+ * decoder that turns a file in any supported encoding into UTF-8, the
+ * value classifier of the inference, and a set of names.  Not for use
+ * outside src/tabular. */
+#ifndef SLUICE_TABULAR_INTERNAL_H
+#define SLUICE_TABULAR_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "tabular/tabular.h"
+
+/* Largest row (CSV: bytes from a record's first byte to its end, quoted
+ * newlines included) and largest JSON element a reader accepts; bigger is
+ * TAB_ERR_FORMAT.  Memory stays within a small multiple of this. */
+#define TAB_ROW_MAX (16u << 20)
+/* Most cells in a row, columns in a file. */
+#define TAB_COLUMNS_MAX 16384
+/* Bytes read from the file at a time. */
+#define TAB_READ_CHUNK (1u << 20)
+
+/* ---- decoder (encoding.c) ---------------------------------------------
+ * Reads the file at path as UTF-8 text whatever its encoding.  encoding is
+ * "" (detect: a byte order mark, else UTF-8 while the text is valid UTF-8,
+ * else Latin-1 when the first non-ASCII bytes read as Latin-1 text) or one
+ * of the names tab_dec_known accepts.  Every byte handed out is valid
+ * UTF-8 with no NUL; an invalid byte is TAB_ERR_FORMAT with its offset. */
+struct tab_dec;
+
+/* True when name is an encoding the option takes (case-insensitive). */
+bool tab_dec_known(const char *name);
+/* 0, or TAB_ERR_IO / TAB_ERR_OPTION with the reason in err. */
+int tab_dec_open(struct tab_dec **out, const char *path, const char *encoding,
+                 char *err, size_t errlen);
+/* Up to cap (>= 8) bytes of UTF-8 into dst (a multi-byte character may be split
+ * between two calls).  The count (0 only at the end of the file), or a
+ * negative enum tab_err with the reason in err. */
+long tab_dec_read(struct tab_dec *d, char *dst, size_t cap, char *err, size_t errlen);
+/* The encoding as read: "utf-8", "utf-16le", "utf-16be", "latin-1",
+ * "windows-1252".  While detection has seen only ASCII: "utf-8". */
+const char *tab_dec_encoding(const struct tab_dec *d);
+void tab_dec_close(struct tab_dec *d);                 /* NULL is fine */
+
+/* Offset of the first byte of s[0..n) that is not valid UTF-8, or n.  A
+ * sequence cut by the end counts as invalid.  NUL counts as invalid. */
+size_t tab_utf8_invalid_at(const unsigned char *s, size_t n);
+
+/* ---- value classification (infer.c) -------------------------------- */
+
+/* The type of one text value by the inference rules (never called for an
+ * empty value).  int_digits and scale are set for numbers: digits before
+ * and after the decimal point. */
+enum infer_type infer_classify_text(const char *s, size_t n, int *int_digits, int *scale);
+
+/* ---- names (tabular.c) ---------------------------------------------- */
+
+/* A set of strings with their first-seen index; names are copied. */
+struct tab_names;
+struct tab_names *tab_names_new(void);
+void tab_names_free(struct tab_names *s);              /* NULL is fine */
+/* The index of name; added at the end when new (*added set).  -1 on
+ * allocation failure or when the set already holds TAB_COLUMNS_MAX. */
+long tab_names_put(struct tab_names *s, const char *name, size_t len, bool *added);
+/* The index of name, or -1. */
+long tab_names_find(const struct tab_names *s, const char *name, size_t len);
+size_t tab_names_count(const struct tab_names *s);
+const char *tab_names_at(const struct tab_names *s, size_t i, size_t *len);
+
+/* infer_file's row callback answers this to csv_read and json_read (and
+ * only to them) once max_analyze_rows rows were classified: deliver no more
+ * rows, but go on counting them so stats->rows stays exact. */
+#define TAB_ROW_COUNT_ONLY 2
+
+#endif

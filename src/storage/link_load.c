@@ -290,7 +290,7 @@ int storage_link_load_work(struct work_ctx *w, const struct work_item *it,
 	L.rows = wh_batch_rows(L.batch);
 
 	if (wh_shares_app_server(wh)) {
-		char tbl[2 * WH_IDENT_MAX * 4 + 8], sql[512], rows[32];
+		char tbl[2 * WH_IDENT_MAX * 4 + 8], sql[800], rows[32];
 		const char *params[2] = { rows, it->ref_id };
 
 		snprintf(rows, sizeof rows, "%lld", L.rows);

@@ -6,6 +6,7 @@
  * sized.  Widening is allowed along INTEGER -> BIGINT -> DECIMAL -> DOUBLE
  * and DATE -> TIMESTAMP, and anything goes into VARCHAR; a DECIMAL must fit
  * the table's precision and scale. */
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -621,6 +622,63 @@ static int timestamp_utc(const char *s, size_t n, char buf[TABLE_VALUE_BUF], siz
 	return 0;
 }
 
+/* A plain decimal "[+-]digits[.digits]" with more fractional digits than
+ * scale, rounded half away from zero to scale digits into buf; -1 when s is
+ * not such a number (or is too long), so it goes as it is. */
+static int round_decimal(const char *s, size_t n, int scale, char buf[TABLE_VALUE_BUF],
+                         size_t *len)
+{
+	char dig[TABLE_VALUE_BUF];
+	size_t i = 0, nint = 0, nfrac = 0, nd, o = 0;
+	bool neg = false, up;
+
+	if (i < n && (s[i] == '+' || s[i] == '-'))
+		neg = s[i++] == '-';
+	while (i + nint < n && s[i + nint] >= '0' && s[i + nint] <= '9')
+		nint++;
+	if (i + nint >= n || s[i + nint] != '.')
+		return -1;
+	while (i + nint + 1 + nfrac < n && s[i + nint + 1 + nfrac] >= '0' &&
+	       s[i + nint + 1 + nfrac] <= '9')
+		nfrac++;
+	if (i + nint + 1 + nfrac != n || nfrac <= (size_t)scale ||
+	    nint + (size_t)scale + 4 > sizeof dig)
+		return -1;
+	/* dig = a leading 0 (room for a carry), the integer digits, scale
+	 * fractional ones; then add one in the last place when rounding up. */
+	dig[0] = '0';
+	memcpy(dig + 1, s + i, nint);
+	memcpy(dig + 1 + nint, s + i + nint + 1, (size_t)scale);
+	nd = 1 + nint + (size_t)scale;
+	up = s[i + nint + 1 + scale] >= '5';
+	for (size_t k = nd; up && k-- > 0;) {
+		if (dig[k] == '9') {
+			dig[k] = '0';
+		} else {
+			dig[k]++;
+			up = false;
+		}
+	}
+	if (neg)
+		buf[o++] = '-';
+	{
+		size_t k = 0, int_end = 1 + nint;
+
+		while (k + 1 < int_end && dig[k] == '0')     /* keep one integer digit */
+			k++;
+		memcpy(buf + o, dig + k, int_end - k);
+		o += int_end - k;
+	}
+	if (scale > 0) {
+		buf[o++] = '.';
+		memcpy(buf + o, dig + 1 + nint, (size_t)scale);
+		o += (size_t)scale;
+	}
+	buf[o] = '\0';
+	*len = o;
+	return 0;
+}
+
 const char *table_value(const struct table_type *t, const struct tab_cell *c,
                         char buf[TABLE_VALUE_BUF], size_t *len)
 {
@@ -655,6 +713,24 @@ const char *table_value(const struct table_type *t, const struct tab_cell *c,
 		if (n > 1 && *s == '+') {
 			s++;
 			n--;
+		}
+		/* More decimals than the column keeps (a spreadsheet's 0.1 is
+		 * 0.10000000000000001): rounded here, as the warehouse would
+		 * with a warning that fails the load. */
+		if (t->kind == TABLE_DECIMAL) {
+			if (round_decimal(s, n, t->scale, buf, len) == 0)
+				return buf;
+			if (c->kind == TAB_NUMBER && memchr(s, 'e', n) == NULL &&
+			    memchr(s, 'E', n) == NULL)
+				break;
+			if (c->kind == TAB_NUMBER && isfinite(c->num)) {
+				int k = snprintf(buf, TABLE_VALUE_BUF, "%.*f", t->scale, c->num);
+
+				if (k > 0 && k < TABLE_VALUE_BUF) {
+					*len = (size_t)k;
+					return buf;
+				}
+			}
 		}
 		break;
 	case TABLE_BOOLEAN:

@@ -7,6 +7,7 @@
 
 #include "suites.h"
 #include "storage/tables.h"
+#include "tabular/tabular.h"
 
 static void test_parse(void)
 {
@@ -297,6 +298,88 @@ static void test_match_duplicates_and_empty(void)
 	table_match_free(&m);
 }
 
+/* ---- values for the load ---------------------------------------------------- */
+
+static void test_values(void)
+{
+	static const struct {
+		const char *type;
+		enum tab_cell_kind kind;
+		const char *text;
+		double num;
+		const char *want;               /* NULL: SQL NULL */
+	} cases[] = {
+		/* NULL and blanks */
+		{ "INTEGER", TAB_NULL, "", 0, NULL },
+		{ "VARCHAR", TAB_NULL, "", 0, NULL },
+		{ "INTEGER", TAB_TEXT, "  ", 0, NULL },
+		{ "DATE", TAB_TEXT, "", 0, NULL },
+		{ "VARCHAR", TAB_TEXT, "", 0, "" },            /* text stays text */
+		{ "VARCHAR", TAB_TEXT, "  a b ", 0, "  a b " },
+		{ "VARCHAR(3)", TAB_NUMBER, "12.50", 12.5, "12.50" },
+		{ "VARCHAR", TAB_BOOL, "true", 1, "true" },
+		/* numbers */
+		{ "INTEGER", TAB_TEXT, " 42 ", 0, "42" },
+		{ "INTEGER", TAB_TEXT, "+7", 0, "7" },
+		{ "BIGINT", TAB_TEXT, "-9223372036854775808", 0, "-9223372036854775808" },
+		{ "DOUBLE", TAB_TEXT, "1e5", 0, "1e5" },
+		{ "DOUBLE", TAB_TEXT, "+", 0, "+" },             /* not a number: as it is */
+		{ "DECIMAL(12,2)", TAB_TEXT, "12.5", 0, "12.5" },
+		{ "DECIMAL(12,2)", TAB_TEXT, "12.345", 0, "12.35" },
+		{ "DECIMAL(12,2)", TAB_TEXT, "-12.344", 0, "-12.34" },
+		{ "DECIMAL(12,2)", TAB_TEXT, "9.999", 0, "10.00" },
+		{ "DECIMAL(12,2)", TAB_TEXT, "-99.995", 0, "-100.00" },
+		{ "DECIMAL(12,2)", TAB_TEXT, ".125", 0, "0.13" },
+		{ "DECIMAL(12,0)", TAB_TEXT, "2.5", 0, "3" },
+		{ "DECIMAL(12,1)", TAB_NUMBER, "0.10000000000000001", 0.1, "0.1" },
+		{ "DECIMAL(12,3)", TAB_NUMBER, "1.5e-3", 0.0015, "0.002" },
+		{ "DECIMAL(12,2)", TAB_TEXT, "abc", 0, "abc" },
+		{ "DECIMAL(12,2)", TAB_TEXT, "7", 0, "7" },
+		{ "INTEGER", TAB_BOOL, "true", 1, "1" },
+		/* booleans */
+		{ "BOOLEAN", TAB_TEXT, "true", 0, "1" }, { "BOOLEAN", TAB_TEXT, "FALSE", 0, "0" },
+		{ "BOOLEAN", TAB_TEXT, "Yes", 0, "1" }, { "BOOLEAN", TAB_TEXT, "n", 0, "0" },
+		{ "BOOLEAN", TAB_TEXT, "T", 0, "1" }, { "BOOLEAN", TAB_TEXT, " 0 ", 0, "0" },
+		{ "BOOLEAN", TAB_BOOL, "false", 0, "0" }, { "BOOLEAN", TAB_NUMBER, "2", 2, "1" },
+		{ "BOOLEAN", TAB_TEXT, "maybe", 0, "maybe" },
+		/* dates and times */
+		{ "DATE", TAB_TEXT, "2024-02-29", 0, "2024-02-29" },
+		{ "DATE", TAB_TEXT, "2024/02/29", 0, "2024-02-29" },
+		{ "DATE", TAB_DATE, "2024-02-29", 0, "2024-02-29" },
+		{ "TIMESTAMP", TAB_TEXT, "2024-01-15T10:00:00Z", 0, "2024-01-15 10:00:00" },
+		{ "TIMESTAMP", TAB_TEXT, "2024-01-15 10:00", 0, "2024-01-15 10:00:00" },
+		{ "TIMESTAMP", TAB_TEXT, "2024-01-15T10:00:00.123456789", 0, "2024-01-15 10:00:00.123456" },
+		{ "TIMESTAMP", TAB_TEXT, "2024-03-01T12:30:00.25+02:00", 0, "2024-03-01 10:30:00.25" },
+		{ "TIMESTAMP", TAB_TEXT, "2024-03-01T01:00:00+0230", 0, "2024-02-29 22:30:00" },
+		{ "TIMESTAMP", TAB_TEXT, "2023-12-31T23:30:00-01", 0, "2024-01-01 00:30:00" },
+		{ "TIMESTAMP", TAB_TEXT, "2024-01-15", 0, "2024-01-15" },     /* midnight */
+		{ "TIMESTAMP", TAB_DATETIME, "2024-01-15 10:00:00.5", 0, "2024-01-15 10:00:00.5" },
+		{ "TIMESTAMP", TAB_TEXT, "2024-13-01T00:00:00", 0, "2024-13-01T00:00:00" },
+		{ "TIMESTAMP", TAB_TEXT, "yesterday", 0, "yesterday" },
+		{ NULL, TAB_NULL, NULL, 0, NULL },
+	};
+
+	for (size_t i = 0; cases[i].type != NULL; i++) {
+		struct table_type t;
+		struct tab_cell c = { cases[i].kind, cases[i].text, strlen(cases[i].text), cases[i].num };
+		char err[100], buf[TABLE_VALUE_BUF], got[TABLE_VALUE_BUF + 8];
+		const char *v;
+		size_t len;
+
+		CU_ASSERT_EQUAL_FATAL(table_type_parse(cases[i].type, &t, err, sizeof err), 0);
+		v = table_value(&t, &c, buf, &len);
+		if (v != NULL)
+			snprintf(got, sizeof got, "%.*s", (int)len, v);
+		if ((v == NULL) != (cases[i].want == NULL) ||
+		    (v != NULL && strcmp(got, cases[i].want) != 0))
+			fprintf(stderr, "\n  %s <- '%s': got %s, want %s\n", cases[i].type,
+			        cases[i].text, v ? got : "NULL", cases[i].want ? cases[i].want : "NULL");
+		CU_ASSERT_EQUAL(v == NULL, cases[i].want == NULL);
+		if (v != NULL && cases[i].want != NULL)
+			CU_ASSERT_STRING_EQUAL(got, cases[i].want);
+	}
+}
+
 int suite_table_types(void)
 {
 	static const struct test_case tests[] = {
@@ -309,6 +392,7 @@ int suite_table_types(void)
 		{ "match: case, order, widening", test_match_case_and_order },
 		{ "match: missing, extra, mismatched, NOT NULL", test_match_incompatible },
 		{ "match: duplicates, empty dataset", test_match_duplicates_and_empty },
+		{ "values for the load", test_values },
 		{ NULL, NULL },
 	};
 

@@ -225,7 +225,7 @@ static int datasets_list(struct req *r)
 
 	arr = json_object_new_array();
 	st = db_query(r->db, "SELECT " DATASET_COLS " FROM datasets WHERE customer_id = ? "
-	              "AND (? = 1 OR " IN_FOLDER ") ORDER BY created_at DESC, id "
+	              "AND (? = 1 OR " IN_FOLDER ") ORDER BY created_at DESC, file_path "
 	              "LIMIT ? OFFSET ?", "siiisssii", customer, all, root, root,
 	              folder, folder, folder, limit, (page - 1) * limit);
 	if (st == NULL) {

@@ -62,22 +62,25 @@ static char *pct(struct arena *a, const char *s, bool keep_slash)
 /* attachment; filename="ascii"[; filename*=UTF-8''pct] (RFC 6266). */
 static char *disposition(struct arena *a, const char *name)
 {
-	size_t n = strlen(name);
+	size_t n = strlen(name), k = 0;
 	char *ascii = arena_alloc(a, n + 1);
 	bool plain = true;
 
+	/* one '_' per character that is not plain ASCII */
 	for (size_t i = 0; i < n; i++) {
 		unsigned char c = (unsigned char)name[i];
 
-		if (c >= 0x80 || c == '"' || c == '\\' || c < 0x20 || c == 0x7F) {
-			ascii[i] = '_';
+		if (c >= 0x80 && c < 0xC0) {
+			continue;               /* a UTF-8 continuation byte */
+		} else if (c >= 0x80 || c == '"' || c == '\\' || c < 0x20 || c == 0x7F) {
+			ascii[k++] = '_';
 			if (c >= 0x80)
 				plain = false;
 		} else {
-			ascii[i] = (char)c;
+			ascii[k++] = (char)c;
 		}
 	}
-	ascii[n] = '\0';
+	ascii[k] = '\0';
 	if (plain)
 		return arena_printf(a, "attachment; filename=\"%s\"", ascii);
 	return arena_printf(a, "attachment; filename=\"%s\"; filename*=UTF-8''%s", ascii,

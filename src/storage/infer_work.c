@@ -8,7 +8,8 @@
  *   {"refresh": {parsing options}}        a refresh-schema too large to run
  *       in the request (refresh.c): on success the dataset takes the new
  *       schema and options; on failure it is left as it was and the item
- *       fails with the reason (the waiting request reads it). */
+ *       fails with the reason (the waiting request reads it), prefixed
+ *       with STORAGE_OPTION_ERR when the reader refused an option. */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -220,7 +221,7 @@ int storage_infer_work(struct work_ctx *w, const struct work_item *it,
 		log_kv(LOG_INFO, "dataset inferred", "dataset=%s rows=%lld", ds.id, rows);
 	} else if (refresh == 1) {
 		/* the dataset keeps its schema; the request waiting reads why */
-		str_errf(err, errlen, "%s", why);
+		str_errf(err, errlen, "%s%s", option_err ? STORAGE_OPTION_ERR : "", why);
 		goto out;
 	} else {
 		log_kv(LOG_INFO, "dataset inference failed", "dataset=%s error=%s", ds.id,

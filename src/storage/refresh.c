@@ -52,11 +52,9 @@ static int integer_option(struct req *r, struct json_object *v, const char *name
 {
 	int64_t n;
 
-	if (!json_object_is_type(v, json_type_int))
-		return bad(r, "%s must be an integer >= 0", name);
-	n = json_object_get_int64(v);
+	n = json_object_is_type(v, json_type_int) ? json_object_get_int64(v) : -1;
 	if (n < 0 || n > ROWS_OPTION_MAX)
-		return bad(r, "%s must be an integer >= 0 (at most 1000000000)", name);
+		return bad(r, "%s must be an integer from 0 to 1000000000", name);
 	json_object_object_add(out, name, json_object_new_int64(n));
 	return 0;
 }
@@ -274,7 +272,12 @@ static int refresh_by_worker(struct req *r, const struct storage_dataset *ds,
 		if (strcmp(status, "done") == 0)
 			return answer(r, ds, opts);
 		if (strcmp(status, "failed") == 0) {
+			size_t k = strlen(STORAGE_OPTION_ERR);
+
 			json_object_put(opts);
+			if (strncmp(why, STORAGE_OPTION_ERR, k) == 0)
+				return storage_reply_error(r, 400, "invalid_parsing_options",
+				                           "%s", why + k);
 			return storage_reply_error(r, 422, "schema_refresh_failed",
 			                           "The file could not be read with these "
 			                           "options: %s", why);

@@ -184,6 +184,10 @@ int storage_infer_dataset(const struct config *cfg, const struct storage_dataset
                           long long *row_count, long long *analyzed_rows,
                           bool *option_err, char *err, size_t errlen);
 
+/* The reason of a refresh that failed in sluice work starts with this when
+ * the reader refused an option (a 400 rather than a 422). */
+#define STORAGE_OPTION_ERR "option: "
+
 /* sluice work: infer one dataset (ref_id) and settle its upload. */
 int storage_infer_work(struct work_ctx *w, const struct work_item *it,
                        char *err, size_t errlen);

@@ -98,19 +98,54 @@ static int new_partial(struct upload *u, struct up_file *f)
 	return write_fail(u, EIO);
 }
 
+/* s for a message: at most 128 bytes, bytes that are not printable UTF-8
+ * as '?' (the answer is JSON, which must be UTF-8). */
+static const char *printable(const char *s, char *buf, size_t cap)
+{
+	size_t o = 0;
+
+	for (const unsigned char *p = (const unsigned char *)s; *p != '\0' && o + 5 < cap && o < 128;) {
+		size_t len = *p < 0x80 ? 1 : (*p & 0xE0) == 0xC0 ? 2 : (*p & 0xF0) == 0xE0 ? 3
+		             : (*p & 0xF8) == 0xF0 ? 4 : 0;
+		bool ok = len > 0 && (len == 1 ? *p >= 0x20 && *p != 0x7F : *p >= 0xC2);
+
+		for (size_t k = 1; ok && k < len; k++)
+			ok = (p[k] & 0xC0) == 0x80;
+		if (ok && len > 1) {
+			/* the UTF-8 check proper: overlongs, surrogates, range */
+			char one[5] = { 0 }, out[STORAGE_NAME_MAX + 1];
+			const char *why;
+
+			memcpy(one, p, len);
+			ok = storage_file_name_clean(one, out, &why) == 0;
+		}
+		if (!ok) {
+			buf[o++] = '?';
+			p++;
+			continue;
+		}
+		memcpy(buf + o, p, len);
+		o += len;
+		p += len;
+	}
+	buf[o] = '\0';
+	return buf;
+}
+
 static int on_part_begin(void *arg, const struct multipart_part *p)
 {
 	struct upload *u = arg;
 	struct up_file *f;
 	const char *why;
-	char name[STORAGE_NAME_MAX + 1];
+	char name[STORAGE_NAME_MAX + 1], shown[160];
 
 	if (strcmp(p->name, "file") != 0 || p->filename == NULL)
-		return up_fail(u, 400, "invalid_upload", "Unexpected form field '%.64s%s': "
-		               "send files in parts named file", p->name, "");
+		return up_fail(u, 400, "invalid_upload", "Unexpected form field '%s%s': "
+		               "send files in parts named file",
+		               printable(p->name, shown, sizeof shown), "");
 	if (storage_file_name_clean(p->filename, name, &why) != 0)
-		return up_fail(u, 400, "invalid_file_name", "File '%.128s' refused: %s",
-		               p->filename, why);
+		return up_fail(u, 400, "invalid_file_name", "File '%s' refused: %s",
+		               printable(p->filename, shown, sizeof shown), why);
 	if (u->n == UPLOAD_FILES_MAX)
 		return up_fail(u, 400, "too_many_files",
 		               "More than 100 files in one upload%s%s", "", "");

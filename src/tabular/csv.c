@@ -1,7 +1,9 @@
 /* csv.c - delimited text (CSV, TXT, TSV) read as rows, streaming.
  *
  * Records (RFC 4180, read leniently):
- *   - a record ends at LF or CRLF outside quotes; a lone CR is data;
+ *   - a record ends at LF or CRLF outside quotes (or at the end of the
+ *     file, a CR just before it being part of the line end); a lone CR is
+ *     data;
  *   - a field that starts with '"' is quoted: it runs to the next '"' not
  *     doubled, may hold delimiters and newlines, and "" is one quote; text
  *     between the closing quote and the next delimiter is kept as written;
@@ -50,6 +52,7 @@ struct csv {
 	struct tab_dec *dec;
 	char *buf;
 	size_t cap, len, pos;    /* unconsumed text is buf[pos..len) */
+	size_t chunk;            /* bytes read at a time */
 	long long base;          /* text offset of buf[0] */
 	bool eof;
 	char delim;
@@ -75,12 +78,12 @@ static int fill(struct csv *c)
 		c->len -= c->pos;
 		c->pos = 0;
 	}
-	if (c->cap - c->len < TAB_READ_CHUNK + 1) {
-		size_t want = c->len + TAB_READ_CHUNK + 1;
+	if (c->cap - c->len < c->chunk + 1) {
+		size_t want = c->len + c->chunk + 1;
 		char *nb;
 
-		if (want > TAB_ROW_MAX + 2 * (size_t)TAB_READ_CHUNK + 1)
-			want = TAB_ROW_MAX + 2 * (size_t)TAB_READ_CHUNK + 1;
+		if (want > TAB_ROW_MAX + 2 * c->chunk + 1)
+			want = TAB_ROW_MAX + 2 * c->chunk + 1;
 		if (want > c->cap) {
 			nb = realloc(c->buf, want);
 			if (nb == NULL) {
@@ -171,16 +174,13 @@ static int scan_record(struct csv *c, size_t from, char d, size_t *next, size_t 
 			         TAB_COLUMNS_MAX);
 			return -1;
 		}
-		if (i == end) {
-			*next = end;
-			break;
-		}
-		if (b[i] == '\n') {
+		if (i == end || b[i] == '\n') {
 			struct field *last = &c->f[c->nf - 1];
-			/* CRLF: the CR belongs to the line end */
+			/* CRLF: the CR belongs to the line end (so does a CR that
+			 * ends the file) */
 			if (last->len > 0 && b[i - 1] == '\r' && i - 1 >= start + (quoted ? 1 : 0))
 				last->len--;
-			*next = i + 1;
+			*next = i == end ? end : i + 1;
 			break;
 		}
 		i++;                           /* the delimiter */
@@ -596,6 +596,7 @@ int csv_read(const char *path, const struct tab_opts *o, const struct tab_sink *
 	rc = tab_dec_open(&c.dec, path, o->encoding, err, errlen);
 	if (rc != 0)
 		return rc;
+	c.chunk = tab_dec_chunk(c.dec);
 	do {
 		rc = fill(&c);
 		if (rc < 0)

@@ -26,6 +26,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "tabular/internal.h"
@@ -51,6 +52,7 @@ struct tab_dec {
 	char *raw;
 	size_t raw_pos, raw_len;
 	long long raw_off;           /* file offset of raw[0] */
+	size_t chunk;                /* read size, see tab_dec_chunk */
 	bool eof;
 };
 
@@ -195,7 +197,7 @@ static int start_iconv(struct tab_dec *d, const char *from, char *err, size_t er
 		         strerror(errno));
 		return TAB_ERR_IO;
 	}
-	d->raw = malloc(TAB_READ_CHUNK);
+	d->raw = malloc(d->chunk);
 	if (d->raw == NULL) {
 		str_errf(err, errlen, "out of memory");
 		return TAB_ERR_IO;
@@ -251,6 +253,17 @@ int tab_dec_open(struct tab_dec **out, const char *path, const char *encoding,
 		str_errf(err, errlen, "cannot open the file: %s", strerror(errno));
 		rc = TAB_ERR_IO;
 		goto fail;
+	}
+	{
+		struct stat sb;
+
+		/* small files get small buffers: the decoded text of n bytes is
+		 * at most 2n bytes (Latin-1 to UTF-8) */
+		d->chunk = TAB_READ_CHUNK;
+		if (fstat(d->fd, &sb) == 0 && S_ISREG(sb.st_mode) &&
+		    sb.st_size < (off_t)(TAB_READ_CHUNK / 2))
+			d->chunk = (size_t)sb.st_size * 2 + 64 < 4096 ? 4096
+			           : (size_t)sb.st_size * 2 + 64;
 	}
 	nb = pread(d->fd, bom, sizeof bom, 0);
 	if (nb < 0) {
@@ -323,6 +336,11 @@ void tab_dec_close(struct tab_dec *d)
 const char *tab_dec_encoding(const struct tab_dec *d)
 {
 	return d->name;
+}
+
+size_t tab_dec_chunk(const struct tab_dec *d)
+{
+	return d->chunk;
 }
 
 /* ---- reading ----------------------------------------------------------- */
@@ -406,7 +424,7 @@ static long iconv_read(struct tab_dec *d, char *dst, size_t cap, char *err, size
 				d->raw_off += (long long)d->raw_pos;
 				d->raw_pos = 0;
 				d->raw_len = keep;
-				n = read_some(d, d->raw + keep, TAB_READ_CHUNK - keep, err, errlen);
+				n = read_some(d, d->raw + keep, d->chunk - keep, err, errlen);
 				if (n < 0)
 					return n;
 				d->off += n;
@@ -434,7 +452,7 @@ static long iconv_read(struct tab_dec *d, char *dst, size_t cap, char *err, size
 				         d->raw_off + (long long)d->raw_pos);
 				return TAB_ERR_FORMAT;
 			}
-			if (d->raw_pos > 0 || d->raw_len < TAB_READ_CHUNK) {
+			if (d->raw_pos > 0 || d->raw_len < d->chunk) {
 				/* read more behind the cut sequence */
 				size_t keep = d->raw_len - d->raw_pos;
 				long n;
@@ -443,7 +461,7 @@ static long iconv_read(struct tab_dec *d, char *dst, size_t cap, char *err, size
 				d->raw_off += (long long)d->raw_pos;
 				d->raw_pos = 0;
 				d->raw_len = keep;
-				n = read_some(d, d->raw + keep, TAB_READ_CHUNK - keep, err, errlen);
+				n = read_some(d, d->raw + keep, d->chunk - keep, err, errlen);
 				if (n < 0)
 					return n;
 				d->off += n;

@@ -39,6 +39,9 @@ long tab_dec_read(struct tab_dec *d, char *dst, size_t cap, char *err, size_t er
 /* The encoding as read: "utf-8", "utf-16le", "utf-16be", "latin-1",
  * "windows-1252".  While detection has seen only ASCII: "utf-8". */
 const char *tab_dec_encoding(const struct tab_dec *d);
+/* A good read size for this file: TAB_READ_CHUNK, or less for a small
+ * file (room for its whole text in any encoding), at least 4 KiB. */
+size_t tab_dec_chunk(const struct tab_dec *d);
 void tab_dec_close(struct tab_dec *d);                 /* NULL is fine */
 
 /* Offset of the first byte of s[0..n) that is not valid UTF-8, or n.  A

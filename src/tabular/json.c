@@ -35,7 +35,7 @@ struct jscan {
 	struct tab_dec *dec;
 	struct json_tokener *tok;
 	char *buf;
-	size_t pos, len;
+	size_t pos, len, cap;
 	bool eof;
 	enum scan_state state;
 	long long line;             /* 1-based line of buf[pos] */
@@ -56,7 +56,8 @@ static int scan_open(struct jscan *s, const char *path, const struct tab_opts *o
 	rc = tab_dec_open(&s->dec, path, o->encoding, err, errlen);
 	if (rc != 0)
 		return rc;
-	s->buf = malloc(TAB_READ_CHUNK);
+	s->cap = tab_dec_chunk(s->dec);
+	s->buf = malloc(s->cap);
 	/* json-c refuses a depth equal to its limit: the row object counts */
 	s->tok = json_tokener_new_ex(JSON_DEPTH_MAX + 1);
 	if (s->buf == NULL || s->tok == NULL) {
@@ -86,7 +87,7 @@ static int scan_fill(struct jscan *s)
 
 	if (s->pos < s->len || s->eof)
 		return 0;
-	n = tab_dec_read(s->dec, s->buf, TAB_READ_CHUNK, s->err, s->errlen);
+	n = tab_dec_read(s->dec, s->buf, s->cap, s->err, s->errlen);
 	if (n < 0)
 		return (int)n;
 	s->pos = 0;

@@ -96,6 +96,8 @@ static const struct read_case reads[] = {
 	  "a,b\r\n1,\"x\ry\"\r\n2,z\r\n", "H:a|b\n1|x\ry\n2|z\n", 0, 0, -1 },
 	{ "a lone CR is data", "a,b\n1,x\ry\n", "H:a|b\n1|x\ry\n", 0, 0, -1 },
 	{ "no newline at the end", "a,b\n1,2", "H:a|b\n1|2\n", 0, 0, -1 },
+	{ "a CR at the very end ends the line", "a,b\n1,2\r", "H:a|b\n1|2\n", 0, 0, -1 },
+	{ "a lone CR at the end is no row", "a,b\n1,2\n\r", "H:a|b\n1|2\n", 0, 0, -1 },
 	{ "blank lines are skipped", "\n\na,b\n\n1,2\r\n\r\n3,4\n\n", "H:a|b\n1|2\n3|4\n", 0, 0, -1 },
 	{ "a quoted empty field is a row", "a\nx\n\"\"\ny\n", "H:a\nx\n~\ny\n", 0, 0, -1 },
 	{ "text after a closing quote is kept", "a,b\n\"x\"y,2\n", "H:a|b\nxy|2\n", 0, 0, -1 },

@@ -93,7 +93,7 @@ int storage_link_post(struct req *r)
 	struct json_object *schema = NULL, *validation = NULL, *o;
 	struct table_column *dcols = NULL;
 	struct table_match m = { .compatible = false };
-	char link_id[UUID_STR_LEN];
+	char link_id[UUID_STR_LEN], relink[UUID_STR_LEN] = "";
 	const char *customer;
 	struct db_stmt *st;
 	size_t nd = 0;
@@ -113,21 +113,26 @@ int storage_link_post(struct req *r)
 		goto out;
 	}
 
-	st = db_query(r->db, "SELECT id FROM table_links WHERE dataset_id = ? AND table_id = ?",
-	              "ss", ds.id, t.id);
+	/* An active link is a 409; an inactive one (its load failed) may be
+	 * linked again: checked anew, the same link, a new load. */
+	st = db_query(r->db, "SELECT id, status FROM table_links WHERE dataset_id = ? "
+	              "AND table_id = ?", "ss", ds.id, t.id);
 	if (st == NULL) {
 		resp_db_error(r, db_last_err(r->db));
 		goto out;
 	}
 	if ((found = db_fetch(st)) == 1) {
-		o = json_object_new_object();
-		json_object_object_add(o, "error", json_object_new_string("already_linked"));
-		json_object_object_add(o, "message", json_object_new_string(
-		    "The dataset is already linked to this table"));
-		json_object_object_add(o, "link_id", json_object_new_string(db_col_str(st, 0)));
-		db_done(st);
-		resp_json(r, 409, o);
-		goto out;
+		if (strcmp(db_col_str(st, 1), "active") == 0) {
+			o = json_object_new_object();
+			json_object_object_add(o, "error", json_object_new_string("already_linked"));
+			json_object_object_add(o, "message", json_object_new_string(
+			    "The dataset is already linked to this table"));
+			json_object_object_add(o, "link_id", json_object_new_string(db_col_str(st, 0)));
+			db_done(st);
+			resp_json(r, 409, o);
+			goto out;
+		}
+		snprintf(relink, sizeof relink, "%s", db_col_str(st, 0));
 	}
 	db_done(st);
 	if (found < 0) {
@@ -193,7 +198,9 @@ int storage_link_post(struct req *r)
 	json_object_object_add(validation, "warnings", m.warnings);
 	m.warnings = NULL;
 
-	if (uuid_v4(link_id, '-') != 0) {
+	if (relink[0] != '\0')
+		memcpy(link_id, relink, sizeof link_id);
+	else if (uuid_v4(link_id, '-') != 0) {
 		resp_internal(r, "uuid_v4 failed");
 		goto out;
 	}
@@ -202,12 +209,24 @@ int storage_link_post(struct req *r)
 		rc = resp_db_error(r, rc);
 		goto out;
 	}
-	n = db_exec(r->db, "INSERT INTO table_links (id, customer_id, dataset_id, table_id, "
-	            "status, sync_status, validation, created_by) "
-	            "VALUES (?, ?, ?, ?, 'active', 'pending', ?, ?)", "ssssss",
-	            link_id, customer, ds.id, t.id,
-	            json_object_to_json_string_ext(validation, JSON_C_TO_STRING_PLAIN),
-	            r->id.sub);
+	if (relink[0] == '\0') {
+		n = db_exec(r->db, "INSERT INTO table_links (id, customer_id, dataset_id, table_id, "
+		            "status, sync_status, validation, created_by) "
+		            "VALUES (?, ?, ?, ?, 'active', 'pending', ?, ?)", "ssssss",
+		            link_id, customer, ds.id, t.id,
+		            json_object_to_json_string_ext(validation, JSON_C_TO_STRING_PLAIN),
+		            r->id.sub);
+	} else {
+		/* Only while still inactive: two of these at once make one 409. */
+		n = db_exec(r->db, "UPDATE table_links SET status = 'active', "
+		            "sync_status = 'pending', validation = ?, row_count = NULL, "
+		            "last_sync = NULL, error = NULL, created_by = ?, "
+		            "created_at = UTC_TIMESTAMP(3) WHERE id = ? AND status = 'inactive'",
+		            "sss", json_object_to_json_string_ext(validation, JSON_C_TO_STRING_PLAIN),
+		            r->id.sub, link_id);
+		if (n == 0)
+			n = DB_ERR_DUPLICATE;
+	}
 	if (n >= 0)
 		n = work_enqueue(r->db, "storage_link_load", link_id, customer, NULL);
 	if (n >= 0)

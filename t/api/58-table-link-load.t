@@ -122,7 +122,8 @@ my $ds3 = seed_dataset($cid, file_path => "in/$t/bad.csv", content => $bad_csv, 
 		       columns => \@schema);
 $res = link_dataset($tok, $tid, $ds3);
 is($res->{status}, 201, 'a dataset whose values do not fit links');
-my $f = wait_link($tok, $tid, $res->{json}{link_id});
+my $l3 = $res->{json};
+my $f = wait_link($tok, $tid, $l3->{link_id});
 is($f->{sync_status}, 'failed', 'load failed');
 is($f->{status}, 'inactive', 'link inactive');
 is($f->{row_count}, 0, 'row_count 0');
@@ -149,6 +150,32 @@ is($f->{sync_status}, 'failed', 'changed file: failed');
 is($f->{error}, "the file has no column 'amount' any more: refresh the dataset's schema and link it again",
    'changed file: reason');
 is(wh_count($table), 5, 'still five rows');
+
+# A failed (inactive) link may be linked again once its file is fixed: the
+# same link, checked and loaded anew.  An active one stays a 409.
+{
+	open my $fh, '>', storage_root() . "/customers/$cid/in/$t/bad.csv" or die $!;
+	print {$fh} "id,name,amount,active,day,seen_at,score\n"
+		  . "6,ok,1.00,true,2024-06-01,2024-06-01 00:00:00,1\n"
+		  . "7,fixed,2.00,true,2024-06-02,2024-06-02 00:00:00,1\n";
+	close $fh;
+}
+$res = link_dataset($tok, $tid, $ds3);
+json_response_is($res, 201, undef, 'an inactive link is linked again');
+is($res->{json}{link_id}, $l3->{link_id}, 'the same link');
+is($res->{json}{status}, 'active', 'active again');
+is_deeply($res->{json}{validation}, { compatible => true, schema_matched => false,
+	warnings => [ "column 'name': a value longer than 20 characters makes the load fail" ] },
+	'checked again');
+$f = wait_link($tok, $tid, $l3->{link_id});
+is($f->{sync_status}, 'done', 'loaded this time') or diag explain $f;
+is($f->{row_count}, 2, 'its 2 rows');
+is($f->{error}, undef, 'the old error is gone');
+is(wh_count($table), 7, 'seven rows now');
+json_response_is(link_dataset($tok, $tid, $ds3), 409, { error => 'already_linked',
+	link_id => $l3->{link_id}, message => 'The dataset is already linked to this table' },
+	'active again: 409');
+is(mysql("SELECT COUNT(*) FROM table_links WHERE dataset_id = '$ds3'"), 1, 'one link row');
 
 # --- isolation and auth ----------------------------------------------------------------------------
 

@@ -15,6 +15,7 @@
 #include "runner/runner.h"
 #include "runner/work.h"
 #include "storage/storage.h"
+#include "storage/tables.h"
 #include "util/config.h"
 #include "util/log.h"
 #include "util/timeutil.h"
@@ -29,6 +30,7 @@ static const struct work_kind kinds[] = {
 	{ "rag_question", rag_question_work },
 	{ "rag_ingest", rag_ingest_work },
 	{ "storage_infer", storage_infer_work },
+	{ "storage_link_load", storage_link_load_work },
 	{ NULL, NULL },
 };
 

@@ -7,6 +7,7 @@
 #include "retrieval/retrieval.h"
 #include "serve/routes.h"
 #include "storage/storage.h"
+#include "storage/tables.h"
 #include "util/config.h"
 #include "util/log.h"
 
@@ -33,6 +34,7 @@ static const struct route *const area_tables[] = {
 	platform_run_cancel_routes,
 	retrieval_routes,
 	storage_routes,
+	storage_table_routes,
 };
 
 #define NELEM(a) (sizeof(a) / sizeof((a)[0]))

@@ -1,0 +1,326 @@
+/* links.c - datasets linked to warehouse tables:
+ *   POST /storage-explorer/tables/{tableId}/datasets/{datasetId}
+ *   GET  /storage-explorer/tables/{tableId}/datasets
+ *
+ * A link is checked (column names without regard to case, the type matrix
+ * of table_types.c, empty values into NOT NULL columns), recorded, and its
+ * rows loaded by `sluice work` (link_load.c) in one transaction. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <json-c/json.h>
+
+#include "db/db.h"
+#include "http/errors.h"
+#include "http/request.h"
+#include "http/response.h"
+#include "runner/work.h"
+#include "storage/storage.h"
+#include "storage/tables.h"
+#include "util/log.h"
+#include "util/uuid.h"
+
+/* The columns of a dataset's stored schema ({"columns": [{"name",
+ * "inferred_type", "nullable", "precision"?, "scale"?}], ...}).  *cols
+ * points into *schema, which the caller puts.  0 or -1 when unreadable. */
+static int dataset_columns(const char *schema_json, struct json_object **schema,
+                           struct table_column **cols, size_t *n)
+{
+	struct json_object *arr;
+	size_t k;
+
+	*cols = NULL;
+	*n = 0;
+	*schema = json_tokener_parse(schema_json);
+	if (*schema == NULL || !json_object_object_get_ex(*schema, "columns", &arr) ||
+	    !json_object_is_type(arr, json_type_array))
+		return -1;
+	k = json_object_array_length(arr);
+	if ((*cols = calloc(k > 0 ? k : 1, sizeof **cols)) == NULL)
+		return -1;
+	for (size_t i = 0; i < k; i++) {
+		struct json_object *c = json_object_array_get_idx(arr, i), *v;
+		struct table_column *dc = &(*cols)[i];
+		int precision = 0, scale = 0;
+
+		if (!json_object_object_get_ex(c, "name", &v) ||
+		    !json_object_is_type(v, json_type_string))
+			return -1;
+		dc->name = json_object_get_string(v);
+		if (json_object_object_get_ex(c, "precision", &v))
+			precision = json_object_get_int(v);
+		if (json_object_object_get_ex(c, "scale", &v))
+			scale = json_object_get_int(v);
+		if (!json_object_object_get_ex(c, "inferred_type", &v) ||
+		    table_type_from_inferred(json_object_get_string(v), precision, scale,
+		                             &dc->type) != 0)
+			return -1;
+		dc->nullable = json_object_object_get_ex(c, "nullable", &v) &&
+		               json_object_get_boolean(v);
+	}
+	*n = k;
+	return 0;
+}
+
+static int incompatible_reply(struct req *r, struct table_match *m)
+{
+	struct json_object *o = json_object_new_object(), *d = json_object_new_object();
+	size_t miss = json_object_array_length(m->missing_columns);
+	size_t extra = json_object_array_length(m->extra_columns);
+	size_t bad = json_object_array_length(m->type_mismatches);
+	char msg[256];
+
+	snprintf(msg, sizeof msg, "The dataset's columns do not fit the table: %zu "
+	         "missing, %zu extra, %zu of an incompatible type", miss, extra, bad);
+	json_object_object_add(o, "error", json_object_new_string("schema_incompatible"));
+	json_object_object_add(o, "message", json_object_new_string(msg));
+	json_object_object_add(d, "missing_columns", m->missing_columns);
+	json_object_object_add(d, "extra_columns", m->extra_columns);
+	json_object_object_add(d, "type_mismatches", m->type_mismatches);
+	m->missing_columns = m->extra_columns = m->type_mismatches = NULL;
+	json_object_object_add(o, "details", d);
+	resp_json(r, 400, o);
+	return -1;
+}
+
+/* --- POST /storage-explorer/tables/{tableId}/datasets/{datasetId} -------------------- */
+
+int storage_link_post(struct req *r)
+{
+	struct storage_table t = { .cols = NULL };
+	struct storage_dataset ds;
+	struct json_object *schema = NULL, *validation = NULL, *o;
+	struct table_column *dcols = NULL;
+	struct table_match m = { .compatible = false };
+	char link_id[UUID_STR_LEN], relink[UUID_STR_LEN] = "";
+	const char *customer;
+	struct db_stmt *st;
+	size_t nd = 0;
+	long long n;
+	int rc = -1, found;
+
+	if ((customer = storage_customer_or_reply(r)) == NULL)
+		return -1;
+	if (storage_table_of_caller(r, customer, req_param(r, "table_id"), &t) != 0)
+		goto out;
+	if ((found = storage_dataset_load(r->db, customer, req_param(r, "dataset_id"), &ds)) < 0) {
+		resp_db_error(r, found);
+		goto out;
+	}
+	if (found == 0) {
+		storage_reply(r, STORAGE_DATASET_NOT_FOUND);
+		goto out;
+	}
+
+	/* An active link is a 409; an inactive one (its load failed) may be
+	 * linked again: checked anew, the same link, a new load. */
+	st = db_query(r->db, "SELECT id, status FROM table_links WHERE dataset_id = ? "
+	              "AND table_id = ?", "ss", ds.id, t.id);
+	if (st == NULL) {
+		resp_db_error(r, db_last_err(r->db));
+		goto out;
+	}
+	if ((found = db_fetch(st)) == 1) {
+		if (strcmp(db_col_str(st, 1), "active") == 0) {
+			o = json_object_new_object();
+			json_object_object_add(o, "error", json_object_new_string("already_linked"));
+			json_object_object_add(o, "message", json_object_new_string(
+			    "The dataset is already linked to this table"));
+			json_object_object_add(o, "link_id", json_object_new_string(db_col_str(st, 0)));
+			db_done(st);
+			resp_json(r, 409, o);
+			goto out;
+		}
+		snprintf(relink, sizeof relink, "%s", db_col_str(st, 0));
+	}
+	db_done(st);
+	if (found < 0) {
+		resp_db_error(r, db_last_err(r->db));
+		goto out;
+	}
+
+	/* The dataset must have a schema, and rows we can read. */
+	if (strcmp(ds.status, "ready") != 0) {
+		if (strcmp(ds.status, "failed") == 0)
+			storage_reply_error(r, 409, "dataset_not_ready", "The dataset's schema "
+			                    "inference failed: refresh its schema, then link it");
+		else
+			storage_reply_error(r, 409, "dataset_not_ready", "The dataset's schema is "
+			                    "not inferred yet (status %s): link it once its status "
+			                    "is ready", ds.status);
+		goto out;
+	}
+	if (strcmp(ds.format, "parquet") == 0) {
+		storage_reply_error(r, 422, "format_not_loadable", "Parquet datasets are read "
+		                    "for their schema only: their rows cannot be loaded into a table");
+		goto out;
+	}
+	st = db_query(r->db, "SELECT schema_json FROM datasets WHERE id = ? AND customer_id = ?",
+	              "ss", ds.id, customer);
+	if (st == NULL) {
+		resp_db_error(r, db_last_err(r->db));
+		goto out;
+	}
+	found = db_fetch(st);
+	if (found == 1 && !db_col_null(st, 0) &&
+	    dataset_columns(db_col_str(st, 0), &schema, &dcols, &nd) != 0) {
+		log_kv(LOG_ERROR, "stored dataset schema unreadable", "dataset=%s", ds.id);
+		found = -2;
+	}
+	if (found == 1 && schema == NULL)
+		found = -3;                       /* ready without a schema */
+	db_done(st);
+	if (found != 1) {
+		if (found == 0)
+			storage_reply(r, STORAGE_DATASET_NOT_FOUND);
+		else if (found == -1)
+			resp_db_error(r, db_last_err(r->db));
+		else
+			storage_reply_error(r, 409, "dataset_not_ready", "The dataset has no "
+			                    "readable schema: refresh its schema, then link it");
+		goto out;
+	}
+
+	if (table_match_columns(t.cols, t.ncols, dcols, nd, &m) != 0) {
+		resp_internal(r, "out of memory");
+		goto out;
+	}
+	if (!m.compatible) {
+		incompatible_reply(r, &m);
+		goto out;
+	}
+
+	validation = json_object_new_object();
+	json_object_object_add(validation, "compatible", json_object_new_boolean(1));
+	json_object_object_add(validation, "schema_matched",
+	                       json_object_new_boolean(m.schema_matched));
+	json_object_object_add(validation, "warnings", m.warnings);
+	m.warnings = NULL;
+
+	if (relink[0] != '\0')
+		memcpy(link_id, relink, sizeof link_id);
+	else if (uuid_v4(link_id, '-') != 0) {
+		resp_internal(r, "uuid_v4 failed");
+		goto out;
+	}
+	/* The link and its load in one transaction: no link without a load. */
+	if ((rc = db_begin(r->db)) != DB_OK) {
+		rc = resp_db_error(r, rc);
+		goto out;
+	}
+	if (relink[0] == '\0') {
+		n = db_exec(r->db, "INSERT INTO table_links (id, customer_id, dataset_id, table_id, "
+		            "status, sync_status, validation, created_by) "
+		            "VALUES (?, ?, ?, ?, 'active', 'pending', ?, ?)", "ssssss",
+		            link_id, customer, ds.id, t.id,
+		            json_object_to_json_string_ext(validation, JSON_C_TO_STRING_PLAIN),
+		            r->id.sub);
+	} else {
+		/* Only while still inactive: two of these at once make one 409. */
+		n = db_exec(r->db, "UPDATE table_links SET status = 'active', "
+		            "sync_status = 'pending', validation = ?, row_count = NULL, "
+		            "last_sync = NULL, error = NULL, created_by = ?, "
+		            "created_at = UTC_TIMESTAMP(3) WHERE id = ? AND status = 'inactive'",
+		            "sss", json_object_to_json_string_ext(validation, JSON_C_TO_STRING_PLAIN),
+		            r->id.sub, link_id);
+		if (n == 0)
+			n = DB_ERR_DUPLICATE;
+	}
+	if (n >= 0)
+		n = work_enqueue(r->db, "storage_link_load", link_id, customer, NULL);
+	if (n >= 0)
+		n = db_commit(r->db);
+	if (n < 0) {
+		db_rollback(r->db);
+		rc = n == DB_ERR_DUPLICATE
+		     ? storage_reply_error(r, 409, "already_linked",
+		                           "The dataset is already linked to this table")
+		     : resp_db_error(r, (int)n);
+		goto out;
+	}
+	log_kv(LOG_INFO, "dataset linked", "link=%s table=%s dataset=%s customer=%s",
+	       link_id, t.id, ds.id, customer);
+
+	st = db_query(r->db, "SELECT created_at FROM table_links WHERE id = ?", "s", link_id);
+	o = json_object_new_object();
+	json_object_object_add(o, "link_id", json_object_new_string(link_id));
+	json_object_object_add(o, "table_id", json_object_new_string(t.id));
+	json_object_object_add(o, "dataset_id", json_object_new_string(ds.id));
+	json_object_object_add(o, "linked_at", st != NULL && db_fetch(st) == 1
+	                       ? storage_json_time(db_col_str(st, 0)) : NULL);
+	db_done(st);
+	json_object_object_add(o, "status", json_object_new_string("active"));
+	json_object_object_add(o, "validation", validation);
+	validation = NULL;
+	rc = resp_json(r, 201, o);
+out:
+	table_match_free(&m);
+	json_object_put(validation);
+	json_object_put(schema);
+	free(dcols);
+	storage_table_free(&t);
+	return rc;
+}
+
+/* --- GET /storage-explorer/tables/{tableId}/datasets --------------------------------- */
+
+int storage_table_datasets_get(struct req *r)
+{
+	struct storage_table t = { .cols = NULL };
+	struct json_object *o, *arr;
+	long long total_rows = 0, count = 0;
+	const char *customer;
+	struct db_stmt *st;
+	int rc;
+
+	if ((customer = storage_customer_or_reply(r)) == NULL)
+		return -1;
+	if (storage_table_of_caller(r, customer, req_param(r, "table_id"), &t) != 0) {
+		storage_table_free(&t);
+		return -1;
+	}
+	storage_table_free(&t);
+	st = db_query(r->db, "SELECT l.dataset_id, d.file_name, d.file_path, d.size_bytes, "
+	              "d.format, l.created_at, l.row_count, l.status, l.last_sync "
+	              "FROM table_links l JOIN datasets d ON d.id = l.dataset_id "
+	              "WHERE l.table_id = ? AND l.customer_id = ? ORDER BY l.created_at, l.id",
+	              "ss", t.id, customer);
+	if (st == NULL)
+		return resp_db_error(r, db_last_err(r->db));
+	arr = json_object_new_array();
+	while ((rc = db_fetch(st)) == 1) {
+		struct json_object *d = json_object_new_object();
+		const char *fmt = db_col_str(st, 4);
+		long long rows = db_col_ll(st, 6);
+
+		json_object_object_add(d, "dataset_id", json_object_new_string(db_col_str(st, 0)));
+		json_object_object_add(d, "dataset_name", json_object_new_string(db_col_str(st, 1)));
+		json_object_object_add(d, "file_path", json_object_new_string(db_col_str(st, 2)));
+		json_object_object_add(d, "file_size_bytes", json_object_new_int64(db_col_ll(st, 3)));
+		/* The API's file_format: csv (also txt), json, excel, parquet. */
+		json_object_object_add(d, "file_format", json_object_new_string(
+		    strcmp(fmt, "txt") == 0 ? "csv"
+		    : strcmp(fmt, "xlsx") == 0 || strcmp(fmt, "xls") == 0 ? "excel" : fmt));
+		json_object_object_add(d, "linked_at", storage_json_time(db_col_str(st, 5)));
+		json_object_object_add(d, "row_count", json_object_new_int64(rows));
+		json_object_object_add(d, "status", json_object_new_string(db_col_str(st, 7)));
+		json_object_object_add(d, "last_sync", db_col_null(st, 8) ? NULL
+		                       : storage_json_time(db_col_str(st, 8)));
+		json_object_array_add(arr, d);
+		total_rows += rows;
+		count++;
+	}
+	db_done(st);
+	if (rc < 0) {
+		json_object_put(arr);
+		return resp_db_error(r, db_last_err(r->db));
+	}
+	o = json_object_new_object();
+	json_object_object_add(o, "table_id", json_object_new_string(t.id));
+	json_object_object_add(o, "table_name", json_object_new_string(t.table_name));
+	json_object_object_add(o, "datasets", arr);
+	json_object_object_add(o, "total_datasets", json_object_new_int64(count));
+	json_object_object_add(o, "total_rows", json_object_new_int64(total_rows));
+	return resp_json(r, 200, o);
+}

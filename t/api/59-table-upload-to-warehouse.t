@@ -1,0 +1,100 @@
+#!/usr/bin/perl
+# The whole way: a CSV uploaded, its schema inferred by sluice work, a table
+# made from that schema, the dataset linked and its rows loaded into the
+# warehouse; and the same upload by another customer staying apart.
+
+use strict;
+use warnings;
+
+use Test::More;
+
+use SluiceTest;
+use TablesFixture;
+
+my $t = tag();
+my ($cid, $tok) = customer_with_token("up-a-$t");
+my ($cid_b, $tok_b) = customer_with_token("up-b-$t");
+
+sub upload {
+	my ($token, $folder, $name, $content) = @_;
+	my $b = "----sluicetables$$";
+	my $body = "--$b\r\nContent-Disposition: form-data; name=\"file\"; filename=\"$name\"\r\n"
+		 . "Content-Type: text/csv\r\n\r\n$content\r\n--$b--\r\n";
+	return st(POST => "/storage-explorer/storage/upload?folder_path=$folder", $token, undef,
+		  body => $body, content_type => "multipart/form-data; boundary=$b");
+}
+
+sub wait_ready {
+	my ($token, $id) = @_;
+	my $ds;
+	wait_until(30, sub {
+		my $res = st(GET => "/storage-explorer/datasets/$id", $token);
+		$ds = $res->{json};
+		$res->{status} == 200 && $ds->{status} =~ /^(ready|failed)$/;
+	}, 0.1);
+	return $ds;
+}
+
+# Table columns from an inferred schema: the same types, sized.
+sub columns_of {
+	my ($schema) = @_;
+	return [ map {
+		my $type = $_->{inferred_type};
+		$type = "DECIMAL($_->{precision},$_->{scale})" if $type eq 'DECIMAL';
+		{ name => $_->{name}, type => $type,
+		  nullable => $_->{nullable} ? JSON::PP::true : JSON::PP::false };
+	} @{ $schema->{columns} } ];
+}
+
+my $csv = "order_id,customer,total,paid,ordered_on\n"
+	. "1001,Ada,19.99,true,2024-07-01\n"
+	. "1002,Grace,5.00,false,2024-07-02\n"
+	. "1003,Linus,120.50,true,2024-07-03\n"
+	. "1004,,0.75,false,2024-07-04\n";
+
+my $res = upload($tok, "orders/$t", 'orders.csv', $csv);
+is($res->{status}, 201, 'upload') or diag describe($res);
+my $ds_id = $res->{json}{files}[0]{dataset_id};
+my $ds = wait_ready($tok, $ds_id);
+is($ds->{status}, 'ready', 'inferred') or diag explain $ds;
+is($ds->{schema}{row_count}, 4, 'four rows inferred');
+
+my $table = create_table($tok, 'Orders', columns_of($ds->{schema}));
+$res = link_dataset($tok, $table->{table_id}, $ds_id);
+json_response_is($res, 201, undef, 'link the uploaded dataset');
+is_deeply($res->{json}{validation}, { compatible => true, schema_matched => true, warnings => [] },
+	  'a table made from the schema matches it');
+my $done = wait_link($tok, $table->{table_id}, $res->{json}{link_id});
+is($done->{sync_status}, 'done', 'loaded') or diag explain $done;
+is($done->{row_count}, 4, 'row_count 4');
+my @rows = mysql("SELECT order_id, IFNULL(customer, 'NULL'), total, paid, ordered_on FROM "
+	       . "`$table->{warehouse_schema}`.`Orders` ORDER BY order_id");
+is_deeply(\@rows, [
+	[ 1001, 'Ada', '19.99', 1, '2024-07-01' ],
+	[ 1002, 'Grace', '5.00', 0, '2024-07-02' ],
+	[ 1003, 'Linus', '120.50', 1, '2024-07-03' ],
+	[ 1004, 'NULL', '0.75', 0, '2024-07-04' ],
+], 'the uploaded rows are in the warehouse');
+
+$res = st(GET => "/storage-explorer/tables/$table->{table_id}/datasets", $tok);
+is($res->{json}{total_rows}, 4, 'total_rows 4');
+is($res->{json}{datasets}[0]{file_path}, "orders/$t/orders.csv", 'file_path of the upload');
+is($res->{json}{datasets}[0]{dataset_name}, 'orders.csv', 'dataset_name is the file name');
+is($res->{json}{datasets}[0]{file_size_bytes}, length $csv, 'file_size_bytes');
+
+# Customer B uploads the same file and makes the same table: its own rows,
+# its own schema; neither sees the other's.
+$res = upload($tok_b, "orders/$t", 'orders.csv', $csv);
+my $b_ds = $res->{json}{files}[0]{dataset_id};
+my $b_schema = wait_ready($tok_b, $b_ds)->{schema};
+my $b_table = create_table($tok_b, 'Orders', columns_of($b_schema));
+isnt($b_table->{warehouse_schema}, $table->{warehouse_schema}, "B's table lives apart");
+json_response_is(link_dataset($tok_b, $b_table->{table_id}, $ds_id), 404,
+		 { error => 'dataset_not_found', message => 'Dataset not found' }, "A's upload for B: 404");
+$res = link_dataset($tok_b, $b_table->{table_id}, $b_ds);
+$done = wait_link($tok_b, $b_table->{table_id}, $res->{json}{link_id});
+is($done->{row_count}, 4, "B's load: 4 rows");
+is(wh_count($table), 4, "A's table still has its 4 rows");
+is(wh_count($b_table), 4, "B's table has its own 4");
+
+done_testing();

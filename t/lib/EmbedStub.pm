@@ -63,6 +63,9 @@ sub start {
 	my $pid = fork // croak "embed stub: fork: $!";
 	if (!$pid) {
 		$SIG{TERM} = sub { POSIX::_exit(0) };
+		# A client that stops reading an oversized answer closes the socket:
+		# the write must fail, not kill the stub (and the requests after it).
+		$SIG{PIPE} = 'IGNORE';
 		eval { $self->_serve($srv) };
 		print STDERR "# embed stub: $@" if $@;
 		POSIX::_exit(0);

@@ -52,7 +52,7 @@
 #include "util/timeutil.h"
 
 #define SUP_MAX        256          /* runner_max_runs' upper bound */
-#define TASKS_MAX      64           /* bits of an upstream mask */
+#define TASKS_MAX      RUNNER_TASKS_MAX
 #define RUN_ID_LEN     32
 #define POLL_MS        100          /* supervisor's child polling period */
 #define FINISH_TRIES   300          /* seconds a run's end waits for the database */
@@ -132,23 +132,32 @@ bool runner_memory_exceeded(int status, long long peak_kb, long long limit_kb,
 	return false;
 }
 
-int runner_task_order(size_t n, const unsigned long long *up, size_t *order)
+int runner_task_order(size_t n, const struct task_deps *deps, size_t *order)
 {
-	unsigned long long done = 0;
+	bool done[RUNNER_TASKS_MAX] = { false };
 	size_t k = 0;
 
-	if (n > TASKS_MAX)
+	if (n > RUNNER_TASKS_MAX)
 		return -1;
+	for (size_t i = 0; i < n; i++) {
+		if (deps[i].n > RUNNER_UP_MAX)
+			return -1;
+		for (size_t u = 0; u < deps[i].n; u++)
+			if (deps[i].up[u] >= n || deps[i].up[u] == i)
+				return -1;
+	}
 	while (k < n) {
 		bool progress = false;
 
 		for (size_t i = 0; i < n; i++) {
-			if (done & (1ULL << i))
-				continue;
-			if ((up[i] & ~done) != 0)
+			bool ready = !done[i];
+
+			for (size_t u = 0; ready && u < deps[i].n; u++)
+				ready = done[deps[i].up[u]];
+			if (!ready)
 				continue;
 			order[k++] = i;
-			done |= 1ULL << i;
+			done[i] = true;
 			progress = true;
 		}
 		if (!progress)
@@ -515,7 +524,7 @@ struct task {
 	char job_id[81];
 	char kind[16];
 	int memory_mb;
-	unsigned long long up;
+	struct task_deps deps;
 	char status[12];                 /* PENDING RUNNING SUCCESS FAILED SKIPPED */
 	long long rows;
 	char error[1024];
@@ -639,9 +648,20 @@ static int load_run(struct run *r)
 				const char *u = json_object_get_string(
 				    json_object_array_get_idx(a, k));
 
-				for (size_t j = 0; u != NULL && j < r->ntasks; j++)
-					if (j != i && strcmp(r->tasks[j].task_id, u) == 0)
-						r->tasks[i].up |= 1ULL << j;
+				struct task_deps *d = &r->tasks[i].deps;
+				bool found = false;
+
+				for (size_t j = 0; u != NULL && j < r->ntasks; j++) {
+					if (strcmp(r->tasks[j].task_id, u) != 0)
+						continue;
+					/* More than RUNNER_UP_MAX: the order refuses it. */
+					if (d->n < RUNNER_UP_MAX)
+						d->up[d->n] = j;
+					d->n++;
+					found = true;
+				}
+				if (!found)              /* an unknown upstream task */
+					d->n = RUNNER_UP_MAX + 1;
 			}
 			json_object_put(a);
 			r->tasks[i].error[0] = '\0';
@@ -891,8 +911,8 @@ static void supervise(const struct config *cfg, const char *run_id,
 	static struct run r;             /* static: tasks make it large */
 	struct sigaction sa;
 	sigset_t none;
-	size_t order[TASKS_MAX];
-	unsigned long long up[TASKS_MAX];
+	static size_t order[TASKS_MAX];
+	static struct task_deps deps[TASKS_MAX];
 	pid_t parent = getppid();
 	double t0 = time_mono_ms();
 	int rc = -1;
@@ -928,7 +948,7 @@ static void supervise(const struct config *cfg, const char *run_id,
 	run_log_info(r.log, "run claimed by %s (trigger %s, attempt %d of %d)",
 	             process_id, r.trigger, r.attempt, r.retries + 1);
 	for (size_t i = 0; i < r.ntasks; i++) {
-		up[i] = r.tasks[i].up;
+		deps[i] = r.tasks[i].deps;
 		db_exec(r.db, "INSERT INTO run_task_status (run_id, task_id, status) "
 		        "VALUES (?, ?, 'PENDING') ON DUPLICATE KEY UPDATE status = "
 		        "'PENDING', started_at = NULL, finished_at = NULL, rows_loaded = 0, "
@@ -936,8 +956,9 @@ static void supervise(const struct config *cfg, const char *run_id,
 	}
 	if (r.ntasks == 0)
 		run_log_warning(r.log, "the pipeline has no tasks");
-	if (runner_task_order(r.ntasks, up, order) != 0) {
-		run_log_error(r.log, "the task graph has a cycle; nothing was run");
+	if (runner_task_order(r.ntasks, deps, order) != 0) {
+		run_log_error(r.log, "the task graph is not valid (a cycle or an "
+		              "unknown upstream task); nothing was run");
 		for (size_t i = 0; i < r.ntasks; i++) {
 			snprintf(r.tasks[i].status, sizeof r.tasks[i].status, "SKIPPED");
 			task_status_set(&r, &r.tasks[i]);
@@ -953,10 +974,9 @@ static void supervise(const struct config *cfg, const char *run_id,
 		beat(&r);
 		if (r.lost)
 			break;
-		for (size_t j = 0; j < r.ntasks; j++)
-			if ((t->up & (1ULL << j)) &&
-			    strcmp(r.tasks[j].status, "SUCCESS") != 0)
-				blocker = r.tasks[j].task_id;
+		for (size_t u = 0; u < t->deps.n && u < RUNNER_UP_MAX; u++)
+			if (strcmp(r.tasks[t->deps.up[u]].status, "SUCCESS") != 0)
+				blocker = r.tasks[t->deps.up[u]].task_id;
 		if (blocker != NULL || r.cancelled || sup_term) {
 			snprintf(t->status, sizeof t->status, "SKIPPED");
 			if (blocker != NULL)

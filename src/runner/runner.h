@@ -115,10 +115,19 @@ long long runner_self_vm_kb(const char *key);
  * "Cannot allocate memory", "MemoryError"), case-insensitive. */
 bool runner_error_is_oom(const char *err);
 
-/* Order of tasks: given n tasks whose upstream sets are the bitmask
- * up[i] (bit j = task j is upstream of task i), write an order that puts
- * every task after its upstreams into order[].  0, or -1 on a cycle. */
-int runner_task_order(size_t n, const unsigned long long *up, size_t *order);
+/* The tasks of a run (a pipeline has at most 100 jobs, two tasks each) and
+ * the upstream tasks of one (a qualify task has one). */
+#define RUNNER_TASKS_MAX 256
+#define RUNNER_UP_MAX    8
+struct task_deps {
+	size_t n;                        /* > RUNNER_UP_MAX: refused */
+	size_t up[RUNNER_UP_MAX];        /* indexes of upstream tasks */
+};
+
+/* Order n tasks (n <= RUNNER_TASKS_MAX) so that each comes after its
+ * upstream tasks, stable otherwise, into order[].  0, or -1 on a cycle, a
+ * task upstream of itself, a bad index or too many upstreams. */
+int runner_task_order(size_t n, const struct task_deps *deps, size_t *order);
 
 /* ---- connector.c extras ------------------------------------------------- */
 

@@ -93,6 +93,7 @@ static const struct key keys[] = {
 	STR(warehouse_user, false),
 	STR(warehouse_password_file, false),
 	STR(warehouse_default_schema, true),
+	NUM(jdbc_commit_rows, 1, 1000000000),
 
 	NUM(work_poll_ms, 10, 60000),
 
@@ -178,6 +179,7 @@ void config_defaults(struct config *c)
 	c->warehouse_user[0] = '\0';
 	c->warehouse_password_file[0] = '\0';
 	strcpy(c->warehouse_default_schema, "warehouse");
+	c->jdbc_commit_rows = 100000;
 
 	c->work_poll_ms = 1000;
 

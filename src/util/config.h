@@ -62,6 +62,7 @@ struct config {
 	char warehouse_user[CONFIG_STR_MAX];
 	char warehouse_password_file[CONFIG_PATH_MAX];  /* "" = no password */
 	char warehouse_default_schema[65];    /* for an empty table_schema */
+	long jdbc_commit_rows;                /* rows per commit of an incremental load */
 
 	/* work */
 	int work_poll_ms;                     /* idle sleep between queue polls */

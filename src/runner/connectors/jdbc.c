@@ -14,7 +14,7 @@
  *   incremental_with_qualify  the same, then the qualify task keeps one row
  *                             per primary key, the latest by the column.
  *
- * Ties: a large incremental load commits every JDBC_COMMIT_ROWS rows, but
+ * Ties: a large incremental load commits every jdbc_commit_rows rows (config), but
  * only between two different values of the incremental column, so all rows
  * with the value the bookmark names are in the warehouse when the bookmark
  * is; the next run asks for values strictly greater.  No row of the source
@@ -37,11 +37,11 @@
 #include "db/warehouse.h"
 #include "runner/connector.h"
 #include "runner/connectors/jdbc.h"
+#include "util/config.h"
 #include "util/str.h"
 #include "util/timeutil.h"
 
 #define JDBC_BATCH_ROWS 10000
-#define JDBC_COMMIT_ROWS 100000
 #define JDBC_PROGRESS_ROWS 250000
 #define JDBC_BOOKMARK_MAX 64
 #define JDBC_QNAME_MAX (2 * WH_IDENT_MAX * 4 + 3)
@@ -674,7 +674,7 @@ static const char *kind_word(enum jdbc_kind k)
 }
 
 /* Stream the query into the warehouse.  With track, commits every
- * JDBC_COMMIT_ROWS rows at a change of the incremental value, the bookmark
+ * jdbc_commit_rows rows at a change of the incremental value, the bookmark
  * in the same commit; the caller has a transaction open.  max (when track
  * or want_max) gets the largest incremental value loaded. */
 static int stream_rows(const struct job_spec *job, struct task_env *env,
@@ -689,6 +689,8 @@ static int stream_rows(const struct job_spec *job, struct task_env *env,
 	char last[JDBC_BOOKMARK_MAX + 1] = "", bm[JDBC_BOOKMARK_MAX + 8];
 	bool have_last = false;
 	long long since_commit = 0, next_progress = JDBC_PROGRESS_ROWS;
+	long long commit_rows = env->cfg != NULL && env->cfg->jdbc_commit_rows > 0
+	                        ? env->cfg->jdbc_commit_rows : 100000;
 	int r, rc = -1;
 
 	max[0] = '\0';
@@ -714,7 +716,7 @@ static int stream_rows(const struct job_spec *job, struct task_env *env,
 		}
 		/* A commit point: enough rows, and this row's value differs from
 		 * the last one loaded, so no tie straddles the commit. */
-		if (track && since_commit >= JDBC_COMMIT_ROWS && have_last &&
+		if (track && since_commit >= commit_rows && have_last &&
 		    (iv == NULL || strcmp(iv, last) != 0)) {
 			if (wh_batch_flush(b, err, errlen) != 0)
 				goto out;
@@ -730,7 +732,7 @@ static int stream_rows(const struct job_spec *job, struct task_env *env,
 			}
 			if (state_after_commit(env, err, errlen) != 0)
 				goto out;
-			run_log_info(env->log, "committed %lld rows, bookmark %s",
+			run_log_info(env->log, "committed %lld rows so far, bookmark %s",
 			             wh_batch_rows(b), bm);
 			if (wh_begin(env->wh) != 0) {
 				str_errf(err, errlen, "warehouse: %s", wh_error(env->wh));
@@ -1007,8 +1009,6 @@ int jdbc_qualify(const struct job_spec *job, struct task_env *env,
 		str_errf(err, errlen, "out of memory");
 		goto out;
 	}
-	run_log_info(env->log, "qualify %s.%s: one row per (%s), the latest by %s",
-	             p.dest_schema, p.dest_table, keys, q);
 	if (wh_table_drop(env->wh, p.dest_schema, p.staging, err, errlen) != 0)
 		goto out;
 	snprintf(sql, cap, "CREATE TABLE %s.%s LIKE %s.%s", qs, qst, qs, qt);
@@ -1032,8 +1032,8 @@ int jdbc_qualify(const struct job_spec *job, struct task_env *env,
 		goto fail;
 	if (wh_table_swap(env->wh, p.dest_schema, p.dest_table, p.staging, err, errlen) != 0)
 		goto fail;
-	env->rows_loaded = kept;
-	run_log_info(env->log, "qualify kept %lld rows in %s.%s", kept,
+	/* Rows kept are not rows loaded: the run's count stays the extract's. */
+	run_log_info(env->log, "qualify kept %lld rows in %s.%s (one per key)", kept,
 	             p.dest_schema, p.dest_table);
 	rc = 0;
 	goto out;

@@ -37,6 +37,17 @@
 #include "util/config.h"
 #include "util/log.h"
 
+#ifdef RUNNER_SANITIZED
+/* AddressSanitizer's default of dying on a failed allocation would hide
+ * the very failure the memory limit produces: let malloc answer NULL, as
+ * it does in a normal build.  ASAN_OPTIONS still overrides. */
+const char *__asan_default_options(void);
+const char *__asan_default_options(void)
+{
+	return "allocator_may_return_null=1";
+}
+#endif
+
 long long runner_self_vm_kb(const char *key)
 {
 	char line[256];
@@ -249,7 +260,7 @@ void child_task_main(const struct config *cfg_in, const struct task_ref *t, int 
 	baseline = runner_self_vm_kb("VmSize:");
 #endif
 	rl.rlim_cur = rl.rlim_max = runner_rlimit_bytes(t->memory_mb, baseline);
-	res.limit_kb = (long long)(rl.rlim_cur / 1024);
+	res.baseline_kb = baseline;
 	if (setrlimit(RLIMIT_AS, &rl) != 0) {
 		snprintf(res.error, sizeof res.error, "could not set the memory "
 		         "limit: %s", strerror(errno));

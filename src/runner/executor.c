@@ -52,9 +52,10 @@
 #include "util/timeutil.h"
 
 #define SUP_MAX        256          /* runner_max_runs' upper bound */
-#define TASKS_MAX      64           /* bits of an upstream mask */
+#define TASKS_MAX      RUNNER_TASKS_MAX
 #define RUN_ID_LEN     32
 #define POLL_MS        100          /* supervisor's child polling period */
+#define FINISH_TRIES   300          /* seconds a run's end waits for the database */
 
 /* ==== pure helpers ========================================================== */
 
@@ -131,23 +132,32 @@ bool runner_memory_exceeded(int status, long long peak_kb, long long limit_kb,
 	return false;
 }
 
-int runner_task_order(size_t n, const unsigned long long *up, size_t *order)
+int runner_task_order(size_t n, const struct task_deps *deps, size_t *order)
 {
-	unsigned long long done = 0;
+	bool done[RUNNER_TASKS_MAX] = { false };
 	size_t k = 0;
 
-	if (n > TASKS_MAX)
+	if (n > RUNNER_TASKS_MAX)
 		return -1;
+	for (size_t i = 0; i < n; i++) {
+		if (deps[i].n > RUNNER_UP_MAX)
+			return -1;
+		for (size_t u = 0; u < deps[i].n; u++)
+			if (deps[i].up[u] >= n || deps[i].up[u] == i)
+				return -1;
+	}
 	while (k < n) {
 		bool progress = false;
 
 		for (size_t i = 0; i < n; i++) {
-			if (done & (1ULL << i))
-				continue;
-			if ((up[i] & ~done) != 0)
+			bool ready = !done[i];
+
+			for (size_t u = 0; ready && u < deps[i].n; u++)
+				ready = done[deps[i].up[u]];
+			if (!ready)
 				continue;
 			order[k++] = i;
-			done |= 1ULL << i;
+			done[i] = true;
 			progress = true;
 		}
 		if (!progress)
@@ -394,6 +404,14 @@ static void reap(struct work_ctx *w)
 	}
 }
 
+static bool supervised(const char *run_id)
+{
+	for (int i = 0; i < nsup; i++)
+		if (strcmp(sups[i].run_id, run_id) == 0)
+			return true;
+	return false;
+}
+
 /* Runs whose work process is gone: on this host a dead pid (at once), on
  * any host a heartbeat older than runner_stale_s. */
 static void recover(struct work_ctx *w)
@@ -408,15 +426,21 @@ static void recover(struct work_ctx *w)
 	plen = (size_t)(colon - w->process_id) + 1;
 	st = db_query(w->db, "SELECT id, claimed_by, heartbeat_at < UTC_TIMESTAMP(3)"
 	    " - INTERVAL ? SECOND FROM pipeline_runs WHERE status = 'RUNNING' AND "
-	    "claimed_by IS NOT NULL AND claimed_by <> ? LIMIT 500", "is",
-	    (long long)w->cfg->runner_stale_s, w->process_id);
+	    "claimed_by IS NOT NULL LIMIT 500", "i",
+	    (long long)w->cfg->runner_stale_s);
 	if (st == NULL)
 		return;
 	while (n < 32 && db_fetch(st) == 1) {
 		const char *c = db_col_str(st, 1);
 		bool stale = db_col_ll(st, 2) != 0, dead = false;
 
-		if (strlen(c) > plen && strncmp(c, w->process_id, plen) == 0) {
+		if (strcmp(c, w->process_id) == 0) {
+			/* Ours: dead when no supervisor of ours has it (one that
+			 * could not record the run's end while the database was
+			 * away); a live supervisor heartbeats it itself. */
+			dead = stale && !supervised(db_col_str(st, 0));
+			stale = false;
+		} else if (strlen(c) > plen && strncmp(c, w->process_id, plen) == 0) {
 			char *end;
 			long pid = strtol(c + plen, &end, 10);
 
@@ -500,7 +524,7 @@ struct task {
 	char job_id[81];
 	char kind[16];
 	int memory_mb;
-	unsigned long long up;
+	struct task_deps deps;
 	char status[12];                 /* PENDING RUNNING SUCCESS FAILED SKIPPED */
 	long long rows;
 	char error[1024];
@@ -624,9 +648,20 @@ static int load_run(struct run *r)
 				const char *u = json_object_get_string(
 				    json_object_array_get_idx(a, k));
 
-				for (size_t j = 0; u != NULL && j < r->ntasks; j++)
-					if (j != i && strcmp(r->tasks[j].task_id, u) == 0)
-						r->tasks[i].up |= 1ULL << j;
+				struct task_deps *d = &r->tasks[i].deps;
+				bool found = false;
+
+				for (size_t j = 0; u != NULL && j < r->ntasks; j++) {
+					if (strcmp(r->tasks[j].task_id, u) != 0)
+						continue;
+					/* More than RUNNER_UP_MAX: the order refuses it. */
+					if (d->n < RUNNER_UP_MAX)
+						d->up[d->n] = j;
+					d->n++;
+					found = true;
+				}
+				if (!found)              /* an unknown upstream task */
+					d->n = RUNNER_UP_MAX + 1;
 			}
 			json_object_put(a);
 			r->tasks[i].error[0] = '\0';
@@ -663,7 +698,7 @@ static void run_task(struct run *r, struct task *t, struct run_log *tl)
 		.task_id = t->task_id, .kind = t->kind, .memory_mb = t->memory_mb,
 	};
 	double t0 = time_mono_ms(), last_beat = t0;
-	long long peak_kb = 0, limit_kb = (long long)t->memory_mb * 1024;
+	long long peak_kb = 0, limit_kb = (long long)t->memory_mb * 1024, base_kb = 0;
 	struct rusage ru;
 	int fds[2], status = 0;
 	size_t got = 0;
@@ -673,7 +708,7 @@ static void run_task(struct run *r, struct task *t, struct run_log *tl)
 	memset(&res, 0, sizeof res);
 	memset(&ru, 0, sizeof ru);
 #ifdef RUNNER_SANITIZED
-	limit_kb += runner_self_vm_kb("VmSize:");
+	base_kb = runner_self_vm_kb("VmSize:");
 #endif
 	snprintf(t->status, sizeof t->status, "RUNNING");
 	task_status_set(r, t);
@@ -742,8 +777,10 @@ static void run_task(struct run *r, struct task *t, struct run_log *tl)
 		peak_kb = ru.ru_maxrss;
 	if (got == sizeof res && res.vm_peak_kb > peak_kb)
 		peak_kb = res.vm_peak_kb;
-	if (got == sizeof res && res.limit_kb > 0)
-		limit_kb = res.limit_kb;
+	if (got == sizeof res)
+		base_kb = res.baseline_kb;
+	/* Sanitizer builds: what the process had mapped before the task. */
+	peak_kb = peak_kb > base_kb ? peak_kb - base_kb : 0;
 
 	t->rows = got == sizeof res ? res.rows_loaded : 0;
 	if (r->cancelled) {
@@ -832,11 +869,21 @@ static void finish_run(struct run *r, double t0)
 			return;
 		}
 	}
-	if (db_exec(r->db, "UPDATE pipeline_runs SET status = ?, finished_at = "
-	    "UTC_TIMESTAMP(3), rows_loaded = ?, error = ? WHERE id = ? AND "
-	    "status = 'RUNNING' AND claimed_by = ?", "sisss", ok ? "SUCCESS" : "FAILED",
-	    rows, ok ? NULL : error, r->id, r->process_id) != 1)
-		return;
+	/* The outcome must not be lost to a database restart: keep trying for
+	 * a while (should another process fail it meanwhile, it stays failed). */
+	for (int i = 0; ; i++) {
+		long long n = db_exec(r->db, "UPDATE pipeline_runs SET status = ?, "
+		    "finished_at = UTC_TIMESTAMP(3), rows_loaded = ?, error = ? "
+		    "WHERE id = ? AND status = 'RUNNING' AND claimed_by = ?", "sisss",
+		    ok ? "SUCCESS" : "FAILED", rows, ok ? NULL : error, r->id,
+		    r->process_id);
+
+		if (n == 1)
+			break;
+		if (n == 0 || i >= FINISH_TRIES || sup_term)
+			return;
+		sleep_ms(1000);
+	}
 	db_exec(r->db, "UPDATE pipelines SET last_status = ? WHERE id = ?", "ss",
 	        ok ? "SUCCESS" : "FAILED", r->pipeline_id);
 	/* A job is SUCCESS when every task of it is. */
@@ -864,8 +911,8 @@ static void supervise(const struct config *cfg, const char *run_id,
 	static struct run r;             /* static: tasks make it large */
 	struct sigaction sa;
 	sigset_t none;
-	size_t order[TASKS_MAX];
-	unsigned long long up[TASKS_MAX];
+	static size_t order[TASKS_MAX];
+	static struct task_deps deps[TASKS_MAX];
 	pid_t parent = getppid();
 	double t0 = time_mono_ms();
 	int rc = -1;
@@ -901,7 +948,7 @@ static void supervise(const struct config *cfg, const char *run_id,
 	run_log_info(r.log, "run claimed by %s (trigger %s, attempt %d of %d)",
 	             process_id, r.trigger, r.attempt, r.retries + 1);
 	for (size_t i = 0; i < r.ntasks; i++) {
-		up[i] = r.tasks[i].up;
+		deps[i] = r.tasks[i].deps;
 		db_exec(r.db, "INSERT INTO run_task_status (run_id, task_id, status) "
 		        "VALUES (?, ?, 'PENDING') ON DUPLICATE KEY UPDATE status = "
 		        "'PENDING', started_at = NULL, finished_at = NULL, rows_loaded = 0, "
@@ -909,8 +956,9 @@ static void supervise(const struct config *cfg, const char *run_id,
 	}
 	if (r.ntasks == 0)
 		run_log_warning(r.log, "the pipeline has no tasks");
-	if (runner_task_order(r.ntasks, up, order) != 0) {
-		run_log_error(r.log, "the task graph has a cycle; nothing was run");
+	if (runner_task_order(r.ntasks, deps, order) != 0) {
+		run_log_error(r.log, "the task graph is not valid (a cycle or an "
+		              "unknown upstream task); nothing was run");
 		for (size_t i = 0; i < r.ntasks; i++) {
 			snprintf(r.tasks[i].status, sizeof r.tasks[i].status, "SKIPPED");
 			task_status_set(&r, &r.tasks[i]);
@@ -926,10 +974,9 @@ static void supervise(const struct config *cfg, const char *run_id,
 		beat(&r);
 		if (r.lost)
 			break;
-		for (size_t j = 0; j < r.ntasks; j++)
-			if ((t->up & (1ULL << j)) &&
-			    strcmp(r.tasks[j].status, "SUCCESS") != 0)
-				blocker = r.tasks[j].task_id;
+		for (size_t u = 0; u < t->deps.n && u < RUNNER_UP_MAX; u++)
+			if (strcmp(r.tasks[t->deps.up[u]].status, "SUCCESS") != 0)
+				blocker = r.tasks[t->deps.up[u]].task_id;
 		if (blocker != NULL || r.cancelled || sup_term) {
 			snprintf(t->status, sizeof t->status, "SKIPPED");
 			if (blocker != NULL)

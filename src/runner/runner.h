@@ -61,7 +61,7 @@ struct task_result {
 	int memory_exceeded;             /* an allocation hit the limit */
 	long long rows_read, rows_loaded;
 	long long vm_peak_kb;            /* VmPeak at the end */
-	long long limit_kb;              /* the RLIMIT_AS it ran under */
+	long long baseline_kb;           /* address space below the limit (sanitizers) */
 	char error[1024];
 };
 
@@ -93,8 +93,8 @@ int runner_retry_delay(int base_s, int attempt);
 unsigned long long runner_rlimit_bytes(int memory_mb, long long baseline_kb);
 
 /* Did a task that ended so exceed its memory?  status as from waitpid;
- * peak_kb the largest VmPeak / maxrss seen; limit_kb its RLIMIT_AS; r the
- * child's report or NULL. */
+ * peak_kb the largest VmPeak / maxrss seen and limit_kb the job's memory,
+ * both without the sanitizer baseline; r the child's report or NULL. */
 bool runner_memory_exceeded(int status, long long peak_kb, long long limit_kb,
                             const struct task_result *r);
 
@@ -115,10 +115,19 @@ long long runner_self_vm_kb(const char *key);
  * "Cannot allocate memory", "MemoryError"), case-insensitive. */
 bool runner_error_is_oom(const char *err);
 
-/* Order of tasks: given n tasks whose upstream sets are the bitmask
- * up[i] (bit j = task j is upstream of task i), write an order that puts
- * every task after its upstreams into order[].  0, or -1 on a cycle. */
-int runner_task_order(size_t n, const unsigned long long *up, size_t *order);
+/* The tasks of a run (a pipeline has at most 100 jobs, two tasks each) and
+ * the upstream tasks of one (a qualify task has one). */
+#define RUNNER_TASKS_MAX 256
+#define RUNNER_UP_MAX    8
+struct task_deps {
+	size_t n;                        /* > RUNNER_UP_MAX: refused */
+	size_t up[RUNNER_UP_MAX];        /* indexes of upstream tasks */
+};
+
+/* Order n tasks (n <= RUNNER_TASKS_MAX) so that each comes after its
+ * upstream tasks, stable otherwise, into order[].  0, or -1 on a cycle, a
+ * task upstream of itself, a bad index or too many upstreams. */
+int runner_task_order(size_t n, const struct task_deps *deps, size_t *order);
 
 /* ---- connector.c extras ------------------------------------------------- */
 

@@ -63,6 +63,17 @@ for my $run (@runs) {
 }
 is(scalar(keys %by), 2, 'both processes executed runs') or diag explain \%by;
 
+# Schedules too: due pipelines fire once each with two schedulers polling.
+my @due = map { make_pipeline(name => "conc-cron-$_", cron => '0 0 1 1 *',
+			      jobs => [ tap_job(config => { generate => 1 }) ])->{pipeline_id} } 1 .. 6;
+mysql('UPDATE pipelines SET next_run_at = UTC_TIMESTAMP(3) - INTERVAL 2 HOUR WHERE id IN ('
+      . join(', ', map { sq($_) } @due) . ')');                  # set-up: all due now
+ok(wait_until(30, sub { !grep { runs_of($_) < 1 } @due }), 'every due schedule made a run');
+my @sruns = map { runs_of($_) } @due;
+ok(wait_runs(60, @sruns), 'and they finished');
+is(scalar(grep { runs_of($_) == 1 } @due), 6, 'exactly one run per pipeline');
+is(scalar(grep { run_row($_)->{status} eq 'SUCCESS' } @sruns), 6, 'each SUCCESS');
+
 stop_extra_work($extra);
 ok(!proc_alive($extra), 'the second process stopped on SIGTERM');
 

@@ -65,6 +65,31 @@ my $tbl = $p->{jobs}[0]{output}{raw}{table_name};
 is(scalar mysql("SELECT COUNT(*) = COUNT(DISTINCT id) AND COUNT(*) >= 3 FROM runner_t.`$tbl`"), 1,
    'the destination holds each record once');
 
+# --- a run's supervisor killed: the work process fails the run ----------------------------
+
+sub children_of {
+	my ($ppid) = @_;
+	opendir my $dh, '/proc' or return ();
+	return grep { my $st = proc_stat($_); $st && $st->{ppid} == $ppid && $st->{state} !~ /^[ZX]/ }
+		grep { /^\d+$/ } readdir $dh;
+}
+
+my $sp = make_pipeline(name => 'recover-supervisor', jobs => [
+	tap_job(config => { generate => 100, sleep_ms => 1000, pid_file => tap_pid_file() }) ]);
+my $suprun = execute_run($sp->{pipeline_id});
+ok(wait_until(20, sub { run_row($suprun)->{status} eq 'RUNNING' }), 'a run is RUNNING');
+my @sup;
+ok(wait_until(10, sub { @sup = grep { children_of($_) } children_of(work_pid()); @sup == 1 }),
+   'its supervisor (with a task process) is a child of sluice work');
+my @task = children_of($sup[0]);
+ok(kill('KILL', $sup[0]), "kill -9 the supervisor $sup[0]");
+$row = wait_run($suprun, 20);
+is($row->{status}, 'FAILED', 'the run is FAILED by its work process');
+ok((grep { /^ERROR - the run's supervisor process killed by signal 9 \(Killed\); the run was stopped$/ }
+	log_messages($suprun)), 'with an ERROR line saying so') or diag explain [ log_messages($suprun) ];
+ok(wait_until(10, sub { !grep { proc_alive($_) } @task }), 'its task process went with it');
+ok(proc_alive(work_pid()), 'sluice work itself carries on');
+
 # --- another host's run with a stale heartbeat ------------------------------------------------
 
 my $q = make_pipeline(name => 'recover-stale');

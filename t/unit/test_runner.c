@@ -111,21 +111,36 @@ static void test_memory_exceeded(void)
 
 static void test_task_order(void)
 {
-	size_t order[8];
-	/* 0 extract, 1 qualify(0), 2 extract, 3 qualify(2): given shuffled. */
-	unsigned long long up1[4] = { 0, 1ULL << 0, 0, 1ULL << 2 };
-	unsigned long long up2[3] = { 1ULL << 2, 1ULL << 0, 0 };     /* 2, 0, 1 */
-	unsigned long long cyc[2] = { 1ULL << 1, 1ULL << 0 };
-	unsigned long long self[1] = { 1ULL << 0 };
+	static struct task_deps big[RUNNER_TASKS_MAX + 1];
+	static size_t order[RUNNER_TASKS_MAX + 1];
+	/* 0 extract, 1 qualify(0), 2 extract, 3 qualify(2). */
+	struct task_deps d1[4] = { { 0, { 0 } }, { 1, { 0 } }, { 0, { 0 } }, { 1, { 2 } } };
+	/* Given out of order: 0 after 2, 1 after 0. */
+	struct task_deps d2[3] = { { 1, { 2 } }, { 1, { 0 } }, { 0, { 0 } } };
+	struct task_deps cyc[2] = { { 1, { 1 } }, { 1, { 0 } } };
+	struct task_deps self[1] = { { 1, { 0 } } };
+	struct task_deps bad[2] = { { 0, { 0 } }, { 1, { 7 } } };
+	struct task_deps many[2] = { { 0, { 0 } }, { RUNNER_UP_MAX + 1, { 0 } } };
 
-	CU_ASSERT_EQUAL(runner_task_order(4, up1, order), 0);
+	CU_ASSERT_EQUAL(runner_task_order(4, d1, order), 0);
 	CU_ASSERT(order[0] == 0 && order[1] == 1 && order[2] == 2 && order[3] == 3);
-	CU_ASSERT_EQUAL(runner_task_order(3, up2, order), 0);
+	CU_ASSERT_EQUAL(runner_task_order(3, d2, order), 0);
 	CU_ASSERT(order[0] == 2 && order[1] == 0 && order[2] == 1);
 	CU_ASSERT_EQUAL(runner_task_order(2, cyc, order), -1);
 	CU_ASSERT_EQUAL(runner_task_order(1, self, order), -1);
+	CU_ASSERT_EQUAL(runner_task_order(2, bad, order), -1);
+	CU_ASSERT_EQUAL(runner_task_order(2, many, order), -1);
 	CU_ASSERT_EQUAL(runner_task_order(0, NULL, order), 0);
-	CU_ASSERT_EQUAL(runner_task_order(65, up1, order), -1);
+	/* The largest pipeline: 100 jobs with qualify tasks = 200 tasks, each
+	 * qualify after its extract; and the bound. */
+	for (size_t i = 0; i < 200; i++) {
+		big[i].n = i % 2;
+		big[i].up[0] = i - i % 2;
+	}
+	CU_ASSERT_EQUAL(runner_task_order(200, big, order), 0);
+	CU_ASSERT(order[0] == 0 && order[1] == 1 && order[198] == 198 && order[199] == 199);
+	CU_ASSERT_EQUAL(runner_task_order(RUNNER_TASKS_MAX, big, order), 0);
+	CU_ASSERT_EQUAL(runner_task_order(RUNNER_TASKS_MAX + 1, big, order), -1);
 }
 
 static void test_dispatch_refusals(void)

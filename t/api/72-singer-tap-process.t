@@ -124,5 +124,19 @@ chomp(my $opid = <$ofh>);
 close $ofh;
 ok(wait_until(5, sub { !proc_alive($opid) }), 'orphan: the left-behind process is gone');
 
+# --- the job's memory limit holds for the tap ----------------------------------------
+$p = make_pipeline($token, [ {
+	input => { connector => 'singer', plugin => 'tap-fixture', table_name => 'items',
+		   config => { records => 2, alloc_mb => 200 } },
+	table_name => 'mem', table_schema => $SCHEMA, memory_allocated_mb => 64 } ]);
+$run = run_pipeline($token, $cid, $p->{pipeline_id});
+is($run->{status}, 'FAILED', 'memory: a tap over the job\'s 64 MB fails the run');
+my $mem_logs = log_text($token, $run->{run_id});
+like($mem_logs, qr/^INFO tap: Out of memory!/m, 'memory: the tap could not allocate');
+like($mem_logs, qr/^ERROR .*memory limit of 64 MB/m, 'memory: the ERROR line names the limit')
+	or diag($mem_logs);
+ok(!mysql("SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = "
+	. "'$SCHEMA' AND TABLE_NAME = 'mem'"), 'memory: the tap died before its SCHEMA: no table');
+
 drop_schema($SCHEMA);
 done_testing();

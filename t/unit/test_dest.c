@@ -6,6 +6,8 @@
 
 #include "suites.h"
 #include "runner/connectors/dest.h"
+#include "runner/connectors/file_storage.h"
+#include "tabular/tabular.h"
 
 struct dt_case {
 	const char *in;
@@ -166,6 +168,94 @@ static void test_sb_ident(void)
 	CU_ASSERT_PTR_NULL(b.p);
 }
 
+static void test_prefix(void)
+{
+	static const struct { const char *p; bool ok; } cases[] = {
+		{ "", true }, { "exports/", true }, { "exports", true },
+		{ "exports/2026-", true }, { "a/./b/", true }, { "..data/", true },
+		{ "a/..b", true }, { "a..", true },
+		{ "/etc/", false }, { "..", false }, { "../other/", false },
+		{ "a/../b", false }, { "a/..", false }, { "a\\b", false },
+	};
+	char max[1025], over[1026];
+
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		bool got = file_storage_prefix_ok(cases[i].p, strlen(cases[i].p));
+
+		if (got != cases[i].ok)
+			fprintf(stderr, "\nprefix case %zu '%s': got %d\n", i, cases[i].p, got);
+		CU_ASSERT_EQUAL(got, cases[i].ok);
+	}
+	/* A NUL inside: the JSON length and the C length differ. */
+	CU_ASSERT_FALSE(file_storage_prefix_ok("a\0/../x", 7));
+	memset(max, 'a', 1024);
+	max[1024] = '\0';
+	CU_ASSERT_TRUE(file_storage_prefix_ok(max, 1024));
+	memset(over, 'a', 1025);
+	over[1025] = '\0';
+	CU_ASSERT_FALSE(file_storage_prefix_ok(over, 1025));
+}
+
+static void names_of(const char *const *in, size_t n, char (*out)[DEST_NAME_MAX])
+{
+	struct tab_cell cells[16];
+
+	for (size_t i = 0; i < n; i++) {
+		cells[i].kind = TAB_TEXT;
+		cells[i].text = in[i];
+		cells[i].len = strlen(in[i]);
+		cells[i].num = 0;
+	}
+	file_storage_column_names(cells, n, out);
+}
+
+static void test_column_names(void)
+{
+	static const char *const in[] = {
+		"id", "  padded  ", "", "ID", "id", "_source_file", "_SOURCE_ROW",
+		"trailing ", "emoji\xf0\x9f\x98\x80", "dot.ted",
+	};
+	static const char *const want[] = {
+		"id", "padded", "column_3", "ID_2", "id_3", "_source_file_2",
+		"_SOURCE_ROW_2", "trailing", "column_9", "dot.ted",
+	};
+	char out[16][DEST_NAME_MAX];
+	char long_in[100], long_want[65];
+	const char *one[2];
+
+	names_of(in, sizeof in / sizeof in[0], out);
+	for (size_t i = 0; i < sizeof in / sizeof in[0]; i++) {
+		if (strcmp(out[i], want[i]) != 0)
+			fprintf(stderr, "\ncolumn name %zu: got '%s'\n", i, out[i]);
+		CU_ASSERT_STRING_EQUAL(out[i], want[i]);
+	}
+	/* Cut to 64 characters; a repeat keeps within 64 with its suffix. */
+	memset(long_in, 'x', 99);
+	long_in[99] = '\0';
+	memset(long_want, 'x', 64);
+	long_want[64] = '\0';
+	one[0] = long_in;
+	one[1] = long_in;
+	names_of(one, 2, out);
+	CU_ASSERT_STRING_EQUAL(out[0], long_want);
+	CU_ASSERT_EQUAL(strlen(out[1]), 64);
+	CU_ASSERT_STRING_EQUAL(out[1] + 62, "_2");
+	/* Multi-byte characters are counted, not bytes, and never split. */
+	{
+		char wide[3 * 70 + 1];
+		size_t o = 0;
+
+		for (int i = 0; i < 70; i++) {
+			memcpy(wide + o, "\xe6\x97\xa5", 3);
+			o += 3;
+		}
+		wide[o] = '\0';
+		one[0] = wide;
+		names_of(one, 1, out);
+		CU_ASSERT_EQUAL(strlen(out[0]), 64 * 3);
+	}
+}
+
 int suite_dest(void)
 {
 	static const struct test_case tests[] = {
@@ -175,6 +265,8 @@ int suite_dest(void)
 		{ "booleans", test_bool },
 		{ "column types", test_sql_type },
 		{ "quoted identifiers", test_sb_ident },
+		{ "file_storage prefixes", test_prefix },
+		{ "file_storage column names", test_column_names },
 		{ NULL, NULL },
 	};
 

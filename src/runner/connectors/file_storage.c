@@ -38,6 +38,7 @@
 #include "db/warehouse.h"
 #include "runner/connector.h"
 #include "runner/connectors/dest.h"
+#include "runner/connectors/file_storage.h"
 #include "tabular/tabular.h"
 #include "util/config.h"
 #include "util/str.h"
@@ -87,8 +88,7 @@ struct fs_run {
 
 /* ==== paths ================================================================ */
 
-/* Relative, no "..", no NUL, no backslash, no empty or "." games. */
-static bool prefix_ok(const char *p, size_t len)
+bool file_storage_prefix_ok(const char *p, size_t len)
 {
 	if (len != strlen(p) || len > FS_PREFIX_MAX || p[0] == '/' ||
 	    strchr(p, '\\') != NULL)
@@ -361,12 +361,9 @@ static bool name_taken(char (*names)[DEST_NAME_MAX], size_t n, const char *name)
 	return false;
 }
 
-/* The file's header as column names: trimmed; "column_N" when empty or not
- * a usable name; cut to 64 characters; "_2", "_3", ... for a name already
- * used (MariaDB compares column names without case; _source_file and
- * _source_row are the connector's own). */
-static int header_names(const struct tab_cell *cells, size_t n,
-                        char (*names)[DEST_NAME_MAX])
+/* MariaDB compares column names without case. */
+void file_storage_column_names(const struct tab_cell *cells, size_t n,
+                               char (*names)[DEST_NAME_MAX])
 {
 	for (size_t i = 0; i < n; i++) {
 		char base[DEST_NAME_MAX], cand[DEST_NAME_MAX + 16];
@@ -413,7 +410,6 @@ static int header_names(const struct tab_cell *cells, size_t n,
 		if (str_copy(names[i], DEST_NAME_MAX, cand) != 0)
 			snprintf(names[i], DEST_NAME_MAX, "column_%zu", i + 1);
 	}
-	return 0;
 }
 
 static struct fs_col *run_col(struct fs_run *r, const char *name)
@@ -444,7 +440,7 @@ static int grab_header(void *arg, const struct tab_cell *cells, size_t n)
 		return -1;
 	}
 	h->n = n;
-	header_names(cells, n, h->names);
+	file_storage_column_names(cells, n, h->names);
 	return 1;                         /* the header is all we want */
 }
 
@@ -790,7 +786,7 @@ int file_storage_extract_load(const struct job_spec *job, struct task_env *env,
 		return -1;
 	}
 	prefix = json_object_get_string(pv);
-	if (!prefix_ok(prefix, (size_t)json_object_get_string_len(pv))) {
+	if (!file_storage_prefix_ok(prefix, (size_t)json_object_get_string_len(pv))) {
 		str_errf(err, errlen, "input.prefix must be a relative path without '..' "
 		         "segments, backslashes or NUL, at most %d bytes", FS_PREFIX_MAX);
 		return -1;

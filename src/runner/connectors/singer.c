@@ -36,6 +36,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -314,8 +315,9 @@ static char *config_text(const struct job_spec *job, char *err, size_t errlen)
 /* ==== the tap process ====================================================== */
 
 static void child_exec(const char *path, char *const argv[], const char *dir,
-                       int out_w, int err_w, pid_t parent)
+                       int out_w, int err_w, pid_t parent, int memory_mb)
 {
+	struct rlimit rl;
 	char home[PATH_MAX + 8], tmp[PATH_MAX + 8];
 	char *envp[] = {
 		"PATH=/usr/local/bin:/usr/bin:/bin",
@@ -329,6 +331,18 @@ static void child_exec(const char *path, char *const argv[], const char *dir,
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	if (getppid() != parent)
 		_exit(127);
+	/* The job's memory is the tap's limit too.  The job process has the
+	 * same limit already, except in a sanitizer build, where its limit
+	 * sits on top of the sanitizer's reservations: never raise it here. */
+	if (memory_mb > 0 && getrlimit(RLIMIT_AS, &rl) == 0) {
+		rlim_t want = (rlim_t)memory_mb << 20;
+
+		if (rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur > want)
+			rl.rlim_cur = want;
+		if (rl.rlim_max == RLIM_INFINITY || rl.rlim_max > want)
+			rl.rlim_max = want;
+		setrlimit(RLIMIT_AS, &rl);
+	}
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	for (int sig = 1; sig < NSIG; sig++)
@@ -367,7 +381,8 @@ static int tap_start(struct singer *s, const char *path, char *const argv[],
 	if (s->pid < 0)
 		goto fail;
 	if (s->pid == 0)
-		child_exec(path, argv, s->dir, outp[1], errp[1], parent);
+		child_exec(path, argv, s->dir, outp[1], errp[1], parent,
+		           s->job->memory_mb);
 	setpgid(s->pid, s->pid);     /* either side may win the race */
 	close(outp[1]);
 	close(errp[1]);

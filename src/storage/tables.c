@@ -155,6 +155,7 @@ int storage_table_of_caller(struct req *r, const char *customer_id,
 {
 	int rc;
 
+	memset(t, 0, sizeof *t);
 	if (req_db_or_reply(r) == NULL)
 		return -1;
 	rc = storage_table_load(r->db, customer_id, raw_id, t);
@@ -775,7 +776,7 @@ static int tables_list(struct req *r)
 
 static int table_get(struct req *r)
 {
-	struct storage_table t;
+	struct storage_table t = { .cols = NULL };
 	struct json_object *o, *links;
 	const char *customer;
 	struct db_stmt *st;

@@ -30,6 +30,7 @@ int main(void)
 		suite_table_name, suite_table_types,
 		suite_storage_paths,
 		suite_tabular_infer, suite_tabular_csv, suite_tabular_json,
+		suite_tabular_xlsx, suite_tabular_xls, suite_tabular_parquet,
 	};
 	unsigned failed;
 

@@ -34,6 +34,10 @@ int suite_storage_paths(void);
 int suite_tabular_infer(void);
 int suite_tabular_csv(void);
 int suite_tabular_json(void);
+/* the spreadsheet and Parquet readers */
+int suite_tabular_xlsx(void);
+int suite_tabular_xls(void);
+int suite_tabular_parquet(void);
 
 /* Add a suite and its NULL-terminated test list in one go. */
 struct test_case { const char *name; CU_TestFunc fn; };

@@ -1,0 +1,231 @@
+/* xls.c - the rows of one sheet of a legacy Excel workbook (BIFF in an
+ * OLE2 compound file) through libfreexl.
+ *
+ * FreeXL decodes the whole selected sheet when it is selected (its cells in
+ * one array of rows x columns); a BIFF8 sheet is at most 65536 x 256 cells,
+ * so that bounds the memory.  FreeXL already turns cells whose format shows
+ * a date into text, in the workbook's date system: DATE "YYYY-MM-DD",
+ * DATETIME "YYYY-MM-DD HH:MM:SS", TIME "HH:MM:SS".  Row rules (skip_rows,
+ * header_row, blank rows, padding) are sheet.c's. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <freexl.h>
+
+#include "tabular/formats.h"
+#include "tabular/sheet.h"
+#include "util/str.h"
+
+/* Text of a number that reads back as the same double, as short as may be. */
+static void number_text(double d, char *buf, size_t cap)
+{
+	for (int prec = 15; prec <= 17; prec++) {
+		snprintf(buf, cap, "%.*g", prec, d);
+		if (strtod(buf, NULL) == d)
+			return;
+	}
+}
+
+static const char *freexl_reason(int rc)
+{
+	switch (rc) {
+	case FREEXL_FILE_NOT_FOUND: return "cannot open the file";
+	case FREEXL_INSUFFICIENT_MEMORY: return "out of memory";
+	case FREEXL_INVALID_CFBF_HEADER:
+	case FREEXL_CFBF_INVALID_SIGNATURE:
+		return "not an XLS file (no OLE2 compound file header)";
+	case FREEXL_CFBF_READ_ERROR:
+	case FREEXL_CFBF_SEEK_ERROR:
+		return "truncated or damaged (cannot read a sector)";
+	case FREEXL_CFBF_INVALID_SECTOR_SIZE:
+	case FREEXL_CFBF_EMPTY_FAT_CHAIN:
+	case FREEXL_CFBF_ILLEGAL_FAT_ENTRY:
+	case FREEXL_INVALID_MINI_STREAM:
+	case FREEXL_CFBF_ILLEGAL_MINI_FAT_ENTRY:
+		return "damaged compound file (bad allocation table)";
+	case FREEXL_BIFF_INVALID_BOF: return "damaged workbook stream (bad BOF record)";
+	case FREEXL_BIFF_INVALID_SST: return "damaged shared strings table";
+	case FREEXL_BIFF_ILLEGAL_SST_INDEX: return "a shared string index out of range";
+	case FREEXL_BIFF_WORKBOOK_NOT_FOUND: return "no workbook stream in the file";
+	case FREEXL_INVALID_CHARACTER: return "text not in the workbook's code page";
+	case FREEXL_UNSUPPORTED_CHARSET: return "the workbook's code page is not supported";
+	case FREEXL_ILLEGAL_RK_VALUE: return "a damaged number (RK) record";
+	case FREEXL_CRAFTED_FILE: return "a severely damaged (or crafted) file";
+	default: return "unreadable";
+	}
+}
+
+int xls_read(const char *path, const struct tab_opts *o, const struct tab_sink *sink,
+             struct tab_stats *stats, char *err, size_t errlen)
+{
+	const void *h = NULL;
+	struct tab_stats local_stats;
+	struct sheet_rows rows;
+	struct tab_cell *cells = NULL;
+	char *nums = NULL;          /* number text, 32 bytes a column */
+	unsigned int nsheets = 0, pw = 0, nrows = 0;
+	unsigned short ncols = 0, pick = 0;
+	const char *name = NULL;
+	struct stat st;
+	int rc, ret = TAB_ERR_FORMAT;
+	bool found = false;
+
+	if (stats == NULL)
+		stats = &local_stats;
+	memset(stats, 0, sizeof *stats);
+	sheet_rows_init(&rows, o, sink, stats);
+	if (stat(path, &st) != 0) {
+		str_errf(err, errlen, "cannot open: %m");
+		return TAB_ERR_IO;
+	}
+	if (st.st_size == 0) {
+		str_errf(err, errlen, "empty file");
+		return TAB_ERR_FORMAT;
+	}
+	rc = freexl_open(path, &h);
+	if (rc != FREEXL_OK) {
+		str_errf(err, errlen, "not a valid XLS file: %s", freexl_reason(rc));
+		ret = rc == FREEXL_FILE_NOT_FOUND ? TAB_ERR_IO : TAB_ERR_FORMAT;
+		h = NULL;
+		goto out;
+	}
+	if (freexl_get_info(h, FREEXL_BIFF_PASSWORD, &pw) == FREEXL_OK &&
+	    pw == FREEXL_BIFF_OBFUSCATED) {
+		str_errf(err, errlen, "the workbook is password-protected");
+		goto out;
+	}
+	if (freexl_get_info(h, FREEXL_BIFF_SHEET_COUNT, &nsheets) != FREEXL_OK || nsheets == 0) {
+		str_errf(err, errlen, "the workbook has no sheets");
+		goto out;
+	}
+	if (nsheets > 65535)
+		nsheets = 65535;
+	if (o->sheet_name[0] == '\0') {
+		found = freexl_get_worksheet_name(h, 0, &name) == FREEXL_OK && name != NULL;
+	} else {
+		/* exactly, else ignoring ASCII case as Excel does */
+		for (int pass = 0; pass < 2 && !found; pass++)
+			for (unsigned i = 0; i < nsheets && !found; i++) {
+				const char *nm = NULL;
+				if (freexl_get_worksheet_name(h, (unsigned short)i, &nm) != FREEXL_OK ||
+				    nm == NULL)
+					continue;
+				if (pass == 0 ? strcmp(nm, o->sheet_name) == 0
+				              : str_eq_nocase(nm, o->sheet_name)) {
+					found = true;
+					pick = (unsigned short)i;
+					name = nm;
+				}
+			}
+		if (!found) {
+			char list[512];
+			size_t n = 0;
+			list[0] = '\0';
+			for (unsigned i = 0; i < nsheets; i++) {
+				const char *nm = NULL;
+				if (freexl_get_worksheet_name(h, (unsigned short)i, &nm) != FREEXL_OK ||
+				    nm == NULL)
+					continue;
+				int w = snprintf(list + n, sizeof list - n, "%s%s", n ? ", " : "", nm);
+				if (w < 0 || (size_t)w >= sizeof list - n) {
+					size_t at = n < sizeof list - 5 ? n : sizeof list - 5;
+					snprintf(list + at, sizeof list - at, ", ...");
+					break;
+				}
+				n += (size_t)w;
+			}
+			str_errf(err, errlen, "no sheet named \"%s\"; sheets: %s", o->sheet_name, list);
+			ret = TAB_ERR_OPTION;
+			goto out;
+		}
+	}
+	if (!found) {
+		str_errf(err, errlen, "the workbook's first sheet has no name");
+		goto out;
+	}
+	snprintf(stats->sheet_name, sizeof stats->sheet_name, "%s", name);
+	rc = freexl_select_active_worksheet(h, pick);
+	if (rc == FREEXL_OK)
+		rc = freexl_worksheet_dimensions(h, &nrows, &ncols);
+	if (rc != FREEXL_OK) {
+		str_errf(err, errlen, "sheet \"%s\": %s", stats->sheet_name, freexl_reason(rc));
+		goto out;
+	}
+	if (ncols > 0) {
+		cells = calloc(ncols, sizeof *cells);
+		nums = malloc((size_t)ncols * 32);
+		if (cells == NULL || nums == NULL) {
+			str_errf(err, errlen, "out of memory");
+			ret = TAB_ERR_IO;
+			goto out;
+		}
+	}
+	for (unsigned r = 0; r < nrows; r++) {
+		for (unsigned short c = 0; c < ncols; c++) {
+			FreeXL_CellValue v;
+			struct tab_cell *t = &cells[c];
+			char *nb = nums + (size_t)c * 32;
+
+			*t = (struct tab_cell){ .kind = TAB_NULL, .text = "" };
+			rc = freexl_get_cell_value(h, r, c, &v);
+			if (rc != FREEXL_OK) {
+				str_errf(err, errlen, "sheet \"%s\", row %u: %s", stats->sheet_name, r + 1,
+				         freexl_reason(rc));
+				goto out;
+			}
+			switch (v.type) {
+			case FREEXL_CELL_INT:
+				snprintf(nb, 32, "%d", v.value.int_value);
+				*t = (struct tab_cell){ TAB_NUMBER, nb, strlen(nb), v.value.int_value };
+				break;
+			case FREEXL_CELL_DOUBLE:
+				if (!isfinite(v.value.double_value))
+					break;
+				number_text(v.value.double_value, nb, 32);
+				*t = (struct tab_cell){ TAB_NUMBER, nb, strlen(nb), v.value.double_value };
+				break;
+			case FREEXL_CELL_TEXT:
+			case FREEXL_CELL_SST_TEXT:
+			case FREEXL_CELL_DATE:
+			case FREEXL_CELL_DATETIME:
+			case FREEXL_CELL_TIME:
+				if (v.value.text_value == NULL || v.value.text_value[0] == '\0')
+					break;
+				t->text = v.value.text_value;
+				t->len = strlen(t->text);
+				t->kind = v.type == FREEXL_CELL_DATE ? TAB_DATE
+				        : v.type == FREEXL_CELL_DATETIME ? TAB_DATETIME : TAB_TEXT;
+				break;
+			default:        /* FREEXL_CELL_NULL */
+				break;
+			}
+		}
+		rc = sheet_row(&rows, r, cells, ncols, err, errlen);
+		if (rc == 1)
+			break;
+		if (rc < 0) {
+			if (rc == TAB_ERR_STOP)
+				str_errf(err, errlen, "stopped by the caller");
+			ret = rc;
+			goto out;
+		}
+	}
+	rc = sheet_rows_end(&rows, err, errlen);
+	if (rc < 0) {
+		if (rc == TAB_ERR_STOP)
+			str_errf(err, errlen, "stopped by the caller");
+		ret = rc;
+		goto out;
+	}
+	ret = 0;
+out:
+	if (h != NULL)
+		freexl_close(h);
+	sheet_rows_free(&rows);
+	free(cells);
+	free(nums);
+	return ret;
+}

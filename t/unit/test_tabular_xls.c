@@ -1,0 +1,178 @@
+/* test_tabular_xls.c - the XLS reader on a BIFF8 workbook written by
+ * SheetJS (t/fixtures/storage/binary/types.xls), and on damaged files. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "suites.h"
+#include "binary_fixtures.h"
+#include "tabular/formats.h"
+
+static int read_xls(const char *path, const struct tab_opts *o, struct got *g,
+                    struct tab_stats *st, char *err, size_t errlen)
+{
+	size_t stop = g->stop_after;
+	int abort_at = g->abort_at;
+	struct tab_sink sink = got_sink(g);
+
+	g->stop_after = stop;
+	g->abort_at = abort_at;
+	return xls_read(path, o, &sink, st, err, errlen);
+}
+
+static void expect_rows(const struct got *g, const char *const *want, size_t n)
+{
+	CU_ASSERT_EQUAL(g->nrows, n);
+	for (size_t i = 0; i < n && i < g->nrows && i < GOT_ROWS; i++) {
+		if (strcmp(g->rows[i], want[i]) != 0)
+			fprintf(stderr, "\nrow %zu: got  %s\n        want %s\n", i + 1, g->rows[i],
+			        want[i]);
+		CU_ASSERT_STRING_EQUAL(g->rows[i], want[i]);
+	}
+}
+
+/* Numbers (integers, decimals, one past 32 bits), text, an empty cell,
+ * dates and date-times by number format.  FreeXL reads a BIFF boolean as
+ * the number 1 or 0. */
+static void test_types(void)
+{
+	static const char *const want[] = {
+		"N:1|T:pen|N:1.25|N:1|D:2024-01-15|S:2024-01-15 10:30:00|N:5000000000",
+		"N:2|-|N:10|N:0|D:1999-12-31|S:1999-12-31 23:59:59|N:6",
+		"N:3|T:ink|N:0.5|N:1|-|S:2000-01-01 00:00:00|N:-7",
+	};
+	struct tab_opts o = got_opts(NULL);
+	struct tab_stats st;
+	struct got g = { 0 };
+	char err[256] = "";
+
+	CU_ASSERT_EQUAL(read_xls(FIXTURE("types.xls"), &o, &g, &st, err, sizeof err), 0);
+	CU_ASSERT_STRING_EQUAL(err, "");
+	CU_ASSERT_EQUAL(g.headers, 1);
+	CU_ASSERT_STRING_EQUAL(g.header, "id|name|price|flag|day|at|big");
+	expect_rows(&g, want, 3);
+	CU_ASSERT_EQUAL(st.rows, 3);
+	CU_ASSERT_EQUAL(st.ragged_rows, 0);
+	CU_ASSERT(st.has_header);
+	CU_ASSERT_STRING_EQUAL(st.sheet_name, "Items");
+}
+
+static void test_sheets(void)
+{
+	static const char *const other[] = { "T:a|N:1", "T:b|N:2" };
+	struct tab_opts o = got_opts("Other");
+	struct tab_stats st;
+	struct got g = { 0 };
+	char err[256] = "";
+
+	CU_ASSERT_EQUAL(read_xls(FIXTURE("types.xls"), &o, &g, &st, err, sizeof err), 0);
+	CU_ASSERT_STRING_EQUAL(g.header, "k|v");
+	expect_rows(&g, other, 2);
+	CU_ASSERT_STRING_EQUAL(st.sheet_name, "Other");
+
+	o = got_opts("many");
+	CU_ASSERT_EQUAL(read_xls(FIXTURE("types.xls"), &o, &g, &st, err, sizeof err), 0);
+	CU_ASSERT_STRING_EQUAL(g.header, "seq|sq");
+	CU_ASSERT_EQUAL(g.nrows, 300);
+	CU_ASSERT_EQUAL(st.rows, 300);
+	CU_ASSERT_STRING_EQUAL(g.rows[0], "N:1|N:1");
+	CU_ASSERT_STRING_EQUAL(g.rows[15], "N:16|N:256");
+	CU_ASSERT_STRING_EQUAL(st.sheet_name, "Many");
+
+	o = got_opts("Nope");
+	CU_ASSERT_EQUAL(read_xls(FIXTURE("types.xls"), &o, &g, &st, err, sizeof err),
+	                TAB_ERR_OPTION);
+	CU_ASSERT_STRING_EQUAL(err, "no sheet named \"Nope\"; sheets: Items, Other, Many");
+	CU_ASSERT_EQUAL(g.headers, 0);
+}
+
+static void test_skip_and_stop(void)
+{
+	static const char *const want[] = { "N:3|T:ink|N:0.5|N:1|-|S:2000-01-01 00:00:00|N:-7" };
+	struct tab_opts o = got_opts(NULL);
+	struct tab_stats st;
+	struct got g = { 0 };
+	char err[256] = "";
+
+	/* the second data row as the header */
+	o.skip_rows = 1;
+	o.header_row = 1;
+	CU_ASSERT_EQUAL(read_xls(FIXTURE("types.xls"), &o, &g, &st, err, sizeof err), 0);
+	CU_ASSERT_STRING_EQUAL(g.header, "2|column_2|10|0|1999-12-31|1999-12-31 23:59:59|6");
+	expect_rows(&g, want, 1);
+
+	o = got_opts("Many");
+	g = (struct got){ .stop_after = 5 };
+	CU_ASSERT_EQUAL(read_xls(FIXTURE("types.xls"), &o, &g, &st, err, sizeof err), 0);
+	CU_ASSERT_EQUAL(g.nrows, 5);
+	g = (struct got){ .abort_at = 2 };
+	CU_ASSERT_EQUAL(read_xls(FIXTURE("types.xls"), &o, &g, &st, err, sizeof err),
+	                TAB_ERR_STOP);
+	CU_ASSERT_EQUAL(g.nrows, 2);
+}
+
+static void expect_fail(const char *path, int want_rc, const char *want_in_err)
+{
+	struct tab_opts o = got_opts(NULL);
+	struct tab_stats st;
+	struct got g = { 0 };
+	char err[256] = "";
+
+	CU_ASSERT_EQUAL(read_xls(path, &o, &g, &st, err, sizeof err), want_rc);
+	if (strstr(err, want_in_err) == NULL)
+		fprintf(stderr, "\n%s: error \"%s\" lacks \"%s\"\n", path, err, want_in_err);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err, want_in_err));
+	CU_ASSERT_EQUAL(g.nrows, 0);
+}
+
+static void test_malformed(void)
+{
+	expect_fail(FIXTURE("truncated.xls"), TAB_ERR_FORMAT, "not a valid XLS file");
+	expect_fail(FIXTURE("empty.xls"), TAB_ERR_FORMAT, "empty file");
+	expect_fail(FIXTURE("types.xlsx"), TAB_ERR_FORMAT,
+	            "not a valid XLS file: not an XLS file (no OLE2 compound file header)");
+	expect_fail(FIXTURE("no-such-file.xls"), TAB_ERR_IO, "cannot open");
+}
+
+static void test_infer(void)
+{
+	static const struct want_col items[] = {
+		{ "id", INFER_INTEGER, 0, 0, false },
+		{ "name", INFER_VARCHAR, 0, 0, true },
+		{ "price", INFER_DECIMAL, 4, 2, false },      /* 1.25, 10, 0.5 */
+		{ "flag", INFER_INTEGER, 0, 0, false },       /* booleans as 1 and 0 */
+		{ "day", INFER_DATE, 0, 0, true },
+		{ "at", INFER_TIMESTAMP, 0, 0, false },
+		{ "big", INFER_BIGINT, 0, 0, false },
+	};
+	static const struct want_col other[] = {
+		{ "k", INFER_VARCHAR, 0, 0, false },
+		{ "v", INFER_INTEGER, 0, 0, false },
+	};
+	static const struct want_col many[] = {
+		{ "seq", INFER_INTEGER, 0, 0, false },
+		{ "sq", INFER_INTEGER, 0, 0, false },
+	};
+	struct infer_result r;
+	char err[256] = "";
+
+	expect_schema(FIXTURE("types.xls"), TAB_XLS, NULL, items, 7, 3);
+	expect_schema(FIXTURE("types.xls"), TAB_XLS, "Other", other, 2, 2);
+	expect_schema(FIXTURE("types.xls"), TAB_XLS, "Many", many, 2, 300);
+	CU_ASSERT_EQUAL(infer_file(FIXTURE("truncated.xls"), TAB_XLS, NULL, &r, err, sizeof err),
+	                TAB_ERR_FORMAT);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err, "not a valid XLS file"));
+}
+
+int suite_tabular_xls(void)
+{
+	static const struct test_case tests[] = {
+		{ "SheetJS BIFF8: numbers, text, blanks, dates by format", test_types },
+		{ "sheets by name, any case; an unknown name", test_sheets },
+		{ "skip_rows, header_row; the sink stops or aborts", test_skip_and_stop },
+		{ "truncated, empty and foreign files", test_malformed },
+		{ "inferred schemas of the fixtures", test_infer },
+		{ NULL, NULL },
+	};
+	return suite_add("tabular_xls", tests);
+}

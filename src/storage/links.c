@@ -123,13 +123,11 @@ int storage_link_post(struct req *r)
 	}
 	if ((found = db_fetch(st)) == 1) {
 		if (strcmp(db_col_str(st, 1), "active") == 0) {
-			o = json_object_new_object();
-			json_object_object_add(o, "error", json_object_new_string("already_linked"));
-			json_object_object_add(o, "message", json_object_new_string(
-			    "The dataset is already linked to this table"));
-			json_object_object_add(o, "link_id", json_object_new_string(db_col_str(st, 0)));
+			char existing[UUID_STR_LEN];
+
+			snprintf(existing, sizeof existing, "%s", db_col_str(st, 0));
 			db_done(st);
-			resp_json(r, 409, o);
+			storage_table_reply(r, LINK_EXISTS, NULL, "link_id", existing);
 			goto out;
 		}
 		snprintf(relink, sizeof relink, "%s", db_col_str(st, 0));
@@ -143,17 +141,13 @@ int storage_link_post(struct req *r)
 	/* The dataset must have a schema, and rows we can read. */
 	if (strcmp(ds.status, "ready") != 0) {
 		if (strcmp(ds.status, "failed") == 0)
-			storage_reply_error(r, 409, "dataset_not_ready", "The dataset's schema "
-			                    "inference failed: refresh its schema, then link it");
+			storage_table_reply(r, LINK_INFERENCE_FAILED, NULL, NULL, NULL);
 		else
-			storage_reply_error(r, 409, "dataset_not_ready", "The dataset's schema is "
-			                    "not inferred yet (status %s): link it once its status "
-			                    "is ready", ds.status);
+			storage_table_reply(r, LINK_NOT_INFERRED, ds.status, NULL, NULL);
 		goto out;
 	}
 	if (strcmp(ds.format, "parquet") == 0) {
-		storage_reply_error(r, 422, "format_not_loadable", "Parquet datasets are read "
-		                    "for their schema only: their rows cannot be loaded into a table");
+		storage_table_reply(r, LINK_NOT_LOADABLE, NULL, NULL, NULL);
 		goto out;
 	}
 	st = db_query(r->db, "SELECT schema_json FROM datasets WHERE id = ? AND customer_id = ?",
@@ -177,8 +171,7 @@ int storage_link_post(struct req *r)
 		else if (found == -1)
 			resp_db_error(r, db_last_err(r->db));
 		else
-			storage_reply_error(r, 409, "dataset_not_ready", "The dataset has no "
-			                    "readable schema: refresh its schema, then link it");
+			storage_table_reply(r, LINK_NO_SCHEMA, NULL, NULL, NULL);
 		goto out;
 	}
 
@@ -234,8 +227,7 @@ int storage_link_post(struct req *r)
 	if (n < 0) {
 		db_rollback(r->db);
 		rc = n == DB_ERR_DUPLICATE
-		     ? storage_reply_error(r, 409, "already_linked",
-		                           "The dataset is already linked to this table")
+		     ? storage_table_reply(r, LINK_EXISTS, NULL, NULL, NULL)
 		     : resp_db_error(r, (int)n);
 		goto out;
 	}

@@ -52,6 +52,48 @@ const struct route storage_table_routes[] = {
 	ROUTES_END
 };
 
+/* --- answers ------------------------------------------------------------------------- */
+
+static const struct {
+	int status;
+	const char *code;
+	const char *before, *after;       /* the message: before arg after */
+} replies[] = {
+	[TABLE_NOT_FOUND] = { 404, "table_not_found", "Table not found", "" },
+	[TABLE_EXISTS] = { 409, "table_exists", "A table of this name already exists "
+	    "(names are compared without regard to case)", "" },
+	[TABLE_IN_WAREHOUSE] = { 409, "table_exists", "The warehouse already has a table ", "" },
+	[TABLE_WAREHOUSE_ERROR] = { 500, "warehouse_error",
+	    "The warehouse could not create the table", "" },
+	[TABLE_WAREHOUSE_UNAVAILABLE] = { 503, "warehouse_unavailable",
+	    "The warehouse cannot be reached: try again later", "" },
+	[LINK_EXISTS] = { 409, "already_linked", "The dataset is already linked to this table", "" },
+	[LINK_NOT_INFERRED] = { 409, "dataset_not_ready", "The dataset's schema is not "
+	    "inferred yet (status ", "): link it once its status is ready" },
+	[LINK_INFERENCE_FAILED] = { 409, "dataset_not_ready", "The dataset's schema "
+	    "inference failed: refresh its schema, then link it", "" },
+	[LINK_NO_SCHEMA] = { 409, "dataset_not_ready", "The dataset has no readable "
+	    "schema: refresh its schema, then link it", "" },
+	[LINK_NOT_LOADABLE] = { 422, "format_not_loadable", "Parquet datasets are read for "
+	    "their schema only: their rows cannot be loaded into a table", "" },
+};
+
+int storage_table_reply(struct req *r, enum table_reply what, const char *arg,
+                        const char *key, const char *val)
+{
+	struct json_object *o = json_object_new_object();
+	char msg[512];
+
+	snprintf(msg, sizeof msg, "%s%s%s", replies[what].before, arg != NULL ? arg : "",
+	         replies[what].after);
+	json_object_object_add(o, "error", json_object_new_string(replies[what].code));
+	json_object_object_add(o, "message", json_object_new_string(msg));
+	if (key != NULL)
+		json_object_object_add(o, key, json_object_new_string(val));
+	resp_json(r, replies[what].status, o);
+	return -1;
+}
+
 /* --- ids and the caller's table ------------------------------------------------ */
 
 int storage_uuid_parse(const char *in, char out[STORAGE_TABLE_ID_LEN + 1])
@@ -155,13 +197,14 @@ int storage_table_of_caller(struct req *r, const char *customer_id,
 {
 	int rc;
 
+	memset(t, 0, sizeof *t);
 	if (req_db_or_reply(r) == NULL)
 		return -1;
 	rc = storage_table_load(r->db, customer_id, raw_id, t);
 	if (rc < 0)
 		return resp_db_error(r, rc);
 	if (rc == 0)
-		return storage_reply_error(r, 404, "table_not_found", "Table not found");
+		return storage_table_reply(r, TABLE_NOT_FOUND, NULL, NULL, NULL);
 	return 0;
 }
 
@@ -638,15 +681,11 @@ static int table_create(struct req *r)
 		goto out;
 	}
 	if ((rc = db_fetch(st)) == 1) {
-		struct json_object *c = json_object_new_object();
+		char existing[STORAGE_TABLE_ID_LEN + 1];
 
-		json_object_object_add(c, "error", json_object_new_string("table_exists"));
-		json_object_object_add(c, "message", json_object_new_string(
-		    "A table of this name already exists (names are compared without "
-		    "regard to case)"));
-		json_object_object_add(c, "table_id", json_object_new_string(db_col_str(st, 0)));
+		snprintf(existing, sizeof existing, "%s", db_col_str(st, 0));
 		db_done(st);
-		rc = resp_json(r, 409, c);
+		rc = storage_table_reply(r, TABLE_EXISTS, NULL, "table_id", existing);
 		goto out;
 	}
 	db_done(st);
@@ -674,8 +713,7 @@ static int table_create(struct req *r)
 	            json_object_to_json_string_ext(canon, JSON_C_TO_STRING_PLAIN),
 	            r->id.sub);
 	if (n == DB_ERR_DUPLICATE) {
-		storage_reply_error(r, 409, "table_exists", "A table of this name already "
-		                    "exists (names are compared without regard to case)");
+		storage_table_reply(r, TABLE_EXISTS, NULL, NULL, NULL);
 		goto out;
 	}
 	if (n < 0) {
@@ -686,22 +724,22 @@ static int table_create(struct req *r)
 	/* The real table.  On any failure the row goes again. */
 	if ((w = wh_open(r->cfg, err, sizeof err)) == NULL) {
 		log_kv(LOG_ERROR, "warehouse unavailable", "error=%s", LOG_Q(err));
-		storage_reply_error(r, 503, "warehouse_unavailable",
-		                    "The warehouse cannot be reached: try again later");
+		storage_table_reply(r, TABLE_WAREHOUSE_UNAVAILABLE, NULL, NULL, NULL);
 		goto undo;
 	}
 	exists = wh_table_exists(w, wh_schema, name, err, sizeof err);
 	if (exists == 1) {
-		storage_reply_error(r, 409, "table_exists", "The warehouse already has a "
-		                    "table %s.%s", wh_schema, name);
+		char where[2 * TABLE_NAME_BUF];
+
+		snprintf(where, sizeof where, "%s.%s", wh_schema, name);
+		storage_table_reply(r, TABLE_IN_WAREHOUSE, where, NULL, NULL);
 		goto undo;
 	}
 	if (exists < 0 ||
 	    wh_table_create(w, wh_schema, name, cols, ncols, 0, err, sizeof err) != 0) {
 		log_kv(LOG_ERROR, "warehouse table not created", "schema=%s table=%s error=%s",
 		       wh_schema, LOG_Q(name), LOG_Q(err));
-		storage_reply_error(r, 500, "warehouse_error",
-		                    "The warehouse could not create the table");
+		storage_table_reply(r, TABLE_WAREHOUSE_ERROR, NULL, NULL, NULL);
 		goto undo;
 	}
 	log_kv(LOG_INFO, "storage table created", "table=%s schema=%s name=%s customer=%s",
@@ -775,7 +813,7 @@ static int tables_list(struct req *r)
 
 static int table_get(struct req *r)
 {
-	struct storage_table t;
+	struct storage_table t = { .cols = NULL };
 	struct json_object *o, *links;
 	const char *customer;
 	struct db_stmt *st;
@@ -790,7 +828,7 @@ static int table_get(struct req *r)
 	storage_table_free(&t);
 	if ((o = table_json(r->db, customer, t.id, &dberr)) == NULL)
 		return dberr != 0 ? resp_db_error(r, dberr)
-		                  : storage_reply_error(r, 404, "table_not_found", "Table not found");
+		                  : storage_table_reply(r, TABLE_NOT_FOUND, NULL, NULL, NULL);
 	links = json_object_new_array();
 	st = db_query(r->db, "SELECT l.id, l.dataset_id, d.file_name, l.created_at, l.status, "
 	              "l.sync_status, l.row_count, l.last_sync, l.error "

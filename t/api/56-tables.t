@@ -160,6 +160,15 @@ for my $c (@bad_cols) {
 	json_response_is($res, 400, { error => 'invalid_columns', message => $c->[1], errors => [ $c->[1] ] },
 			 "columns: $c->[1]");
 }
+# A table already in the warehouse at that place (made by hand): 409, no row.
+mysql("CREATE TABLE `$tb->{warehouse_schema}`.`by_hand` (x INT)");
+$res = st(POST => '/storage-explorer/tables', $tok, { table_name => 'by_hand', columns => \@cols });
+json_response_is($res, 409, { error => 'table_exists',
+	message => "The warehouse already has a table $tb->{warehouse_schema}.by_hand" },
+	'warehouse table exists: 409');
+is(mysql("SELECT COUNT(*) FROM warehouse_tables WHERE table_name = 'by_hand'"), 0, 'no row for it');
+is(mysql("SELECT COUNT(*) FROM `$tb->{warehouse_schema}`.`by_hand`"), 0, 'the hand-made table kept');
+
 # Several wrong columns: every one named.
 $res = st(POST => '/storage-explorer/tables', $tok, { table_name => 'cols_t',
 	  columns => [ { name => 'a', type => 'X' }, { name => 'b', type => 'INTEGER' }, { name => 'B', type => 'Y' } ] });

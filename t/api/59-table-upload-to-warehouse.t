@@ -17,6 +17,7 @@ my ($cid_b, $tok_b) = customer_with_token("up-b-$t");
 
 sub upload {
 	my ($token, $folder, $name, $content) = @_;
+	# (content is bytes)
 	my $b = "----sluicetables$$";
 	my $body = "--$b\r\nContent-Disposition: form-data; name=\"file\"; filename=\"$name\"\r\n"
 		 . "Content-Type: text/csv\r\n\r\n$content\r\n--$b--\r\n";
@@ -96,5 +97,49 @@ $done = wait_link($tok_b, $b_table->{table_id}, $res->{json}{link_id});
 is($done->{row_count}, 4, "B's load: 4 rows");
 is(wh_count($table), 4, "A's table still has its 4 rows");
 is(wh_count($b_table), 4, "B's table has its own 4");
+
+# --- a spreadsheet (ExcelJS fixture): typed cells into typed columns ------------------
+
+sub fixture {
+	my ($name) = @_;
+	my $f = env('SLUICE_ROOT') . "/t/fixtures/storage/binary/$name";
+	open my $fh, '<:raw', $f or die "$f: $!";
+	local $/;
+	return scalar <$fh>;
+}
+
+$res = upload($tok, "sheets/$t", 'types.xlsx', fixture('types.xlsx'));
+is($res->{status}, 201, 'upload the XLSX') or diag describe($res);
+my $x_id = $res->{json}{files}[0]{dataset_id};
+my $x = wait_ready($tok, $x_id);
+is($x->{status}, 'ready', 'XLSX inferred') or diag explain $x;
+my %xt = map { $_->{name} => $_->{inferred_type} } @{ $x->{schema}{columns} };
+is_deeply([ @xt{qw(id name flag day at)} ], [ qw(INTEGER VARCHAR BOOLEAN DATE TIMESTAMP) ],
+	  'XLSX column types') or diag explain $x->{schema};
+my $x_table = create_table($tok, 'sheet_rows', columns_of($x->{schema}));
+$res = link_dataset($tok, $x_table->{table_id}, $x_id);
+is($res->{status}, 201, 'link the XLSX dataset') or diag describe($res);
+$done = wait_link($tok, $x_table->{table_id}, $res->{json}{link_id});
+is($done->{sync_status}, 'done', 'XLSX loaded') or diag explain $done;
+is($done->{row_count}, $x->{schema}{row_count}, 'every row of the sheet');
+@rows = mysql("SELECT id, IFNULL(name, 'NULL'), CAST(amount AS DOUBLE), flag, day, at FROM "
+	    . "`$x_table->{warehouse_schema}`.`sheet_rows` WHERE id <= 5 ORDER BY id");
+is_deeply(\@rows, [
+	[ 1, 'alpha', '12.5', 1, '2024-01-15', '2024-01-15 10:30:00.000000' ],
+	[ 2, 'beta', '3.25', 0, '2000-02-29', '2000-02-29 23:59:59.000000' ],
+	[ 3, 'NULL', '-7.125', 1, '1970-01-01', '1970-01-01 00:00:01.000000' ],
+	[ 4, 'delta, "quoted"', '100', 0, '2038-01-19', '2038-01-19 03:14:07.000000' ],
+	[ 5, "\x{c3}\x{a9}psilon \x{e2}\x{98}\x{83}", '0.01', 1, '2024-02-29', '2024-02-29 12:00:00.000000' ],
+], 'the spreadsheet rows are in the warehouse, typed');
+
+# A real Parquet file (DuckDB): its schema is read, its rows cannot be loaded.
+$res = upload($tok, "pq/$t", 'types.parquet', fixture('types.parquet'));
+my $pq = $res->{json}{files}[0]{dataset_id};
+my $pq_ds = wait_ready($tok, $pq);
+is($pq_ds->{status}, 'ready', 'Parquet schema read');
+$res = link_dataset($tok, $x_table->{table_id}, $pq);
+json_response_is($res, 422, { error => 'format_not_loadable',
+	message => 'Parquet datasets are read for their schema only: their rows cannot be loaded into a table' },
+	'Parquet link: 422');
 
 done_testing();

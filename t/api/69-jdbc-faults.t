@@ -110,6 +110,7 @@ my $tbm = job_bookmark($token, $pt->{pipeline_id});
 (my $tbm_sql = $tbm) =~ s/T/ /;
 my $have = wh_sql("SELECT COUNT(*) FROM `$schema`.`ties`");
 ok($have > 300, "ties: rows committed before the failure stay ($have)");
+is($run->{rows_loaded}, $have - 300, 'ties: the failed run counts only its committed rows');
 is($have, src_sql("SELECT COUNT(*) FROM $ties WHERE updated_at <= '$tbm_sql'"),
    "ties: exactly the source rows up to the bookmark $tbm, all ties included");
 is(wh_sql("SELECT COUNT(*) FROM `$schema`.`ties` WHERE updated_at > '$tbm_sql'"), 0,

@@ -559,7 +559,9 @@ out:
 static int plan_sql(struct plan *p, bool where, bool order, char *err, size_t errlen)
 {
 	char q[JDBC_QNAME_MAX], expr[JDBC_EXPR_MAX], qs[JDBC_QNAME_MAX], qt[JDBC_QNAME_MAX];
-	size_t cap = 256 + p->ncols * (JDBC_EXPR_MAX + 2) + 3 * JDBC_QNAME_MAX + 64;
+	/* every piece at its longest: the select list, schema.table, the
+	 * WHERE and ORDER BY column, the constants */
+	size_t cap = 256 + p->ncols * (JDBC_EXPR_MAX + 2) + 5 * JDBC_QNAME_MAX;
 	size_t len;
 
 	if ((p->sql = malloc(cap)) == NULL) {
@@ -688,7 +690,7 @@ static int stream_rows(const struct job_spec *job, struct task_env *env,
 	const size_t *lens;
 	char last[JDBC_BOOKMARK_MAX + 1] = "", bm[JDBC_BOOKMARK_MAX + 8];
 	bool have_last = false;
-	long long since_commit = 0, next_progress = JDBC_PROGRESS_ROWS;
+	long long since_commit = 0, committed = 0, next_progress = JDBC_PROGRESS_ROWS;
 	long long commit_rows = env->cfg != NULL && env->cfg->jdbc_commit_rows > 0
 	                        ? env->cfg->jdbc_commit_rows : 100000;
 	int r, rc = -1;
@@ -732,8 +734,9 @@ static int stream_rows(const struct job_spec *job, struct task_env *env,
 			}
 			if (state_after_commit(env, err, errlen) != 0)
 				goto out;
+			committed = wh_batch_rows(b);
 			run_log_info(env->log, "committed %lld rows so far, bookmark %s",
-			             wh_batch_rows(b), bm);
+			             committed, bm);
 			if (wh_begin(env->wh) != 0) {
 				str_errf(err, errlen, "warehouse: %s", wh_error(env->wh));
 				goto out;
@@ -761,8 +764,10 @@ static int stream_rows(const struct job_spec *job, struct task_env *env,
 		goto out;
 	rc = 0;
 out:
+	/* A failure rolls back what was not committed (all of a staging load
+	 * is dropped): only committed rows count as loaded. */
 	if (b != NULL)
-		env->rows_loaded += wh_batch_rows(b);
+		env->rows_loaded += rc == 0 ? wh_batch_rows(b) : committed;
 	wh_batch_free(b);
 	free(names);
 	return rc;
@@ -1004,7 +1009,7 @@ int jdbc_qualify(const struct job_spec *job, struct task_env *env,
 		str_errf(err, errlen, "invalid column or table name");
 		goto out;
 	}
-	cap = 4 * JDBC_QNAME_MAX + strlen(keys) + 512;
+	cap = 6 * JDBC_QNAME_MAX + strlen(keys) + 512;
 	if ((sql = malloc(cap)) == NULL) {
 		str_errf(err, errlen, "out of memory");
 		goto out;

@@ -246,6 +246,7 @@ void child_task_main(const struct config *cfg_in, const struct task_ref *t, int 
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	if (getppid() != parent)
 		_exit(1);
+	runner_close_fds(fd);            /* the supervisor's session is its own */
 	signal(SIGTERM, SIG_DFL);
 	memset(&res, 0, sizeof res);
 	memset(&L, 0, sizeof L);

@@ -207,6 +207,25 @@ static bool pid_gone(long pid)
 	return zombie;
 }
 
+void runner_close_fds(int keep)
+{
+	long max = sysconf(_SC_OPEN_MAX);
+
+	if (keep < 3) {
+		if (close_range(3, ~0U, 0) == 0)
+			return;
+	} else if ((keep == 3 || close_range(3, (unsigned)keep - 1, 0) == 0) &&
+	           close_range((unsigned)keep + 1, ~0U, 0) == 0) {
+		return;
+	}
+	/* A kernel without close_range (before 5.9). */
+	if (max < 0 || max > 65536)
+		max = 65536;
+	for (int fd = 3; fd < max; fd++)
+		if (fd != keep)
+			close(fd);
+}
+
 static void sleep_ms(int ms)
 {
 	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
@@ -922,6 +941,10 @@ static void supervise(const struct config *cfg, const char *run_id,
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	if (getppid() != parent)
 		_exit(1);
+	/* Nothing of the work process's: its database session stays its own
+	 * (closing the copy sends nothing), its HTTP connections close when it
+	 * closes them. */
+	runner_close_fds(-1);
 	memset(&sa, 0, sizeof sa);
 	sa.sa_handler = on_sup_term;
 	sigemptyset(&sa.sa_mask);

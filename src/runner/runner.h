@@ -129,6 +129,11 @@ struct task_deps {
  * task upstream of itself, a bad index or too many upstreams. */
 int runner_task_order(size_t n, const struct task_deps *deps, size_t *order);
 
+/* Close every descriptor above 2 but keep (-1: none): a forked supervisor
+ * or task must not hold its parent's sockets (a keep-alive connection to a
+ * single-threaded server would stay open as long as the run lasts). */
+void runner_close_fds(int keep);
+
 /* ---- connector.c extras ------------------------------------------------- */
 
 /* 0, or -1 with "driver not available: <plugin>" for a jdbc plugin this

@@ -36,6 +36,13 @@ static const struct work_kind kinds[] = {
 
 static volatile sig_atomic_t stop_requested;
 
+/* A pipeline run's supervisor ended: only wakes the idle wait, so its slot
+ * is reused at once (the executor reaps it). */
+static void on_child(int sig)
+{
+	(void)sig;
+}
+
 static void on_term(int sig)
 {
 	(void)sig;
@@ -336,11 +343,16 @@ int work_main(const struct config *cfg)
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
+	sa.sa_handler = on_child;
+	sa.sa_flags = SA_NOCLDSTOP;
+	sigaction(SIGCHLD, &sa, NULL);
+	sa.sa_flags = 0;
 	signal(SIGPIPE, SIG_IGN);
 	signal(SIGHUP, SIG_IGN);
 	sigemptyset(&block);
 	sigaddset(&block, SIGTERM);
 	sigaddset(&block, SIGINT);
+	sigaddset(&block, SIGCHLD);
 	sigprocmask(SIG_BLOCK, &block, &origmask);
 
 	if (gethostname(host, sizeof host) != 0)

@@ -645,10 +645,12 @@ static bool cell_ref(const char *r, long *col, long long *row)
 	long long n = 0;
 	int letters = 0, digits = 0;
 
-	for (; *r >= 'A' && *r <= 'Z'; r++, letters++)
-		c = c * 26 + (*r - 'A' + 1);
-	for (; *r >= '0' && *r <= '9'; r++, digits++)
-		n = n * 10 + (*r - '0');
+	for (; *r >= 'A' && *r <= 'Z'; r++)
+		if (++letters <= 3)
+			c = c * 26 + (*r - 'A' + 1);
+	for (; *r >= '0' && *r <= '9'; r++)
+		if (++digits <= 7)
+			n = n * 10 + (*r - '0');
 	if (*r != '\0' || letters == 0 || letters > 3 || digits == 0 || digits > 7 ||
 	    c > SHEET_COLS_MAX || n < 1 || n > XLSX_ROWS_MAX)
 		return false;
@@ -1035,7 +1037,7 @@ static int open_zip(struct xlsx *x, const char *path)
 	if (got == 8 && memcmp(magic, "\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1", 8) == 0)
 		return set_err(x, TAB_ERR_FORMAT, "not an XLSX file but an OLE2 compound file: an "
 		               "encrypted workbook, or an XLS file named .xlsx");
-	x->zip = zip_open(path, ZIP_RDONLY | ZIP_CHECKCONS, &ze);
+	x->zip = zip_open(path, ZIP_RDONLY, &ze);
 	if (x->zip == NULL) {
 		zip_error_t e;
 		zip_error_init_with_code(&e, ze);
@@ -1049,16 +1051,24 @@ static int open_zip(struct xlsx *x, const char *path)
 	return 0;
 }
 
-/* The sheet named o->sheet_name (exactly, else ignoring ASCII case as
- * Excel does), or the first; TAB_ERR_OPTION naming the sheets there are. */
+/* The sheet named want (exactly, else ignoring ASCII case as Excel does),
+ * or the first worksheet; TAB_ERR_OPTION naming the sheets there are.  The
+ * workbook's relationships are read. */
 static const struct xsheet *pick_sheet(struct xlsx *x, const char *want)
 {
 	if (x->nsheets == 0) {
 		set_err(x, TAB_ERR_FORMAT, "the workbook has no sheets");
 		return NULL;
 	}
-	if (want[0] == '\0')
+	if (want[0] == '\0') {
+		/* the first worksheet (a chart sheet has no cells) */
+		for (size_t i = 0; i < x->nsheets; i++) {
+			const struct xrel *r = rel_by_id(x, x->sheets[i].rid);
+			if (r != NULL && strcmp(r->type, "worksheet") == 0)
+				return &x->sheets[i];
+		}
 		return &x->sheets[0];
+	}
 	for (size_t i = 0; i < x->nsheets; i++)
 		if (strcmp(x->sheets[i].name, want) == 0)
 			return &x->sheets[i];
@@ -1122,12 +1132,11 @@ int xlsx_read(const char *path, const struct tab_opts *o, const struct tab_sink 
 		snprintf(x.workbook, sizeof x.workbook, "xl/workbook.xml");
 	if (xml_part(&x, x.workbook, XLSX_PART_MAX, true, NULL, wb_start, wb_end, NULL, &x) != 0)
 		goto out;
+	if (read_rels(&x, x.workbook) != 0)
+		goto out;
 	if ((sh = pick_sheet(&x, o->sheet_name)) == NULL)
 		goto out;
 	snprintf(stats->sheet_name, sizeof stats->sheet_name, "%s", sh->name);
-
-	if (read_rels(&x, x.workbook) != 0)
-		goto out;
 	rel = rel_by_id(&x, sh->rid);
 	if (rel == NULL || resolve(x.workbook, rel->target, sheet_part, sizeof sheet_part) != 0) {
 		set_err(&x, TAB_ERR_FORMAT, "sheet \"%s\": no part for relationship %s", sh->name,

@@ -7,6 +7,7 @@
 use strict;
 use warnings;
 
+use FindBin;
 use Test::More;
 use Time::HiRes qw(sleep time);
 
@@ -102,6 +103,42 @@ is($lines->{schema}{row_count}, 2, 'JSON lines: 2 rows');
 my $h = sx(GET => '/storage-explorer/storage/uploads/history', $tok)->{json};
 is($h->{uploads}[0]{upload_id}, $up->{upload_id}, 'the upload heads the history');
 is($h->{uploads}[0]{status}, 'completed', 'history: completed');
+
+# --- spreadsheets and Parquet, written by third-party writers (t/fixtures/storage) ---------
+
+{
+	my $fx = "$FindBin::Bin/../fixtures/storage/binary";
+	my %want = (
+		'types.xlsx' => [ 'excel', 6, 'id:INTEGER name:VARCHAR amount:DECIMAL(6,3) big:BIGINT ratio:DOUBLE '
+				  . 'flag:BOOLEAN day:DATE at:TIMESTAMP us_day:DATE sparse:VARCHAR' ],
+		'types.xls' => [ 'excel', 3, 'id:INTEGER name:VARCHAR price:DECIMAL(4,2) flag:INTEGER day:DATE '
+				 . 'at:TIMESTAMP big:BIGINT' ],
+		'types.parquet' => [ 'parquet', 3, 'i32:INTEGER i64:BIGINT d:DOUBLE f:DOUBLE b:BOOLEAN dt:DATE '
+				     . 'ts:TIMESTAMP dec:DECIMAL(10,2) dec18:DECIMAL(18,4) dec38:DECIMAL(38,6) v:VARCHAR '
+				     . 'small:INTEGER tiny:INTEGER u32:BIGINT' ],
+	);
+	my $r = upload($tok, 'binary', map { [ $_, slurp("$fx/$_") ] }
+		       qw(types.xlsx types.xls types.parquet bad-magic.parquet));
+	json_response_is($r, 201, undef, 'upload of XLSX, XLS and Parquet files');
+	is(wait_upload($r->{json}{upload_id}), 'failed', 'the upload fails: one Parquet file is broken');
+	for my $name (sort keys %want) {
+		my ($fmt, $rows, $cols) = @{ $want{$name} };
+		my ($f) = grep { $_->{file_name} eq $name } @{ $r->{json}{files} };
+		is($f->{file_format}, $fmt, "$name: file_format $fmt");
+		is($f->{file_size_bytes}, -s "$fx/$name", "$name: size");
+		my $d = wait_dataset($tok, $f->{dataset_id});
+		is($d->{status}, 'ready', "$name: ready") or diag explain $d;
+		is(join(' ', map { "$_->{name}:$_->{inferred_type}"
+				   . (defined $_->{precision} ? "($_->{precision},$_->{scale})" : '') }
+			@{ $d->{schema}{columns} || [] }), $cols, "$name: columns and types");
+		is($d->{schema}{row_count}, $rows, "$name: row_count $rows");
+	}
+	my $bad = wait_dataset($tok, dataset_of($r, 'bad-magic.parquet'));
+	is($bad->{status}, 'failed', 'bad-magic.parquet: failed');
+	is($bad->{error}, 'not a Parquet file: no PAR1 magic at the start', 'with the reader\'s reason');
+	like(mysql("SELECT error FROM uploads WHERE id = '$r->{json}{upload_id}'"),
+	     qr/^bad-magic\.parquet: not a Parquet file/, 'the upload keeps the reason');
+}
 
 # --- a file that cannot be inferred: the upload fails with a reason ------------------
 

@@ -8,6 +8,7 @@
 use strict;
 use warnings;
 
+use FindBin;
 use Test::More;
 
 use SluiceTest;
@@ -169,6 +170,40 @@ json_response_is(refresh($id{'report.csv'}, {}, token(customer => 'st-refresh', 
 		 403, { detail => 'Missing permission STORAGE_EXPLORER.WRITE' }, 'READ only: 403');
 is(mysql("SELECT CONCAT_WS('|', parsing_options, refreshed_at, MD5(schema_json)) FROM datasets "
 	 . "WHERE id = '$id{'report.csv'}'"), $before, 'still unchanged');
+
+# --- spreadsheets and Parquet (fixtures by third-party writers) ----------------------------
+
+{
+	my $fx = "$FindBin::Bin/../fixtures/storage/binary";
+	my $r = upload($tok, 'bin', map { my $f = $_; open my $fh, '<:raw', "$fx/$f" or die "$f: $!";
+					 local $/; [ $f, scalar <$fh> ] } qw(types.xlsx types.xls types.parquet));
+	is($r->{status}, 201, 'upload of types.xlsx, types.xls, types.parquet') or diag describe($r);
+	my %b = map { $_->{file_name} => $_->{dataset_id} } @{ $r->{json}{files} };
+	wait_dataset($tok, $_) for values %b;
+	my $cols = sub { join ' ', map { "$_->{name}:$_->{inferred_type}" } @{ $_[0]{schema}{columns} || [] } };
+
+	$r = refresh($b{'types.xlsx'}, { sheet_name => 'Second' });
+	json_response_is($r, 200, undef, 'XLSX: sheet_name Second');
+	is($cols->($r->{json}), 'code:VARCHAR qty:INTEGER', 'the second sheet\'s columns');
+	is($r->{json}{schema}{row_count}, 3, 'and rows');
+	$r = refresh($b{'types.xlsx'}, { sheet_name => 'With title', skip_rows => 1 });
+	json_response_is($r, 200, undef, 'XLSX: a sheet with a title row, skip_rows 1');
+	is($cols->($r->{json}), 'region:VARCHAR total:DECIMAL', 'the header below the title');
+	is($r->{json}{schema}{row_count}, 2, 'two rows');
+	is_deeply($r->{json}{parsing_options}, { sheet_name => 'With title', skip_rows => 1 }, 'options');
+	sx_error_is(refresh($b{'types.xlsx'}, { sheet_name => 'nope' }), 400, 'invalid_parsing_options',
+		    'no sheet named "nope"; sheets: Data, Second, With title, Empty', 'XLSX: a sheet that is not there');
+	is_deeply(sx(GET => "/storage-explorer/datasets/$b{'types.xlsx'}", $tok)->{json}{parsing_options},
+		  { sheet_name => 'With title', skip_rows => 1 }, 'the refused sheet changed nothing');
+	$r = refresh($b{'types.xls'}, { sheet_name => 'Other' });
+	json_response_is($r, 200, undef, 'XLS: sheet_name Other');
+	is($cols->($r->{json}), 'k:VARCHAR v:INTEGER', 'its columns');
+	is($r->{json}{schema}{row_count}, 2, 'its rows');
+	$r = refresh($b{'types.parquet'}, {});
+	json_response_is($r, 200, undef, 'Parquet: a refresh without options (footer only, in the request)');
+	is($r->{json}{schema}{row_count}, 3, 'its rows');
+	is(scalar @{ $r->{json}{schema}{columns} }, 14, 'its columns');
+}
 
 # --- large files: through sluice work ---------------------------------------------------------------
 

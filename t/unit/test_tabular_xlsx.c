@@ -408,6 +408,41 @@ static void expect_parts_fail(const char *xml, const char *want_in_err)
 	CU_ASSERT_PTR_NOT_NULL(strstr(err, want_in_err));
 }
 
+/* The first sheet is a chart sheet: the first worksheet is read; naming the
+ * chart sheet is an error. */
+static void test_chartsheet_first(void)
+{
+	static const char wb[] =
+		"<workbook xmlns:r=\"r\"><sheets><sheet name=\"Chart\" r:id=\"rId9\"/>"
+		"<sheet name=\"One\" r:id=\"rId1\"/></sheets></workbook>";
+	static const char rels[] =
+		"<Relationships>"
+		"<Relationship Id=\"rId9\" Type=\"http://schemas.openxmlformats.org/officeDocument/2006/relationships/chartsheet\" Target=\"chartsheets/c.xml\"/>"
+		"<Relationship Id=\"rId1\" Type=\"http://schemas.openxmlformats.org/officeDocument/2006/relationships/worksheet\" Target=\"worksheets/s.xml\"/>"
+		"</Relationships>";
+	char path[] = "/tmp/sluice-xlsx-XXXXXX", err[256] = "";
+	struct part parts[] = {
+		{ "_rels/.rels", WB_RELS }, { "xl/workbook.xml", wb },
+		{ "xl/_rels/workbook.xml.rels", rels },
+		{ "xl/chartsheets/c.xml", "<chartsheet/>" },
+		{ "xl/worksheets/s.xml", SHEET("<row><c t=\"str\"><v>h</v></c></row><row><c><v>1</v></c></row>") },
+		{ NULL, NULL },
+	};
+	struct tab_opts o = got_opts(NULL);
+	struct tab_stats st;
+	struct got g = { 0 };
+
+	CU_ASSERT_FATAL(make_zip(path, parts) == 0);
+	CU_ASSERT_EQUAL(read_x(path, &o, &g, &st, err, sizeof err), 0);
+	CU_ASSERT_STRING_EQUAL(st.sheet_name, "One");
+	CU_ASSERT_STRING_EQUAL(g.header, "h");
+	CU_ASSERT_EQUAL(g.nrows, 1);
+	o = got_opts("chart");
+	CU_ASSERT_EQUAL(read_x(path, &o, &g, &st, err, sizeof err), TAB_ERR_FORMAT);
+	CU_ASSERT_STRING_EQUAL(err, "sheet \"Chart\" is a chartsheet, not a worksheet");
+	unlink(path);
+}
+
 static void test_malformed_parts(void)
 {
 	expect_parts_fail(SHEET("<row><c t=\"s\"><v>4</v></c></row>"),
@@ -415,6 +450,10 @@ static void test_malformed_parts(void)
 	expect_parts_fail(SHEET("<row><c t=\"s\"><v>-1</v></c></row>"), "out of range");
 	expect_parts_fail(SHEET("<row><c r=\"XFE1\"><v>1</v></c></row>"), "bad cell reference");
 	expect_parts_fail(SHEET("<row><c r=\"A0\"><v>1</v></c></row>"), "bad cell reference");
+	expect_parts_fail(SHEET("<row><c r=\"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA1\"><v>1</v></c></row>"),
+	                  "bad cell reference");
+	expect_parts_fail(SHEET("<row><c r=\"A99999999999999999999999999\"><v>1</v></c></row>"),
+	                  "bad cell reference");
 	expect_parts_fail(SHEET("<row r=\"1048577\"><c><v>1</v></c></row>"), "bad row number");
 	expect_parts_fail(SHEET("<row><c t=\"zz\"><v>1</v></c></row>"), "unknown type");
 	expect_parts_fail(SHEET("<row><c><v>1</v></c>"), "XML error at line 1");
@@ -641,6 +680,7 @@ int suite_tabular_xlsx(void)
 		{ "truncated, empty and foreign files", test_malformed_files },
 		{ "cell references, sparse rows, rows without numbers", test_sparse },
 		{ "escapes, empty strings, booleans, styles over built-ins", test_values },
+		{ "the first worksheet after a chart sheet", test_chartsheet_first },
 		{ "bad indexes, references, types, XML and DOCTYPEs", test_malformed_parts },
 		{ "a part past its inflated size cap", test_zip_bomb },
 		{ "number format codes: date, time, elapsed or not", test_format_kinds },

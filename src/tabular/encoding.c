@@ -492,6 +492,10 @@ long tab_dec_read(struct tab_dec *d, char *dst, size_t cap, char *err, size_t er
 		str_errf(err, errlen, "internal error: decoder buffer too small");
 		return TAB_ERR_IO;
 	}
+	/* never more than the raw buffer holds, should detection switch to
+	 * iconv in the middle of this read */
+	if (cap > d->chunk)
+		cap = d->chunk;
 	if (d->mode == DEC_ICONV)
 		return iconv_read(d, dst, cap, err, errlen);
 	n = read_some(d, dst, cap, err, errlen);

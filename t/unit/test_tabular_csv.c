@@ -461,6 +461,41 @@ static void test_encoding_far(void)
 	CU_ASSERT_EQUAL(r.row_count, 1);
 	infer_result_free(&r);
 
+	/* Latin-1 decided in a read made after the buffer grew for a long
+	 * record (reads never outgrow the decoder's own buffer) */
+	{
+		size_t big = 8 * TAB_READ_CHUNK, m = 0, ny = 0;
+		char *d2 = malloc(big);
+
+		CU_ASSERT_FATAL(d2 != NULL);
+		m = (size_t)sprintf(d2, "a\n\"");
+		memset(d2 + m, 'x', 3 * TAB_READ_CHUNK);
+		m += 3 * TAB_READ_CHUNK;
+		m += (size_t)sprintf(d2 + m, "\"\n");
+		/* ASCII past what the record's last read brought, then the first
+		 * Latin-1 byte, then more than one read's worth after it */
+		while (m < 5 * TAB_READ_CHUNK) {
+			m += (size_t)sprintf(d2 + m, "y\n");
+			ny++;
+		}
+		m += (size_t)sprintf(d2 + m, "caf\xe9\n");
+		while (m < 7 * TAB_READ_CHUNK) {
+			m += (size_t)sprintf(d2 + m, "y\n");
+			ny++;
+		}
+		{
+			struct tab_opts o1;
+
+			tab_opts_init(&o1);
+			o1.max_analyze_rows = 1;   /* the rest read by the counting path */
+			CU_ASSERT_EQUAL(tt_infer(TAB_CSV, d2, m, &o1, &r, err, sizeof err), 0);
+		}
+		CU_ASSERT_STRING_EQUAL(r.stats.encoding, "latin-1");
+		CU_ASSERT_EQUAL(r.row_count, (long long)(2 + ny));
+		infer_result_free(&r);
+		free(d2);
+	}
+
 	/* Latin-1 bytes after UTF-8 was decided: invalid, with the offset */
 	n = (size_t)sprintf(data, "a\n\xc3\xa9\n");
 	while (n < pad)

@@ -20,6 +20,7 @@
 #include <limits.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -68,9 +69,6 @@ struct xfmt {
 	size_t order;               /* of definition in styles.xml */
 };
 
-struct sst_ent {
-	size_t off, len;
-};
 
 /* The user data of every expat handler here starts with a pointer to the
  * reader (struct xlsx has its own address first, struct sheet the
@@ -103,7 +101,8 @@ struct xlsx {
 
 	char *sst;                  /* shared strings, NUL after each */
 	size_t sst_len, sst_cap;
-	struct sst_ent *ss;
+	uint32_t *ss;               /* where each string starts in sst (text
+	                             * under 4 GiB); its length runs to the NUL */
 	size_t nss, ss_cap;
 	size_t ss_start;
 	bool in_si, in_t, in_rph;
@@ -547,6 +546,9 @@ static void XMLCALL sst_start(void *ud, const XML_Char *name, const XML_Char **a
 	(void)a;
 
 	if (strcmp(l, "si") == 0) {
+		/* a nested <si> is part of the one open: entries stay back to back */
+		if (x->in_si)
+			return;
 		x->in_si = true;
 		x->in_rph = false;
 		x->ss_start = x->sst_len;
@@ -605,7 +607,7 @@ static void XMLCALL sst_end(void *ud, const XML_Char *name)
 			set_err(x, TAB_ERR_IO, "out of memory for the shared strings");
 			return;
 		}
-		x->ss[x->nss++] = (struct sst_ent){ x->ss_start, len };
+		x->ss[x->nss++] = (uint32_t)x->ss_start;
 	}
 }
 
@@ -885,8 +887,8 @@ static void end_cell(struct sheet *s)
 			        "range (%zu strings)", x->part, s->row + 1, s->val, x->nss);
 			return;
 		}
-		c.ext = x->sst + x->ss[i].off;
-		c.len = x->ss[i].len;
+		c.ext = x->sst + x->ss[i];
+		c.len = ((size_t)i + 1 < x->nss ? x->ss[i + 1] : x->sst_len) - x->ss[i] - 1;
 		c.kind = c.len ? TAB_TEXT : TAB_NULL;
 	} else if (s->type == CT_INLINE || s->type == CT_STR) {
 		size_t n = unescape_x(s->val, s->vlen);

@@ -277,6 +277,7 @@ static const char SST[] =
 	"<si><r><t>b</t></r><r><t xml:space=\"preserve\"> c</t></r><rPh><t>PHONETIC</t></rPh></si>"
 	"<si><t>line_x000D__x000A_two_x005F_x0041_</t></si>"
 	"<si><t></t></si>"
+	"<si><t>out</t><si><t>er</t></si></si>"      /* nested: one string */
 	"</sst>";
 static const char STYLES[] =
 	"<styleSheet xmlns=\"http://schemas.openxmlformats.org/spreadsheetml/2006/main\">"
@@ -371,7 +372,7 @@ static void test_sparse(void)
 static void test_values(void)
 {
 	static const char *const want[] = {
-		"T:line\r\ntwo_x0041_|-|B:true|B:false|T:maybe",
+		"T:line\r\ntwo_x0041_|-|B:true|B:false|T:maybe|T:outer",
 		"N:45306|N:45306|T:36:00:00|T:10:30:00|S:2024-01-15 10:30:00",
 		"N:-1|T:NaN|N:1e3|S:1900-01-01 00:00:00|S:9999-12-31 00:00:00",
 		"N:2958466|-|-|-|-",
@@ -383,7 +384,8 @@ static void test_values(void)
 		"<row r=\"1\"><c r=\"A1\" t=\"str\"><v>h1</v></c><c r=\"B1\" t=\"str\"><v>h2</v></c>"
 		"<c r=\"C1\" t=\"str\"><v>h3</v></c><c r=\"D1\" t=\"str\"><v>h4</v></c><c r=\"E1\" t=\"str\"><v>h5</v></c></row>"
 		"<row r=\"2\"><c r=\"A2\" t=\"s\"><v>2</v></c><c r=\"B2\" t=\"s\"><v>3</v></c>"
-		"<c r=\"C2\" t=\"b\"><v>1</v></c><c r=\"D2\" t=\"b\"><v>0</v></c><c r=\"E2\" t=\"b\"><v>maybe</v></c></row>"
+		"<c r=\"C2\" t=\"b\"><v>1</v></c><c r=\"D2\" t=\"b\"><v>0</v></c><c r=\"E2\" t=\"b\"><v>maybe</v></c>"
+		"<c r=\"F2\" t=\"s\"><v>4</v></c></row>"
 		"<row r=\"3\"><c r=\"A3\" s=\"1\"><v>45306</v></c><c r=\"B3\" s=\"2\"><v>45306</v></c>"
 		"<c r=\"C3\" s=\"3\"><v>1.5</v></c><c r=\"D3\" s=\"4\"><v>45306.4375</v></c><c r=\"E3\" s=\"5\"><v>45306.4375</v></c></row>"
 		"<row r=\"4\"><c r=\"A4\" s=\"5\"><v>-1</v></c><c r=\"B4\" s=\"5\"><v>NaN</v></c><c r=\"C4\" s=\"99\"><v>1e3</v></c>"
@@ -445,8 +447,8 @@ static void test_chartsheet_first(void)
 
 static void test_malformed_parts(void)
 {
-	expect_parts_fail(SHEET("<row><c t=\"s\"><v>4</v></c></row>"),
-	                  "shared string index \"4\" out of range (4 strings)");
+	expect_parts_fail(SHEET("<row><c t=\"s\"><v>5</v></c></row>"),
+	                  "shared string index \"5\" out of range (5 strings)");
 	expect_parts_fail(SHEET("<row><c t=\"s\"><v>-1</v></c></row>"), "out of range");
 	expect_parts_fail(SHEET("<row><c r=\"XFE1\"><v>1</v></c></row>"), "bad cell reference");
 	expect_parts_fail(SHEET("<row><c r=\"A0\"><v>1</v></c></row>"), "bad cell reference");
@@ -481,6 +483,36 @@ static void test_zip_bomb(void)
 	free(big);
 	CU_ASSERT_EQUAL(read_x(path, &o, &g, &st, err, sizeof err), TAB_ERR_FORMAT);
 	CU_ASSERT_PTR_NOT_NULL(strstr(err, "xl/workbook.xml inflates to 68157440 bytes, over the limit"));
+	unlink(path);
+}
+
+/* The shared strings table is kept in memory: past 128 MiB of text it is
+ * refused with a reason (here one string of 129 MiB, 130 KiB compressed). */
+static void test_sst_cap(void)
+{
+	size_t n = 129u * 1024 * 1024;
+	const char head[] = "<sst><si><t>", tail[] = "</t></si></sst>";
+	char *big = malloc(sizeof head + n + sizeof tail), path[] = "/tmp/sluice-xlsx-XXXXXX";
+	char err[256] = "";
+	struct tab_opts o = got_opts(NULL);
+	struct tab_stats st;
+	struct got g = { 0 };
+
+	CU_ASSERT_FATAL(big != NULL);
+	memcpy(big, head, sizeof head - 1);
+	memset(big + sizeof head - 1, 'a', n);
+	memcpy(big + sizeof head - 1 + n, tail, sizeof tail);
+	struct part parts[] = {
+		{ "_rels/.rels", WB_RELS }, { "xl/workbook.xml", WORKBOOK },
+		{ "xl/_rels/workbook.xml.rels", WORKBOOK_RELS }, { "xl/sharedStrings.xml", big },
+		{ "xl/worksheets/s.xml", SHEET("<row><c t=\"s\"><v>0</v></c></row>") },
+		{ NULL, NULL },
+	};
+	CU_ASSERT_FATAL(make_zip(path, parts) == 0);
+	free(big);
+	CU_ASSERT_EQUAL(read_x(path, &o, &g, &st, err, sizeof err), TAB_ERR_FORMAT);
+	CU_ASSERT_STRING_EQUAL(err, "the shared strings table holds more than 128 MiB of text");
+	CU_ASSERT_EQUAL(g.headers, 0);
 	unlink(path);
 }
 
@@ -683,6 +715,7 @@ int suite_tabular_xlsx(void)
 		{ "the first worksheet after a chart sheet", test_chartsheet_first },
 		{ "bad indexes, references, types, XML and DOCTYPEs", test_malformed_parts },
 		{ "a part past its inflated size cap", test_zip_bomb },
+		{ "shared strings past their cap", test_sst_cap },
 		{ "number format codes: date, time, elapsed or not", test_format_kinds },
 		{ "serials: 1900 with its leap bug, 1904, times, limits", test_serials },
 		{ "inferred schemas of the fixtures; options; failures", test_infer },

@@ -73,31 +73,10 @@ bool wh_ident_ok(const char *name)
 	if (name == NULL || *name == '\0')
 		return false;
 	while (*p != '\0') {
-		unsigned c = *p;
-		unsigned cp;
-
-		if (c < 0x80) {
-			n = 1;
-			cp = c;
-		} else if ((c & 0xe0) == 0xc0) {
-			n = 2;
-			cp = c & 0x1f;
-		} else if ((c & 0xf0) == 0xe0) {
-			n = 3;
-			cp = c & 0x0f;
-		} else {
-			/* 4-byte sequences are outside the BMP: MariaDB identifiers
-			 * cannot hold them. */
-			return false;
-		}
-		for (size_t i = 1; i < n; i++) {
-			if ((p[i] & 0xc0) != 0x80)
-				return false;
-			cp = (cp << 6) | (p[i] & 0x3f);
-		}
-		/* overlong forms and UTF-16 surrogates are not valid UTF-8 */
-		if ((n == 2 && cp < 0x80) || (n == 3 && cp < 0x800) ||
-		    (cp >= 0xd800 && cp <= 0xdfff))
+		/* 4-byte sequences are outside the BMP: MariaDB identifiers
+		 * cannot hold them. */
+		n = str_utf8_next(p, 4, NULL);   /* stops at the NUL */
+		if (n == 0 || n == 4)
 			return false;
 		p += n;
 		if (++chars > WH_IDENT_MAX)

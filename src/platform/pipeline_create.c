@@ -25,6 +25,7 @@
 #include "util/log.h"
 #include "util/str.h"
 #include "util/timeutil.h"
+#include "util/uuid.h"
 
 /* Bounds of a create body; every one is tested at max and max + 1. */
 #define PIPELINE_NAME_MAX   255
@@ -228,15 +229,9 @@ static int prefix_ok(const char *s)
 
 static int uuid_ok(const char *s)
 {
-	if (strlen(s) != CONNECTION_ID_LEN)
-		return 0;
-	for (int i = 0; i < CONNECTION_ID_LEN; i++) {
-		int dash = i == 8 || i == 13 || i == 18 || i == 23;
+	char canonical[UUID_STR_LEN];
 
-		if (dash ? s[i] != '-' : !isxdigit((unsigned char)s[i]))
-			return 0;
-	}
-	return 1;
+	return uuid_parse(s, canonical) == 0;
 }
 
 static const char *const input_column_keys[] = {

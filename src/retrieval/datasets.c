@@ -103,23 +103,7 @@ struct json_object *rag_json_time(const char *t)
 
 int rag_id_parse(const char *in, char out[RAG_ID_LEN + 1])
 {
-	if (in == NULL || strlen(in) != RAG_ID_LEN)
-		return -1;
-	for (int i = 0; i < RAG_ID_LEN; i++) {
-		unsigned char c = (unsigned char)in[i];
-
-		if (i == 8 || i == 13 || i == 18 || i == 23) {
-			if (c != '-')
-				return -1;
-			out[i] = '-';
-		} else if (isxdigit(c)) {
-			out[i] = (char)tolower(c);
-		} else {
-			return -1;
-		}
-	}
-	out[RAG_ID_LEN] = '\0';
-	return 0;
+	return uuid_parse(in, out);
 }
 
 /* --- the caller's dataset ------------------------------------------------------- */

@@ -26,6 +26,7 @@
 #include "util/arena.h"
 #include "util/config.h"
 #include "util/log.h"
+#include "util/str.h"
 #include "util/uuid.h"
 
 #define SOURCE_MAX 1024            /* rag_documents.source */
@@ -80,48 +81,6 @@ static void sb_free(struct sbuf *b)
 }
 
 /* --- text checks ------------------------------------------------------------------- */
-
-static bool utf8_valid(const unsigned char *s, size_t n)
-{
-	size_t i = 0;
-
-	while (i < n) {
-		unsigned char c = s[i];
-		size_t len;
-		uint32_t cp;
-
-		if (c == 0)
-			return false;
-		if (c < 0x80) {
-			i++;
-			continue;
-		}
-		if (c >= 0xC2 && c <= 0xDF) {
-			len = 2;
-			cp = c & 0x1F;
-		} else if (c >= 0xE0 && c <= 0xEF) {
-			len = 3;
-			cp = c & 0x0F;
-		} else if (c >= 0xF0 && c <= 0xF4) {
-			len = 4;
-			cp = c & 0x07;
-		} else {
-			return false;
-		}
-		if (i + len > n)
-			return false;
-		for (size_t k = 1; k < len; k++) {
-			if ((s[i + k] & 0xC0) != 0x80)
-				return false;
-			cp = cp << 6 | (s[i + k] & 0x3F);
-		}
-		if ((len == 3 && (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF))) ||
-		    (len == 4 && (cp < 0x10000 || cp > 0x10FFFF)))
-			return false;
-		i += len;
-	}
-	return true;
-}
 
 static bool blank(const char *s, size_t n)
 {
@@ -643,7 +602,7 @@ static int on_part_begin(void *arg, const struct multipart_part *p)
 		if (*c == '/' || *c == '\\')
 			base = c + 1;
 	if (base[0] == '\0' || strlen(base) > FILENAME_MAX_BYTES ||
-	    !utf8_valid((const unsigned char *)base, strlen(base)))
+	    !str_utf8_valid(base, strlen(base)))
 		return upload_fail(u, 400, "File name '%.64s' must be 1 to 255 bytes of UTF-8",
 		                   base);
 	if (file_type(base, &u->type) != 0)
@@ -681,7 +640,7 @@ static int on_part_end(void *arg)
 		src += 3;
 		len -= 3;
 	}
-	if (!utf8_valid((const unsigned char *)src, len))
+	if (!str_utf8_valid(src, len))
 		return upload_fail(u, 400, "File '%.64s' is not UTF-8 text", u->filename);
 	switch (u->type) {
 	case F_TEXT:

@@ -23,6 +23,7 @@
 #include "runner/connector.h"
 #include "runner/runner.h"
 #include "util/log.h"
+#include "util/str.h"
 
 #define RUN_ID_MAX  32
 #define TASK_ID_MAX 128
@@ -71,29 +72,7 @@ void run_log_redact(struct run_log *l, const char *secret)
 /* Length of the valid UTF-8 sequence at s (1..4), or 0 when invalid. */
 static size_t utf8_seq(const unsigned char *s, size_t avail)
 {
-	size_t n;
-
-	if (s[0] < 0x80)
-		return 1;
-	if (s[0] >= 0xc2 && s[0] <= 0xdf)
-		n = 2;
-	else if (s[0] >= 0xe0 && s[0] <= 0xef)
-		n = 3;
-	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
-		n = 4;
-	else
-		return 0;
-	if (n > avail)
-		return 0;
-	for (size_t i = 1; i < n; i++)
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-	/* Overlong three-byte forms, surrogates, beyond U+10FFFF. */
-	if (n == 3 && ((s[0] == 0xe0 && s[1] < 0xa0) || (s[0] == 0xed && s[1] >= 0xa0)))
-		return 0;
-	if (n == 4 && ((s[0] == 0xf0 && s[1] < 0x90) || (s[0] == 0xf4 && s[1] >= 0x90)))
-		return 0;
-	return n;
+	return str_utf8_next(s, avail, NULL);
 }
 
 /* in -> out (cap bytes): redacted, one line, valid UTF-8, at most

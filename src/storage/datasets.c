@@ -13,6 +13,7 @@
 #include "storage/storage.h"
 #include "tabular/tabular.h"
 #include "util/str.h"
+#include "util/uuid.h"
 
 static int datasets_list(struct req *r);
 static int dataset_get(struct req *r);
@@ -36,23 +37,7 @@ const struct route storage_routes[] = {
 /* The canonical (lowercase) form of a UUID; -1 when in is not one. */
 static int id_parse(const char *in, char out[STORAGE_ID_LEN + 1])
 {
-	if (in == NULL || strlen(in) != STORAGE_ID_LEN)
-		return -1;
-	for (int i = 0; i < STORAGE_ID_LEN; i++) {
-		unsigned char c = (unsigned char)in[i];
-
-		if (i == 8 || i == 13 || i == 18 || i == 23) {
-			if (c != '-')
-				return -1;
-			out[i] = '-';
-		} else if (isxdigit(c)) {
-			out[i] = (char)tolower(c);
-		} else {
-			return -1;
-		}
-	}
-	out[STORAGE_ID_LEN] = '\0';
-	return 0;
+	return uuid_parse(in, out);
 }
 
 int storage_dataset_load(struct db *db, const char *customer_id,

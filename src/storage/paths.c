@@ -16,49 +16,7 @@
 
 #include "storage/storage.h"
 #include "util/config.h"
-
-/* Valid UTF-8 without NUL (overlongs, surrogates and > U+10FFFF refused). */
-static bool utf8_ok(const unsigned char *s, size_t n)
-{
-	size_t i = 0;
-
-	while (i < n) {
-		unsigned char c = s[i];
-		size_t len;
-		uint32_t cp;
-
-		if (c < 0x80) {
-			if (c == 0)
-				return false;
-			i++;
-			continue;
-		}
-		if (c >= 0xC2 && c <= 0xDF) {
-			len = 2;
-			cp = c & 0x1F;
-		} else if (c >= 0xE0 && c <= 0xEF) {
-			len = 3;
-			cp = c & 0x0F;
-		} else if (c >= 0xF0 && c <= 0xF4) {
-			len = 4;
-			cp = c & 0x07;
-		} else {
-			return false;
-		}
-		if (i + len > n)
-			return false;
-		for (size_t k = 1; k < len; k++) {
-			if ((s[i + k] & 0xC0) != 0x80)
-				return false;
-			cp = cp << 6 | (s[i + k] & 0x3F);
-		}
-		if ((len == 3 && (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF))) ||
-		    (len == 4 && (cp < 0x10000 || cp > 0x10FFFF)))
-			return false;
-		i += len;
-	}
-	return true;
-}
+#include "util/str.h"
 
 static bool bad_char(unsigned char c)
 {
@@ -86,7 +44,7 @@ int storage_path_check(const char *in, bool allow_empty,
 	for (size_t i = 0; i < n; i++)
 		if (bad_char((unsigned char)in[i]))
 			return SPATH_BAD_CHAR;
-	if (!utf8_ok((const unsigned char *)in, n))
+	if (!str_utf8_valid(in, n))
 		return SPATH_BAD_UTF8;
 	seg = in;
 	for (;;) {
@@ -170,7 +128,7 @@ int storage_file_name_clean(const char *sent, char out[STORAGE_NAME_MAX + 1],
 			*why = "the file name contains control characters";
 			return -1;
 		}
-	if (!utf8_ok((const unsigned char *)base, n)) {
+	if (!str_utf8_valid(base, n)) {
 		*why = "the file name is not UTF-8";
 		return -1;
 	}

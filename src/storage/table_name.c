@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "storage/table_name.h"
+#include "util/str.h"
 
 /* --- word lists (upper case, sorted by strcmp for bsearch) ------------------ */
 
@@ -171,36 +172,11 @@ size_t table_name_reserved_list(int target, const char *const **words)
  * byte, a truncated or overlong form, a surrogate, or past U+10FFFF. */
 static int32_t utf8_next(const unsigned char *s, size_t n, size_t *adv)
 {
-	int32_t cp;
-	size_t need;
+	unsigned cp;
+	size_t len = str_utf8_next(s, n, &cp);
 
-	*adv = 1;
-	if (s[0] < 0x80)
-		return s[0];
-	if (s[0] >= 0xc2 && s[0] <= 0xdf) {
-		need = 1;
-		cp = s[0] & 0x1f;
-	} else if (s[0] >= 0xe0 && s[0] <= 0xef) {
-		need = 2;
-		cp = s[0] & 0x0f;
-	} else if (s[0] >= 0xf0 && s[0] <= 0xf4) {
-		need = 3;
-		cp = s[0] & 0x07;
-	} else {
-		return -1;
-	}
-	if (n < need + 1)
-		return -1;
-	for (size_t i = 1; i <= need; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return -1;
-		cp = (cp << 6) | (s[i] & 0x3f);
-	}
-	if ((need == 2 && cp < 0x800) || (need == 3 && cp < 0x10000) ||
-	    (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
-		return -1;
-	*adv = need + 1;
-	return cp;
+	*adv = len ? len : 1;
+	return len ? (int32_t)cp : -1;
 }
 
 static bool is_upper(int32_t c) { return c >= 'A' && c <= 'Z'; }

@@ -98,23 +98,7 @@ int storage_table_reply(struct req *r, enum table_reply what, const char *arg,
 
 int storage_uuid_parse(const char *in, char out[STORAGE_TABLE_ID_LEN + 1])
 {
-	if (in == NULL || strlen(in) != STORAGE_TABLE_ID_LEN)
-		return -1;
-	for (int i = 0; i < STORAGE_TABLE_ID_LEN; i++) {
-		unsigned char c = (unsigned char)in[i];
-
-		if (i == 8 || i == 13 || i == 18 || i == 23) {
-			if (c != '-')
-				return -1;
-			out[i] = '-';
-		} else if (isxdigit(c)) {
-			out[i] = (char)tolower(c);
-		} else {
-			return -1;
-		}
-	}
-	out[STORAGE_TABLE_ID_LEN] = '\0';
-	return 0;
+	return uuid_parse(in, out);
 }
 
 void storage_table_free(struct storage_table *t)

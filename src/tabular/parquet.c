@@ -369,39 +369,6 @@ static int rd_elem(struct tr *t, struct elem *e, int depth)
 	return 0;
 }
 
-static bool valid_utf8(const uint8_t *s, size_t n)
-{
-	size_t i = 0;
-
-	while (i < n) {
-		uint8_t c = s[i];
-		size_t k;
-		uint32_t cp;
-		if (c == 0)
-			return false;
-		if (c < 0x80) {
-			i++;
-			continue;
-		}
-		if (c >= 0xc2 && c <= 0xdf) { k = 1; cp = c & 0x1f; }
-		else if (c >= 0xe0 && c <= 0xef) { k = 2; cp = c & 0x0f; }
-		else if (c >= 0xf0 && c <= 0xf4) { k = 3; cp = c & 0x07; }
-		else return false;
-		if (n - i <= k)
-			return false;
-		for (size_t j = 1; j <= k; j++) {
-			if ((s[i + j] & 0xc0) != 0x80)
-				return false;
-			cp = cp << 6 | (s[i + j] & 0x3f);
-		}
-		if ((k == 2 && cp < 0x800) || (k == 3 && (cp < 0x10000 || cp > 0x10ffff)) ||
-		    (cp >= 0xd800 && cp <= 0xdfff))
-			return false;
-		i += k + 1;
-	}
-	return true;
-}
-
 /* The inferred type of a leaf.  An annotation counts only on a physical type
  * it fits; otherwise the physical type decides.  Decimals wider than the 38
  * digits of our DECIMAL become VARCHAR (text keeps every digit).  TIME has
@@ -621,7 +588,7 @@ static int walk_group(struct walk *w, int32_t children, const char *prefix, bool
 		}
 		const struct elem *e = &w->el[w->pos++];
 		size_t pl = strlen(prefix), nl;
-		if (!valid_utf8(e->name, e->name_len)) {
+		if (!str_utf8_valid((const char *)e->name, e->name_len)) {
 			str_errf(w->err, w->errlen, "Parquet footer: a column name is not valid UTF-8");
 			return -1;
 		}

@@ -174,3 +174,53 @@ size_t str_utf8_chars(const char *s, size_t n)
 		count += ((unsigned char)s[i] & 0xC0) != 0x80;
 	return count;
 }
+
+size_t str_utf8_next(const unsigned char *s, size_t n, unsigned *cp)
+{
+	size_t len;
+	unsigned v;
+
+	if (n == 0)
+		return 0;
+	if (s[0] < 0x80) {
+		len = 1;
+		v = s[0];
+	} else if (s[0] >= 0xC2 && s[0] <= 0xDF) {
+		len = 2;
+		v = s[0] & 0x1F;
+	} else if (s[0] >= 0xE0 && s[0] <= 0xEF) {
+		len = 3;
+		v = s[0] & 0x0F;
+	} else if (s[0] >= 0xF0 && s[0] <= 0xF4) {
+		len = 4;
+		v = s[0] & 0x07;
+	} else {
+		return 0;
+	}
+	if (len > n)
+		return 0;
+	for (size_t k = 1; k < len; k++) {
+		if ((s[k] & 0xC0) != 0x80)
+			return 0;
+		v = v << 6 | (s[k] & 0x3F);
+	}
+	if ((len == 3 && (v < 0x800 || (v >= 0xD800 && v <= 0xDFFF))) ||
+	    (len == 4 && (v < 0x10000 || v > 0x10FFFF)))
+		return 0;
+	if (cp != NULL)
+		*cp = v;
+	return len;
+}
+
+bool str_utf8_valid(const char *s, size_t n)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t i = 0, len;
+
+	while (i < n) {
+		if (p[i] == 0 || (len = str_utf8_next(p + i, n - i, NULL)) == 0)
+			return false;
+		i += len;
+	}
+	return true;
+}

@@ -16,6 +16,14 @@ int str_copy(char *dst, size_t cap, const char *src);
 /* Characters of n bytes of valid UTF-8 (lead bytes counted). */
 size_t str_utf8_chars(const char *s, size_t n);
 
+/* The well-formed UTF-8 sequence at s (at most n bytes: overlong forms,
+ * surrogates and code points past U+10FFFF refused): its length 1..4 with
+ * the code point in *cp (may be NULL), or 0 when s starts no such sequence. */
+size_t str_utf8_next(const unsigned char *s, size_t n, unsigned *cp);
+
+/* n bytes of well-formed UTF-8 without a NUL. */
+bool str_utf8_valid(const char *s, size_t n);
+
 /* printf into an error buffer of errlen bytes; NULL or 0 writes nothing. */
 void str_errf(char *err, size_t errlen, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));

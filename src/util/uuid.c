@@ -1,5 +1,7 @@
 /* uuid.c - RFC 9562 version 4 UUIDs. */
+#include <ctype.h>
 #include <stdio.h>
+#include <string.h>
 #include <openssl/rand.h>
 
 #include "util/uuid.h"
@@ -21,5 +23,26 @@ int uuid_v4(char out[UUID_STR_LEN], char sep)
 		out[k++] = hex[b[i] & 0x0f];
 	}
 	out[k] = '\0';
+	return 0;
+}
+
+int uuid_parse(const char *in, char out[UUID_STR_LEN])
+{
+	if (in == NULL || strlen(in) != UUID_STR_LEN - 1)
+		return -1;
+	for (int i = 0; i < UUID_STR_LEN - 1; i++) {
+		unsigned char c = (unsigned char)in[i];
+
+		if (i == 8 || i == 13 || i == 18 || i == 23) {
+			if (c != '-')
+				return -1;
+			out[i] = '-';
+		} else if (isxdigit(c)) {
+			out[i] = (char)tolower(c);
+		} else {
+			return -1;
+		}
+	}
+	out[UUID_STR_LEN - 1] = '\0';
 	return 0;
 }

@@ -8,4 +8,8 @@
  * (pipeline ids use '_').  0 or -1 when the CSPRNG fails. */
 int uuid_v4(char out[UUID_STR_LEN], char sep);
 
+/* A UUID as a client wrote it (8-4-4-4-12 hex digits, '-' separated, any
+ * case) into out in canonical lowercase form.  0, or -1 when in is not one. */
+int uuid_parse(const char *in, char out[UUID_STR_LEN]);
+
 #endif

@@ -8,6 +8,7 @@
 #include "util/arena.h"
 #include "util/log.h"
 #include "util/str.h"
+#include "util/uuid.h"
 
 /* ---- str_to_ll ---------------------------------------------------------- */
 
@@ -290,6 +291,69 @@ static void test_log_quote(void)
 	CU_ASSERT(strlen(q) < sizeof small);
 }
 
+/* Every boundary of RFC 3629's table of well-formed sequences. */
+static void test_utf8(void)
+{
+	static const struct { const char *s; size_t len; unsigned cp; } cases[] = {
+		{ "A", 1, 0x41 },
+		{ "\x7f", 1, 0x7f },
+		{ "\xc2\x80", 2, 0x80 },
+		{ "\xdf\xbf", 2, 0x7ff },
+		{ "\xc0\x80", 0, 0 },                   /* overlong NUL */
+		{ "\xc1\xbf", 0, 0 },                   /* overlong */
+		{ "\xe0\xa0\x80", 3, 0x800 },
+		{ "\xe0\x9f\xbf", 0, 0 },               /* overlong */
+		{ "\xed\x9f\xbf", 3, 0xd7ff },
+		{ "\xed\xa0\x80", 0, 0 },               /* surrogate */
+		{ "\xed\xbf\xbf", 0, 0 },               /* surrogate */
+		{ "\xef\xbf\xbf", 3, 0xffff },
+		{ "\xf0\x90\x80\x80", 4, 0x10000 },
+		{ "\xf0\x8f\xbf\xbf", 0, 0 },           /* overlong */
+		{ "\xf4\x8f\xbf\xbf", 4, 0x10ffff },
+		{ "\xf4\x90\x80\x80", 0, 0 },           /* past U+10FFFF */
+		{ "\xf5\x80\x80\x80", 0, 0 },
+		{ "\x80", 0, 0 },                       /* stray continuation */
+		{ "\xe2\x82", 0, 0 },                   /* truncated by the NUL */
+		{ "\xe2\x28\xa1", 0, 0 },               /* bad continuation */
+	};
+
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		const unsigned char *u = (const unsigned char *)cases[i].s;
+		unsigned cp = 0;
+		size_t len = str_utf8_next(u, strlen(cases[i].s), &cp);
+
+		CU_ASSERT_EQUAL(len, cases[i].len);
+		if (len != 0)
+			CU_ASSERT_EQUAL(cp, cases[i].cp);
+		CU_ASSERT_EQUAL(str_utf8_valid(cases[i].s, strlen(cases[i].s)),
+		                cases[i].len == strlen(cases[i].s));
+	}
+	/* n bounds the read: a sequence cut by n is refused */
+	CU_ASSERT_EQUAL(str_utf8_next((const unsigned char *)"\xe2\x82\xac", 2, NULL), 0);
+	CU_ASSERT_EQUAL(str_utf8_next((const unsigned char *)"", 0, NULL), 0);
+	CU_ASSERT_TRUE(str_utf8_valid("na\xc3\xafve \xe2\x82\xac", 10));
+	CU_ASSERT_TRUE(str_utf8_valid("", 0));
+	CU_ASSERT_FALSE(str_utf8_valid("a\0b", 3));   /* NUL refused */
+}
+
+static void test_uuid_parse(void)
+{
+	char out[UUID_STR_LEN], fresh[UUID_STR_LEN];
+
+	CU_ASSERT_EQUAL(uuid_parse("3F9C2A10-5B7E-4D21-9A0C-12AB34CD56EF", out), 0);
+	CU_ASSERT_STRING_EQUAL(out, "3f9c2a10-5b7e-4d21-9a0c-12ab34cd56ef");
+	CU_ASSERT_EQUAL(uuid_v4(fresh, '-'), 0);
+	CU_ASSERT_EQUAL(uuid_parse(fresh, out), 0);
+	CU_ASSERT_STRING_EQUAL(out, fresh);
+	CU_ASSERT_EQUAL(uuid_parse(NULL, out), -1);
+	CU_ASSERT_EQUAL(uuid_parse("", out), -1);
+	CU_ASSERT_EQUAL(uuid_parse("3f9c2a10_5b7e_4d21_9a0c_12ab34cd56ef", out), -1);
+	CU_ASSERT_EQUAL(uuid_parse("3f9c2a10-5b7e-4d21-9a0c-12ab34cd56e", out), -1);
+	CU_ASSERT_EQUAL(uuid_parse("3f9c2a10-5b7e-4d21-9a0c-12ab34cd56eff", out), -1);
+	CU_ASSERT_EQUAL(uuid_parse("3f9c2a10-5b7e-4d21-9a0c-12ab34cd56eg", out), -1);
+	CU_ASSERT_EQUAL(uuid_parse("3f9c2a105-b7e-4d21-9a0c-12ab34cd56ef", out), -1);
+}
+
 int suite_str(void)
 {
 	static const struct test_case str_tests[] = {
@@ -298,6 +362,8 @@ int suite_str(void)
 		{ "str_ct_equal", test_ct_equal },
 		{ "str_copy", test_copy },
 		{ "str_trim, str_eq_nocase, str_has_prefix", test_trim_and_compare },
+		{ "str_utf8_next, str_utf8_valid", test_utf8 },
+		{ "uuid_parse", test_uuid_parse },
 		{ NULL, NULL },
 	};
 	static const struct test_case util_tests[] = {

@@ -187,26 +187,6 @@ static long long vm_peak_kb(pid_t pid)
 	return v;
 }
 
-/* No process with this pid, or a zombie nobody reaped (it will never
- * heartbeat again either). */
-static bool pid_gone(long pid)
-{
-	char path[64], buf[256];
-	const char *close;
-	FILE *f;
-	bool zombie = false;
-
-	if (kill((pid_t)pid, 0) != 0)
-		return errno == ESRCH;
-	snprintf(path, sizeof path, "/proc/%ld/stat", pid);
-	if ((f = fopen(path, "re")) == NULL)
-		return false;
-	if (fgets(buf, sizeof buf, f) != NULL && (close = strrchr(buf, ')')) != NULL)
-		zombie = close[1] == ' ' && (close[2] == 'Z' || close[2] == 'X');
-	fclose(f);
-	return zombie;
-}
-
 void runner_close_fds(int keep)
 {
 	long max = sysconf(_SC_OPEN_MAX);
@@ -463,7 +443,7 @@ static void recover(struct work_ctx *w)
 			char *end;
 			long pid = strtol(c + plen, &end, 10);
 
-			dead = *end == '\0' && pid > 0 && pid_gone(pid);
+			dead = *end == '\0' && pid > 0 && work_process_gone(pid);
 		}
 		if (!stale && !dead)
 			continue;

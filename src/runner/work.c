@@ -106,9 +106,7 @@ static int register_process(struct work_ctx *w, const char *host)
 	return rc < 0 ? (int)rc : 0;
 }
 
-/* A pid that names no live process: none at all, or a zombie nobody reaped
- * yet (it will never heartbeat again either). */
-static bool process_gone(long pid)
+bool work_process_gone(long pid)
 {
 	char path[64], buf[256];
 	const char *close;
@@ -152,7 +150,7 @@ static void recover_dead_local(struct work_ctx *w)
 
 		if (strlen(c) <= plen || *end != '\0' || pid <= 0 || pid == (long)getpid())
 			continue;
-		if (process_gone(pid))
+		if (work_process_gone(pid))
 			snprintf(dead[ndead++], sizeof dead[0], "%s", c);
 	}
 	db_done(st);

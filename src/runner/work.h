@@ -9,6 +9,7 @@
 #ifndef SLUICE_WORK_H
 #define SLUICE_WORK_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 struct config;
@@ -56,5 +57,10 @@ void work_heartbeat(struct work_ctx *w, const struct work_item *it);
 
 /* True once SIGTERM arrived: long handlers stop at a safe point. */
 int work_stopping(void);
+
+/* A pid of this host that names no live process: none at all, or a zombie
+ * nobody reaped yet (it will never heartbeat again either).  Claims held by
+ * such a process can be taken back at once. */
+bool work_process_gone(long pid);
 
 #endif

@@ -5,7 +5,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include <openssl/rand.h>
 
 #include "db/db.h"
 #include "http/errors.h"
@@ -93,21 +92,6 @@ int platform_run_id_check(const char *in)
 int platform_pipeline_id_new(char out[PIPELINE_ID_LEN + 1])
 {
 	return uuid_v4(out, '_');
-}
-
-int platform_run_id_new(char out[RUN_ID_LEN + 1])
-{
-	static const char hex[] = "0123456789abcdef";
-	unsigned char b[RUN_ID_LEN / 2];
-
-	if (RAND_bytes(b, sizeof b) != 1)
-		return -1;
-	for (size_t i = 0; i < sizeof b; i++) {
-		out[2 * i] = hex[b[i] >> 4];
-		out[2 * i + 1] = hex[b[i] & 15];
-	}
-	out[RUN_ID_LEN] = '\0';
-	return 0;
 }
 
 /* --- the caller --------------------------------------------------------------- */

@@ -29,7 +29,6 @@ extern const struct route platform_run_cancel_routes[];  /* run_cancel.c */
  * run_id:      32 lowercase hex characters. */
 #define PIPELINE_ID_LEN 36
 #define JOB_ID_MAX      (PIPELINE_ID_LEN + 1 + 10)
-#define RUN_ID_LEN      32
 
 /* SQL for a DATETIME column as ISO 8601 UTC with milliseconds
  * ("2026-11-22T10:00:00.123Z"); NULL stays NULL.  Every connection runs in
@@ -53,7 +52,6 @@ void platform_job_id_make(char out[JOB_ID_MAX + 1], const char *pipeline_id,
 int platform_run_id_check(const char *in);
 /* Fresh random ids from the CSPRNG; 0 or -1. */
 int platform_pipeline_id_new(char out[PIPELINE_ID_LEN + 1]);
-int platform_run_id_new(char out[RUN_ID_LEN + 1]);
 
 /* --- the caller -------------------------------------------------------------
  * The token's customer as a customers row, created on first write (tokens

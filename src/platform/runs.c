@@ -18,6 +18,7 @@
 #include "http/response.h"
 #include "platform/platform.h"
 #include "util/str.h"
+#include "util/uuid.h"
 
 #define RUNS_LIMIT_DEFAULT 100
 #define RUNS_LIMIT_MAX     1000
@@ -190,7 +191,7 @@ static int run_execute(struct req *r)
 		                                MSG_PIPELINE_NOT_FOUND);
 	if (platform_customer_ensure(r) != 0)
 		return -1;
-	if (platform_run_id_new(run_id) != 0)
+	if (run_id_new(run_id) != 0)
 		return resp_internal(r, "CSPRNG failed");
 	if (execute_tx(r, pipeline_id, run_id) != 0)
 		return -1;

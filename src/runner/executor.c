@@ -50,10 +50,10 @@
 #include "util/config.h"
 #include "util/log.h"
 #include "util/timeutil.h"
+#include "util/uuid.h"
 
 #define SUP_MAX        256          /* runner_max_runs' upper bound */
 #define TASKS_MAX      RUNNER_TASKS_MAX
-#define RUN_ID_LEN     32
 #define POLL_MS        100          /* supervisor's child polling period */
 #define FINISH_TRIES   300          /* seconds a run's end waits for the database */
 

@@ -24,14 +24,14 @@
 #include "runner/runner.h"
 #include "util/log.h"
 #include "util/str.h"
+#include "util/uuid.h"
 
-#define RUN_ID_MAX  32
 #define TASK_ID_MAX 128
 #define SECRET_MAX  1024
 
 struct run_log {
 	struct db *db;
-	char run_id[RUN_ID_MAX + 1];
+	char run_id[RUN_ID_LEN + 1];
 	char task_id[TASK_ID_MAX + 1];  /* "" = the run as a whole */
 	char secret[SECRET_MAX + 1];    /* "" = none */
 };
@@ -40,7 +40,7 @@ struct run_log *run_log_new(struct db *db, const char *run_id, const char *task_
 {
 	struct run_log *l;
 
-	if (db == NULL || run_id == NULL || strlen(run_id) > RUN_ID_MAX ||
+	if (db == NULL || run_id == NULL || strlen(run_id) > RUN_ID_LEN ||
 	    (task_id != NULL && strlen(task_id) > TASK_ID_MAX))
 		return NULL;
 	if ((l = calloc(1, sizeof *l)) == NULL)

@@ -16,7 +16,6 @@
 #include <string.h>
 #include <time.h>
 
-#include <openssl/rand.h>
 
 #include "db/db.h"
 #include "runner/runner.h"
@@ -24,9 +23,9 @@
 #include "util/cron.h"
 #include "util/log.h"
 #include "util/timeutil.h"
+#include "util/uuid.h"
 
 #define SCHEDULE_BATCH 32          /* pipelines fired per tick at most */
-#define RUN_ID_HEX     32
 
 int scheduler_next_run(const char *cron_text, const char *tz, time_t after,
                        time_t *next, char *err, size_t errlen)
@@ -46,21 +45,6 @@ int scheduler_next_run(const char *cron_text, const char *tz, time_t after,
 	return 0;
 }
 
-static int run_id_new(char out[RUN_ID_HEX + 1])
-{
-	static const char hex[] = "0123456789abcdef";
-	unsigned char b[RUN_ID_HEX / 2];
-
-	if (RAND_bytes(b, sizeof b) != 1)
-		return -1;
-	for (size_t i = 0; i < sizeof b; i++) {
-		out[2 * i] = hex[b[i] >> 4];
-		out[2 * i + 1] = hex[b[i] & 15];
-	}
-	out[RUN_ID_HEX] = '\0';
-	return 0;
-}
-
 struct due {
 	char id[65];
 	char customer[37];
@@ -71,7 +55,7 @@ struct due {
 /* Fire one due schedule.  1 handled, 0 none due, < 0 database error. */
 static int fire_one(struct work_ctx *w)
 {
-	char next_sql[TIME_SQL_LEN], run_id[RUN_ID_HEX + 1], err[200];
+	char next_sql[TIME_SQL_LEN], run_id[RUN_ID_LEN + 1], err[200];
 	struct db_stmt *st;
 	struct due d;
 	time_t next = 0;

@@ -46,3 +46,18 @@ int uuid_parse(const char *in, char out[UUID_STR_LEN])
 	out[UUID_STR_LEN - 1] = '\0';
 	return 0;
 }
+
+int run_id_new(char out[RUN_ID_LEN + 1])
+{
+	static const char hex[] = "0123456789abcdef";
+	unsigned char b[RUN_ID_LEN / 2];
+
+	if (RAND_bytes(b, sizeof b) != 1)
+		return -1;
+	for (size_t i = 0; i < sizeof b; i++) {
+		out[2 * i] = hex[b[i] >> 4];
+		out[2 * i + 1] = hex[b[i] & 15];
+	}
+	out[RUN_ID_LEN] = '\0';
+	return 0;
+}

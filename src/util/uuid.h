@@ -1,4 +1,4 @@
-/* uuid.h - random (version 4) UUIDs from OpenSSL's CSPRNG. */
+/* uuid.h - random ids from OpenSSL's CSPRNG: version 4 UUIDs, run ids. */
 #ifndef SLUICE_UUID_H
 #define SLUICE_UUID_H
 
@@ -11,5 +11,10 @@ int uuid_v4(char out[UUID_STR_LEN], char sep);
 /* A UUID as a client wrote it (8-4-4-4-12 hex digits, '-' separated, any
  * case) into out in canonical lowercase form.  0, or -1 when in is not one. */
 int uuid_parse(const char *in, char out[UUID_STR_LEN]);
+
+/* A pipeline run id: 128 random bits as 32 lowercase hex characters.
+ * 0 or -1 when the CSPRNG fails. */
+#define RUN_ID_LEN 32
+int run_id_new(char out[RUN_ID_LEN + 1]);
 
 #endif

@@ -352,6 +352,14 @@ static void test_uuid_parse(void)
 	CU_ASSERT_EQUAL(uuid_parse("3f9c2a10-5b7e-4d21-9a0c-12ab34cd56eff", out), -1);
 	CU_ASSERT_EQUAL(uuid_parse("3f9c2a10-5b7e-4d21-9a0c-12ab34cd56eg", out), -1);
 	CU_ASSERT_EQUAL(uuid_parse("3f9c2a105-b7e-4d21-9a0c-12ab34cd56ef", out), -1);
+
+	char a[RUN_ID_LEN + 1], b[RUN_ID_LEN + 1];
+
+	CU_ASSERT_EQUAL(run_id_new(a), 0);
+	CU_ASSERT_EQUAL(run_id_new(b), 0);
+	CU_ASSERT_EQUAL(strlen(a), RUN_ID_LEN);
+	CU_ASSERT_EQUAL(strspn(a, "0123456789abcdef"), RUN_ID_LEN);
+	CU_ASSERT_STRING_NOT_EQUAL(a, b);
 }
 
 int suite_str(void)
@@ -363,7 +371,7 @@ int suite_str(void)
 		{ "str_copy", test_copy },
 		{ "str_trim, str_eq_nocase, str_has_prefix", test_trim_and_compare },
 		{ "str_utf8_next, str_utf8_valid", test_utf8 },
-		{ "uuid_parse", test_uuid_parse },
+		{ "uuid_parse, run_id_new", test_uuid_parse },
 		{ NULL, NULL },
 	};
 	static const struct test_case util_tests[] = {

@@ -70,6 +70,34 @@ void jdbc_cols_free(struct jdbc_col *cols, size_t n)
 	free(cols);
 }
 
+struct jdbc_col *jdbc_cols_add(struct jdbc_col **cols, size_t *n, size_t *cap,
+                               const char *name)
+{
+	struct jdbc_col *nc;
+	size_t ncap;
+
+	if (name == NULL)
+		return NULL;
+	if (*n == *cap) {
+		ncap = *cap > 0 ? *cap * 2 : 16;
+		if ((nc = realloc(*cols, ncap * sizeof *nc)) == NULL)
+			return NULL;
+		*cols = nc;
+		*cap = ncap;
+	}
+	nc = &(*cols)[*n];
+	memset(nc, 0, sizeof *nc);
+	if ((nc->name = strdup(name)) == NULL)
+		return NULL;
+	(*n)++;
+	return nc;
+}
+
+long long jdbc_catalog_num(const char *v)
+{
+	return v != NULL ? strtoll(v, NULL, 10) : -1;
+}
+
 /* ---- type mapping ------------------------------------------------------------ */
 
 static int put(char *buf, size_t cap, const char *fmt, ...)

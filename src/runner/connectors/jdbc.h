@@ -74,6 +74,13 @@ extern const struct jdbc_driver jdbc_mariadb_driver;
 extern const struct jdbc_driver jdbc_postgres_driver;
 
 void jdbc_cols_free(struct jdbc_col *cols, size_t n);
+/* Append a zeroed column named name to the array *cols of *n (capacity
+ * *cap, grown as needed): the new column, or NULL when name is NULL or
+ * memory ran out (the array is then unchanged). */
+struct jdbc_col *jdbc_cols_add(struct jdbc_col **cols, size_t *n, size_t *cap,
+                               const char *name);
+/* A number column of a catalog query: its value, or -1 when NULL. */
+long long jdbc_catalog_num(const char *v);
 
 /* ---- pure helpers (jdbc.c), unit-tested ---------------------------------- */
 

@@ -226,11 +226,6 @@ static int mdb_fetch(struct jdbc_src *s, const char *const **vals, const size_t 
 	return 1;
 }
 
-static long long num(const char *v)
-{
-	return v != NULL ? strtoll(v, NULL, 10) : -1;
-}
-
 static int mdb_describe(struct jdbc_src *s, const char *schema, const char *table,
                         struct jdbc_col **cols, size_t *ncols, char *err, size_t errlen)
 {
@@ -243,7 +238,7 @@ static int mdb_describe(struct jdbc_src *s, const char *schema, const char *tabl
 	const char *params[2] = { schema != NULL ? schema : "", table };
 	const char *const *v;
 	const size_t *l;
-	struct jdbc_col *c = NULL, *nc;
+	struct jdbc_col *c = NULL, *col;
 	size_t n = 0, cap = 0;
 	int r;
 
@@ -252,20 +247,14 @@ static int mdb_describe(struct jdbc_src *s, const char *schema, const char *tabl
 	if (run(s, sql, params, 2, err, errlen) != 0)
 		return -1;
 	while ((r = mdb_fetch(s, &v, &l, err, errlen)) == 1) {
-		if (n == cap) {
-			cap = cap > 0 ? cap * 2 : 16;
-			if ((nc = realloc(c, cap * sizeof *c)) == NULL)
-				goto oom;
-			c = nc;
-		}
-		memset(&c[n], 0, sizeof c[n]);
-		if (v[0] == NULL || (c[n].name = strdup(v[0])) == NULL)
+		if ((col = jdbc_cols_add(&c, &n, &cap, v[0])) == NULL)
 			goto oom;
-		c[n].nullable = v[3] != NULL && strcmp(v[3], "YES") == 0;
-		if (jdbc_map_mariadb(v[1], v[2], num(v[4]), num(v[5]), num(v[6]), num(v[7]),
-		                     &c[n].kind, c[n].wh_type, sizeof c[n].wh_type) != 0)
-			c[n].wh_type[0] = '\0';     /* refused if it is to be loaded */
-		n++;
+		col->nullable = v[3] != NULL && strcmp(v[3], "YES") == 0;
+		if (jdbc_map_mariadb(v[1], v[2], jdbc_catalog_num(v[4]),
+		                     jdbc_catalog_num(v[5]), jdbc_catalog_num(v[6]),
+		                     jdbc_catalog_num(v[7]), &col->kind, col->wh_type,
+		                     sizeof col->wh_type) != 0)
+			col->wh_type[0] = '\0';     /* refused if it is to be loaded */
 	}
 	result_free(s);
 	if (r < 0) {

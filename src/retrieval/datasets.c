@@ -10,6 +10,7 @@
 #include <json-c/json.h>
 
 #include "db/db.h"
+#include "db/queue.h"
 #include "http/errors.h"
 #include "http/request.h"
 #include "http/response.h"
@@ -264,6 +265,11 @@ static int dataset_get(struct req *r)
 	return resp_json(r, 200, o);
 }
 
+void rag_tenant(char *buf, size_t cap, long long user_id)
+{
+	snprintf(buf, cap, "user:%lld", user_id);
+}
+
 /* --- DELETE /dataset/{id} --------------------------------------------------------- */
 
 static int dataset_delete(struct req *r)
@@ -282,8 +288,7 @@ static int dataset_delete(struct req *r)
 		return resp_db_error(r, (int)rc);
 	if (rc == 0)
 		return rag_reply(r, RAG_DATASET_NOT_FOUND);
-	db_exec(r->db, "DELETE FROM work_queue WHERE kind = 'rag_ingest' "
-	        "AND ref_id = ? AND status = 'queued'", "s", ds.id);
+	queue_cancel(r->db, "rag_ingest", ds.id);
 	rag_index_forget(ds.id);
 	if (rag_index_path(r->cfg, ds.id, path, sizeof path) == 0 &&
 	    unlink(path) != 0 && errno != ENOENT)

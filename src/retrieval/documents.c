@@ -22,7 +22,7 @@
 #include "http/request.h"
 #include "http/response.h"
 #include "retrieval/retrieval.h"
-#include "runner/work.h"
+#include "db/queue.h"
 #include "util/arena.h"
 #include "util/config.h"
 #include "util/log.h"
@@ -433,7 +433,8 @@ static int store_documents(struct req *r, const struct rag_dataset *ds,
 {
 	struct json_object *o, *ids;
 	struct db *db = r->db;
-	struct db_stmt *st;
+	struct queue_new q = { .kind = "rag_ingest" };
+	char tenant[QUEUE_TENANT_MAX + 1];
 	bool queued = false;
 	int rc;
 
@@ -460,17 +461,15 @@ static int store_documents(struct req *r, const struct rag_dataset *ds,
 	    db_exec(db, "UPDATE rag_datasets SET status = 'processing', error = NULL "
 	            "WHERE id = ?", "s", ds->id) < 0)
 		goto dberr;
-	st = db_query(db, "SELECT id FROM work_queue WHERE kind = 'rag_ingest' AND "
-	              "ref_id = ? AND status = 'queued' LIMIT 1", "s", ds->id);
-	if (st == NULL)
+	/* One queued ingestion takes every processing document; one already
+	 * running goes round again when it sees these. */
+	if ((rc = queue_pending(db, "rag_ingest", ds->id)) < 0)
 		goto dberr;
-	rc = db_fetch(st);
 	queued = rc == 1;
-	db_done(st);
-	if (rc < 0)
-		goto dberr;
-	if ((!queued && work_enqueue(db, "rag_ingest", ds->id, NULL, NULL) < 0) ||
-	    db_commit(db) != DB_OK)
+	rag_tenant(tenant, sizeof tenant, r->id.user_id);
+	q.ref_id = ds->id;
+	q.tenant = tenant;
+	if ((!queued && queue_enqueue(db, &q) < 0) || db_commit(db) != DB_OK)
 		goto dberr;
 
 	o = json_object_new_object();

@@ -64,8 +64,23 @@ struct config {
 	char warehouse_default_schema[65];    /* for an empty table_schema */
 	long jdbc_commit_rows;                /* rows per commit of an incremental load */
 
-	/* work */
-	int work_poll_ms;                     /* idle sleep between queue polls */
+	/* work: the supervisor (src/work/), and each kind's limits */
+	int work_poll_ms;                     /* idle wait between queue polls */
+	int work_shutdown_grace_s;            /* SIGTERM: children may finish this long */
+	int work_rag_question_slots;          /* children of a kind at once */
+	int work_rag_question_deadline_s;     /* a child past this is killed */
+	int work_rag_ingest_slots;
+	int work_rag_ingest_deadline_s;
+	int work_storage_infer_slots;
+	int work_storage_infer_deadline_s;
+	int work_storage_link_load_slots;
+	int work_storage_link_load_deadline_s;
+	int work_runner_sweep_slots;
+	int work_runner_sweep_deadline_s;
+#ifdef SLUICE_TEST_HOOKS
+	int work_test_slots;                  /* the test-only kinds (test builds) */
+	int work_test_deadline_s;
+#endif
 
 	/* pipeline runner (in sluice work) */
 	int runner_max_runs;                  /* runs supervised at once per process */
@@ -73,6 +88,8 @@ struct config {
 	int runner_stale_s;                   /* a run without heartbeat this long is dead */
 	int runner_shutdown_grace_s;          /* SIGTERM: runs may finish this long */
 	int runner_retry_base_s;              /* first retry delay; doubles each time */
+	int runner_run_timeout_s;             /* a run's time limit, unless its pipeline's */
+	int runner_sweep_interval_s;          /* orphaned staging tables swept this often */
 	/* Test stack only, honoured with testing_routes = on: a pause before
 	 * each task's connector, and memory a task allocates first (MB). */
 	int runner_test_task_delay_ms;
@@ -91,6 +108,8 @@ struct config {
 	int chunk_overlap;                    /* characters shared by neighbours */
 	char rag_index_dir[CONFIG_PATH_MAX];  /* "" = <storage_root>/.rag-index */
 	int question_wait_max_s;              /* largest ?wait= of GET question */
+	int question_inline_max_snippets;     /* a worker ranks an index up to this */
+	int question_inline_budget_ms;        /* ... whose last ranking took this at most */
 	/* Test stack only, honoured with testing_routes = on: a pause before a
 	 * worker answers a question / before each ingested document, so a test
 	 * can kill the process doing it. */

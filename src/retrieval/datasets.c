@@ -54,6 +54,15 @@ static const struct {
 	[RAG_QUESTION_NOT_REGISTERED] = { 500, "The question could not be registered" },
 };
 
+struct json_object *rag_reply_json(enum rag_reply what, int *status)
+{
+	struct json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "detail", json_object_new_string(replies[what].detail));
+	*status = replies[what].status;
+	return o;
+}
+
 int rag_reply(struct req *r, enum rag_reply what)
 {
 	resp_detail(r, replies[what].status, replies[what].detail);

@@ -727,3 +727,59 @@ int rag_question_get(struct req *r)
 	}
 	return resp_json(r, 200, o);
 }
+
+int rag_questions_settled(struct db *db, const char *const *ids, size_t n, bool *settled)
+{
+	const char *v[RAG_SETTLED_BATCH];
+	struct db_stmt *st;
+	int rc;
+
+	if (n == 0 || n > RAG_SETTLED_BATCH)
+		return n == 0 ? 0 : DB_ERR;
+	for (size_t i = 0; i < RAG_SETTLED_BATCH; i++)
+		v[i] = ids[i < n ? i : 0];      /* padded with the first */
+	st = db_query(db, "SELECT id FROM rag_questions WHERE status <> 'processing' "
+	    "AND id IN (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", "ssssssssssssssss",
+	    v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9], v[10], v[11],
+	    v[12], v[13], v[14], v[15]);
+	if (st == NULL)
+		return db_last_err(db);
+	for (size_t i = 0; i < n; i++)
+		settled[i] = false;
+	while ((rc = db_fetch(st)) == 1)
+		for (size_t i = 0; i < n; i++)
+			if (strcmp(ids[i], db_col_str(st, 0)) == 0)
+				settled[i] = true;
+	db_done(st);
+	return rc < 0 ? rc : 0;
+}
+
+int rag_question_wait_answer(struct db *db, const char *owner, const char *dataset_id,
+                             const char *question_id, int *status,
+                             struct json_object **body)
+{
+	char ds[RAG_ID_LEN + 1], qid[RAG_ID_LEN + 1];
+	struct db_stmt *st;
+	int rc;
+
+	*body = NULL;
+	*status = 404;
+	if (rag_id_parse(dataset_id, ds) != 0 || rag_id_parse(question_id, qid) != 0)
+		return 0;
+	/* The dataset is still the owner's (deleted while waiting: 404). */
+	st = db_query(db, "SELECT 1 FROM rag_datasets WHERE id = ? "
+	              "AND CONCAT('user:', owner_user_id) = ?", "ss", ds, owner);
+	if (st == NULL)
+		return db_last_err(db);
+	rc = db_fetch(st);
+	db_done(st);
+	if (rc < 0)
+		return rc;
+	if (rc == 1 && (rc = rag_question_render(db, ds, qid, body)) < 0)
+		return rc;
+	if (rc == 1)
+		*status = 200;
+	else
+		*body = rag_reply_json(RAG_QUESTION_NOT_FOUND, status);
+	return 0;
+}

@@ -43,6 +43,8 @@ enum rag_reply {
 };
 /* Writes the answer; returns -1 so a handler can `return rag_reply(...)`. */
 int rag_reply(struct req *r, enum rag_reply what);
+/* The same answer's body and status, for an answer written elsewhere. */
+struct json_object *rag_reply_json(enum rag_reply what, int *status);
 /* 400 {"detail": "..."} from a format; returns -1. */
 int rag_reply_bad(struct req *r, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
@@ -123,6 +125,17 @@ int rag_question_answer(struct db *db, const struct config *cfg,
  * there is no such question, < 0 enum db_err. */
 int rag_question_render(struct db *db, const char *dataset_id, const char *question_id,
                         struct json_object **out);
+
+/* For the waiter (serve/waiter.c): which questions of ids (n <=
+ * RAG_SETTLED_BATCH) are no longer processing, and the GET answer of one
+ * of owner's ("user:<id>") questions: 0 with *status and *body (200, 404),
+ * or < 0 enum db_err. */
+#define RAG_SETTLED_BATCH 16
+int rag_questions_settled(struct db *db, const char *const *ids, size_t n,
+                          bool *settled);
+int rag_question_wait_answer(struct db *db, const char *owner, const char *dataset_id,
+                             const char *question_id, int *status,
+                             struct json_object **body);
 
 /* --- sluice work kinds (work/kinds.c) -------------------------------------------- */
 int rag_ingest_work(struct work_ctx *w, const struct work_item *it,

@@ -54,6 +54,7 @@ struct key {
 
 static const struct key keys[] = {
 	STR(listen, true),
+	STR(wait_listen, false),
 	{ "listen_mode", K_MODE, offsetof(struct config, listen_mode),
 	  MEMBER_SIZE(listen_mode), 0, 0777, false },
 	NUM(listen_backlog, 1, 65535),
@@ -587,6 +588,17 @@ int config_worker_count(const struct config *c)
 		return c->workers;
 	n = sysconf(_SC_NPROCESSORS_ONLN);
 	if (n < 1)
-		return 1;
+		n = 1;
+	n *= WORKERS_PER_CPU;
+	if (n < WORKERS_MIN)
+		n = WORKERS_MIN;
 	return n > WORKERS_MAX ? WORKERS_MAX : (int)n;
+}
+
+int config_wait_listen(const struct config *c, char *buf, size_t cap)
+{
+	int n = c->wait_listen[0] != '\0' ? snprintf(buf, cap, "%s", c->wait_listen)
+	        : snprintf(buf, cap, "%s.wait", c->listen);
+
+	return n < 0 || (size_t)n >= cap ? -1 : 0;
 }

@@ -17,6 +17,7 @@
 struct config {
 	/* serve */
 	char listen[CONFIG_PATH_MAX];         /* FastCGI unix socket path */
+	char wait_listen[CONFIG_PATH_MAX];    /* the waiter's socket; "" = <listen>.wait */
 	int listen_mode;                      /* octal permissions of the socket */
 	int listen_backlog;
 	int workers;                          /* 0 = number of CPUs */
@@ -160,7 +161,13 @@ int config_load_connection_key(struct config *c, char *err, size_t errlen);
  * <storage_root>/.rag-index when that is empty.  0, or -1 when too long. */
 int config_rag_index_dir(const struct config *c, char *buf, size_t cap);
 
-/* The number of workers to start: c->workers, or the CPU count when 0. */
+/* The number of workers to start: c->workers, or WORKERS_PER_CPU per CPU
+ * (at least WORKERS_MIN) when 0: handlers wait on MariaDB, not on the CPU. */
+#define WORKERS_PER_CPU 4
+#define WORKERS_MIN 8
 int config_worker_count(const struct config *c);
+
+/* The waiter's socket: wait_listen, or <listen>.wait when that is empty. */
+int config_wait_listen(const struct config *c, char *buf, size_t cap);
 
 #endif

@@ -11,7 +11,8 @@
 ALTER TABLE work_queue
 	ADD COLUMN tenant VARCHAR(80) NOT NULL DEFAULT '' AFTER customer_id,
 	ADD COLUMN give_up_reason TEXT NULL AFTER error,
-	ADD KEY work_queue_fair_idx (status, kind, tenant, available_at, id);
+	ADD KEY work_queue_fair_idx (status, kind, tenant, available_at, id),
+	ADD KEY work_queue_served_idx (kind, tenant, claimed_at);
 
 UPDATE work_queue SET tenant = customer_id WHERE customer_id IS NOT NULL;
 UPDATE work_queue q JOIN rag_datasets d ON d.id = q.ref_id
@@ -25,7 +26,7 @@ UPDATE work_queue q JOIN rag_questions x ON x.id = q.ref_id
 -- stopped and failed (NULL: the runner_run_timeout_s of the config).
 ALTER TABLE pipelines
 	ADD COLUMN run_timeout_s INT NULL AFTER retries,
-	ADD CONSTRAINT pipelines_run_timeout_chk CHECK (run_timeout_s BETWEEN 60 AND 604800);
+	ADD CONSTRAINT pipelines_run_timeout_chk CHECK (run_timeout_s BETWEEN 5 AND 604800);
 
 -- run_staging: a staging table a task is filling, registered before it is
 -- created and removed once it is swapped in or dropped.  What a killed,

@@ -15,6 +15,7 @@
 #include "auth/jwt.h"
 #include "db/db.h"
 #include "http/errors.h"
+#include "http/pool.h"
 #include "http/response.h"
 #include "util/arena.h"
 #include "util/config.h"
@@ -107,11 +108,26 @@ bool auth_has_permission(const struct req *r, const char *permission)
 
 /* ---- Basic -------------------------------------------------------------- */
 
-enum basic_result { BASIC_OK, BASIC_MISSING, BASIC_INVALID, BASIC_UNAVAILABLE };
+enum basic_result {
+	BASIC_OK, BASIC_MISSING, BASIC_INVALID, BASIC_UNAVAILABLE,
+	BASIC_BUSY,                       /* every password-check share is taken */
+};
+
+/* How many workers may hash a password at once (http/pool.h). */
+static int password_checks_max(const struct config *cfg)
+{
+	int n = config_worker_count(cfg) / 4;
+
+	if (cfg->password_checks_max > 0)
+		return cfg->password_checks_max;
+	return n > 0 ? n : 1;
+}
 
 /* Per worker: verified credentials, and a hash to burn time on when the user
- * does not exist, so response time does not reveal which names exist. */
-static struct basic_cache *cache;
+ * does not exist, so response time does not reveal which names exist.
+ * failed remembers refused (user, password) pairs as long: a client that
+ * repeats a wrong password costs an HMAC, not another PBKDF2. */
+static struct basic_cache *cache, *failed;
 static char *dummy_hash;
 
 static enum basic_result basic_check(struct req *r)
@@ -134,11 +150,15 @@ static enum basic_result basic_check(struct req *r)
 
 	if (cache == NULL)
 		cache = basic_cache_new(BASIC_CACHE_SLOTS);
+	if (failed == NULL)
+		failed = basic_cache_new(BASIC_CACHE_SLOTS);
 	if (cache != NULL &&
 	    basic_cache_get(cache, user, password, now, &user_id) == 1) {
 		res = BASIC_OK;
 		goto out;
 	}
+	if (failed != NULL && basic_cache_get(failed, user, password, now, NULL) == 1)
+		goto out;                 /* refused moments ago: still wrong */
 
 	if (db_ensure(db) != DB_OK) {
 		res = BASIC_UNAVAILABLE;
@@ -161,16 +181,28 @@ static enum basic_result basic_check(struct req *r)
 	db_done(st);
 	st = NULL;
 
+	/* A PBKDF2 costs half a second of a worker: at most a share of the
+	 * pool spends it at once, whatever a flood of wrong passwords does. */
+	if (!pool_take(POOL_PASSWORD_CHECKS, password_checks_max(r->cfg))) {
+		res = BASIC_BUSY;
+		goto out;
+	}
 	if (stored == NULL) {
 		if (dummy_hash == NULL)
 			dummy_hash = basic_password_hash("not a password",
 			                 (unsigned)r->cfg->pbkdf2_iterations);
 		if (dummy_hash != NULL)
 			(void)basic_password_verify(password, dummy_hash);
+		pool_give(POOL_PASSWORD_CHECKS);
+		basic_cache_put(failed, user, password, 0, now, r->cfg->basic_cache_ttl);
 		goto out;
 	}
-	if (basic_password_verify(password, stored) != 1 || disabled)
+	ok = basic_password_verify(password, stored);
+	pool_give(POOL_PASSWORD_CHECKS);
+	if (ok != 1 || disabled) {
+		basic_cache_put(failed, user, password, 0, now, r->cfg->basic_cache_ttl);
 		goto out;
+	}
 
 	res = BASIC_OK;
 	if (cache != NULL)
@@ -193,6 +225,13 @@ static int basic_unauthorized(struct req *r, const char *detail)
 	return -1;
 }
 
+static int basic_busy(struct req *r)
+{
+	resp_header(r, "Retry-After", "1");
+	resp_detail(r, 429, "Too many password checks at once; retry in a moment");
+	return -1;
+}
+
 int auth_basic_or_reply(struct req *r)
 {
 	switch (basic_check(r)) {
@@ -202,6 +241,8 @@ int auth_basic_or_reply(struct req *r)
 		return basic_unauthorized(r, "Not authenticated");
 	case BASIC_UNAVAILABLE:
 		return resp_db_error(r, DB_ERR_UNAVAILABLE);
+	case BASIC_BUSY:
+		return basic_busy(r);
 	case BASIC_INVALID:
 	default:
 		return basic_unauthorized(r, "Invalid credentials");
@@ -239,6 +280,8 @@ int auth_health_or_reply(struct req *r)
 		return health_refuse(r, 401, "Not authenticated");
 	case BASIC_UNAVAILABLE:
 		return health_refuse(r, 503, "database unreachable");
+	case BASIC_BUSY:
+		return basic_busy(r);
 	case BASIC_INVALID:
 	default:
 		return health_refuse(r, 401, "Invalid credentials");

@@ -146,8 +146,9 @@ static int copy_row(struct claim *c, struct db_stmt *st)
 }
 
 /* One claim attempt: the tenants with claimable items, fewest running
- * first (then the one waiting longest), and the oldest item of the first
- * whose row is not locked by another claim. */
+ * first, then the one served least recently (never: first), then the one
+ * waiting longest; and the oldest item of the first whose row is not
+ * locked by another claim. */
 static int claim_body(struct db *db, void *arg)
 {
 	struct claim *c = arg;
@@ -160,7 +161,9 @@ static int claim_body(struct db *db, void *arg)
 	    "WHERE q.status = 'queued' AND q.kind = ? AND q.available_at <= UTC_TIMESTAMP(3) "
 	    "GROUP BY q.tenant ORDER BY (SELECT COUNT(*) FROM work_queue r "
 	    "WHERE r.status = 'running' AND r.kind = ? AND r.tenant = q.tenant), "
-	    "MIN(q.available_at), MIN(q.id) LIMIT 8", "ss", c->kind, c->kind);
+	    "(SELECT MAX(r.claimed_at) FROM work_queue r "
+	    "WHERE r.kind = ? AND r.tenant = q.tenant), "
+	    "MIN(q.available_at), MIN(q.id) LIMIT 8", "sss", c->kind, c->kind, c->kind);
 	if (st == NULL)
 		return db_last_err(db);
 	while (ntenants < FAIR_TENANTS && (rc = db_fetch(st)) == 1)

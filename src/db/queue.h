@@ -11,8 +11,9 @@
  *     item is ours only once that COMMIT succeeded (on Galera SKIP LOCKED is
  *     not exclusive across nodes: the COMMIT is where a double claim fails);
  *   - claims are fair across tenants: the tenant with the fewest items of
- *     the kind running goes first, so a tenant with a thousand items queued
- *     delays another's single item by at most one item per slot;
+ *     the kind running goes first, then the one served least recently, so
+ *     a tenant with a thousand items queued delays another's single item
+ *     by at most one item per slot, and equal tenants take turns;
  *   - a claimed item carries its process's heartbeat; an item whose process
  *     died is taken back (queue_recover) and runs again, up to its attempts.
  * Items are written so that running one twice is harmless.

@@ -783,8 +783,8 @@ int wh_batch_flush(struct wh_batch *b, char *err, size_t errlen)
 		/* Said as it is: the caller rolls the transaction back, so
 		 * none of these rows stays, whatever the server accepted. */
 		snprintf(w->err, sizeof w->err,
-		         "warehouse load refused a batch of %zu rows (%llu accepted, "
-		         "%u warnings%s%s); the batch is rolled back",
+		         "warehouse load refused a batch of %zu rows, rolled back "
+		         "(%llu accepted, %u warnings)%s%s",
 		         b->pending, (unsigned long long)n, warnings,
 		         first[0] != '\0' ? ": " : "", first);
 		str_errf(err, errlen, "%s", w->err);

@@ -40,7 +40,7 @@
 #define WAREHOUSE_NAME_MAX  64        /* MariaDB identifier length */
 #define CONNECTION_ID_LEN   36
 #define PIPELINE_RETRIES_MAX 5
-#define PIPELINE_RUN_TIMEOUT_MIN 60          /* seconds; as the column's CHECK */
+#define PIPELINE_RUN_TIMEOUT_MIN 5           /* seconds; as the column's CHECK */
 #define PIPELINE_RUN_TIMEOUT_MAX 604800
 
 /* ==== validation of a create body ========================================= */

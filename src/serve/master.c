@@ -37,6 +37,7 @@
 #include <fcgiapp.h>
 #include <mysql.h>
 
+#include "http/pool.h"
 #include "http/wait.h"
 #include "serve/serve.h"
 #include "util/config.h"
@@ -219,10 +220,13 @@ static void spawn_worker(struct master *m, const sigset_t *origmask)
 {
 	struct slot *s = NULL;
 	pid_t pid;
+	int idx = -1;
 
 	for (int i = 0; i < MAX_SLOTS && s == NULL; i++)
-		if (m->slots[i].pid == 0)
+		if (m->slots[i].pid == 0) {
 			s = &m->slots[i];
+			idx = i;
+		}
 	if (s == NULL) {
 		log_error("no free worker slot");
 		return;
@@ -243,6 +247,7 @@ static void spawn_worker(struct master *m, const sigset_t *origmask)
 		sigprocmask(SIG_SETMASK, origmask, NULL);
 		close(m->ready_fd[0]);
 		close(m->wait_fd);
+		pool_slot_set(idx);
 		_exit(worker_main(&m->cfg, m->listen_fd, m->ready_fd[1]));
 	}
 	s->pid = pid;
@@ -356,8 +361,10 @@ static void reap(struct master *m)
 			continue;
 		}
 		for (int i = 0; i < MAX_SLOTS && s == NULL; i++)
-			if (m->slots[i].pid == pid)
+			if (m->slots[i].pid == pid) {
 				s = &m->slots[i];
+				pool_slot_clear(i);  /* what it held is free again */
+			}
 		if (s == NULL)
 			continue;
 
@@ -626,7 +633,7 @@ int serve_main(const char *conf_path)
 	 * redirect there came from a worker (http/wait.h). */
 	if ((m.wait_fd = open_listen_socket(wait_path, m.cfg.listen_mode,
 	                                    m.cfg.listen_backlog)) < 0 ||
-	    wait_key_init() != 0) {
+	    wait_key_init() != 0 || pool_init(MAX_SLOTS) != 0) {
 		unlink(m.cfg.listen);
 		return SERVE_EXIT_FATAL;
 	}

@@ -67,7 +67,7 @@ struct wait_kind {
 	              int *status, struct json_object **body);
 };
 
-static struct client clients[WAITER_CLIENTS];
+static struct client *clients;        /* WAITER_CLIENTS, the waiter's only */
 static volatile sig_atomic_t stop;
 
 static void on_term(int sig)
@@ -337,8 +337,8 @@ static int waiting(void)
 
 int waiter_main(const struct config *cfg, int listen_fd)
 {
-	static struct pollfd pfd[WAITER_CLIENTS + 1];
-	static int idx[WAITER_CLIENTS + 1];
+	struct pollfd *pfd;
+	int *idx;
 	struct sigaction sa;
 	struct db *db;
 	double last_tick = 0;
@@ -349,10 +349,13 @@ int waiter_main(const struct config *cfg, int listen_fd)
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGTERM, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
+	clients = calloc(WAITER_CLIENTS, sizeof *clients);
+	pfd = calloc(WAITER_CLIENTS + 1, sizeof *pfd);
+	idx = calloc(WAITER_CLIENTS + 1, sizeof *idx);
+	if (clients == NULL || pfd == NULL || idx == NULL || (db = db_new(cfg)) == NULL)
+		return 1;
 	for (int i = 0; i < WAITER_CLIENTS; i++)
 		clients[i].fd = -1;
-	if ((db = db_new(cfg)) == NULL)
-		return 1;
 	fcntl(listen_fd, F_SETFL, O_NONBLOCK);
 	log_kv(LOG_INFO, "waiter started", "clients_max=%d", WAITER_CLIENTS);
 
@@ -407,6 +410,9 @@ int waiter_main(const struct config *cfg, int listen_fd)
 			client_close(&clients[i]);
 	}
 	db_free(db);
+	free(clients);
+	free(pfd);
+	free(idx);
 	log_info("waiter stopped");
 	return 0;
 }

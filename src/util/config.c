@@ -80,6 +80,7 @@ static const struct key keys[] = {
 	BOOL(health_auth),
 	NUM(basic_cache_ttl, 0, 3600),
 	NUM(pbkdf2_iterations, 1000, 10000000),
+	NUM(password_checks_max, 0, 256),
 
 	NUM(body_max_bytes, 1024, 1073741824),
 	NUM(json_max_depth, 1, 1000),
@@ -118,7 +119,7 @@ static const struct key keys[] = {
 	NUM(runner_stale_s, 10, 86400),
 	NUM(runner_shutdown_grace_s, 0, 3600),
 	NUM(runner_retry_base_s, 1, 3600),
-	NUM(runner_run_timeout_s, 60, 604800),
+	NUM(runner_run_timeout_s, 5, 604800),
 	NUM(runner_sweep_interval_s, 10, 86400),
 	NUM(runner_test_task_delay_ms, 0, 600000),
 	NUM(runner_test_task_alloc_mb, 0, 1048576),

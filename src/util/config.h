@@ -45,6 +45,7 @@ struct config {
 	bool health_auth;                     /* require Basic on GET /health */
 	int basic_cache_ttl;                  /* seconds a verified password is cached */
 	int pbkdf2_iterations;                /* for newly stored passwords */
+	int password_checks_max;              /* workers hashing at once; 0 = a quarter */
 
 	/* limits */
 	long body_max_bytes;                  /* JSON and other small bodies */

@@ -28,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -60,15 +61,18 @@ struct child {
 	int fd;                           /* the result pipe */
 	const struct work_kind *kind;
 	struct work_item it;
-	char buf[ITEM_BUF];
+	char *buf;                        /* ITEM_BUF bytes: the item's text */
 	double started_ms, deadline_ms;
 	bool past_deadline, stopped;      /* killed for its deadline / asked to stop */
 	struct work_result res;
 	size_t got;                       /* bytes of res read */
 	enum queue_outcome outcome;       /* C_RECORDING */
+	long rss_kb;                      /* the child's peak RSS */
 	char why[600];
 };
 
+/* Small and static: task children of runs inherit this address space,
+ * and their RLIMIT_AS counts it.  An item's text is malloc'd per claim. */
 static struct child children[CHILDREN_MAX];
 static volatile sig_atomic_t got_term, got_chld;
 
@@ -116,12 +120,16 @@ static int start_one(struct work_ctx *w, const struct work_kind *k)
 	if (c == NULL)
 		return 0;
 	memset(c, 0, sizeof *c);
+	if ((c->buf = malloc(ITEM_BUF)) == NULL)
+		return -1;
 	/* The item is ours only once the claim's COMMIT succeeded. */
 	if ((rc = queue_claim(w->db, k->name, w->process_id, &c->it, c->buf,
-	                      sizeof c->buf)) <= 0) {
+	                      ITEM_BUF)) <= 0) {
 		if (rc < 0 && rc != DB_ERR_UNAVAILABLE)
 			log_kv(LOG_WARN, "work claim failed", "kind=%s error=%s", k->name,
 			       LOG_Q(db_error(w->db)));
+		free(c->buf);
+		c->buf = NULL;
 		return rc;
 	}
 	c->it.kind = k->name;
@@ -130,6 +138,8 @@ static int start_one(struct work_ctx *w, const struct work_kind *k)
 		log_kv(LOG_ERROR, "cannot start a work child", "error=%s",
 		       LOG_Q(strerror(errno)));
 		queue_finish(w->db, &c->it, w->process_id, QUEUE_RELEASE, NULL);
+		free(c->buf);
+		c->buf = NULL;
 		return -1;
 	}
 	fflush(stderr);
@@ -143,6 +153,8 @@ static int start_one(struct work_ctx *w, const struct work_kind *k)
 		       LOG_Q(strerror(errno)));
 		close(fds[0]);
 		queue_finish(w->db, &c->it, w->process_id, QUEUE_RELEASE, NULL);
+		free(c->buf);
+		c->buf = NULL;
 		return -1;
 	}
 	fcntl(fds[0], F_SETFL, O_NONBLOCK);
@@ -185,6 +197,16 @@ static void judge(const struct config *cfg, struct child *c, int status)
 	char how[128];
 
 	c->res.err[sizeof c->res.err - 1] = '\0';
+	if (c->it.give_up_reason != NULL) {
+		/* A give-up run ends the item as failed, with the reason it
+		 * was given up for, whatever became of the run itself. */
+		c->outcome = QUEUE_FAILED;
+		snprintf(c->why, sizeof c->why, "%s", c->it.give_up_reason);
+		if (!reported || c->res.rc != 0)
+			log_kv(LOG_WARN, "give-up not settled by its area", "id=%lld kind=%s",
+			       c->it.id, c->kind->name);
+		return;
+	}
 	if (reported && c->res.rc == 0) {
 		c->outcome = QUEUE_DONE;
 		return;
@@ -222,15 +244,17 @@ static void record(struct work_ctx *w, struct child *c)
 	if (rc < 0)
 		return;                       /* the database is away: next turn */
 	log_kv(c->outcome == QUEUE_DONE || c->outcome == QUEUE_RELEASE ? LOG_INFO
-	       : LOG_WARN, "work finished", "id=%lld kind=%s outcome=%s ms=%.0f%s%s",
-	       c->it.id, c->kind->name,
+	       : LOG_WARN, "work finished", "id=%lld kind=%s outcome=%s ms=%.0f "
+	       "rss_kb=%ld%s%s", c->it.id, c->kind->name,
 	       c->outcome == QUEUE_DONE ? "done" : c->outcome == QUEUE_RELEASE
 	       ? "released" : c->outcome == QUEUE_FAILED ? "failed" : "crashed",
-	       time_mono_ms() - c->started_ms, c->why[0] != '\0' ? " error=" : "",
+	       time_mono_ms() - c->started_ms, c->rss_kb, c->why[0] != '\0' ? " error=" : "",
 	       c->why[0] != '\0' ? LOG_Q(c->why) : "");
 	if (rc == 0)
 		log_kv(LOG_WARN, "work outcome not recorded: the claim was taken back",
 		       "id=%lld", c->it.id);
+	free(c->buf);
+	c->buf = NULL;
 	c->state = C_FREE;
 }
 
@@ -238,18 +262,21 @@ static void reap(struct work_ctx *w)
 {
 	for (int i = 0; i < CHILDREN_MAX; i++) {
 		struct child *c = &children[i];
+		struct rusage ru;
 		int status = 0;
 		pid_t p;
 
 		if (c->state == C_RUNNING) {
 			drain_pipe(c);
-			p = waitpid(c->pid, &status, WNOHANG);
+			memset(&ru, 0, sizeof ru);
+			p = wait4(c->pid, &status, WNOHANG, &ru);
 			if (p == 0 || (p < 0 && errno == EINTR))
 				continue;
 			drain_pipe(c);
 			close(c->fd);
 			c->fd = -1;
 			judge(w->cfg, c, status);
+			c->rss_kb = ru.ru_maxrss;
 			c->state = C_RECORDING;
 		}
 		if (c->state == C_RECORDING && db_connected(w->db))

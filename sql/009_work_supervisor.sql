@@ -41,3 +41,8 @@ CREATE TABLE run_staging (
 	PRIMARY KEY (wh_schema, wh_table),
 	KEY run_staging_run_idx (run_id)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
+
+-- Ingestion takes a dataset's processing documents oldest first, one at a
+-- time: an index seek, not a sort of what is left, for each of them.
+ALTER TABLE rag_documents
+	ADD KEY rag_documents_pending_idx (dataset_id, status, created_at, id);

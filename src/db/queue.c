@@ -12,6 +12,11 @@
 #define FAIR_TENANTS 8             /* tenants tried per claim, fairest first */
 #define DEAD_PER_PASS 16           /* dead local processes handled per recover */
 #define BACKOFF_MAX_S 3600
+/* An item waits while another of its kind for the same row runs (a second
+ * ingestion of a dataset whose first is still going round, say): the two
+ * would only queue up on the area's own lock. */
+#define NOT_BUSY "NOT EXISTS (SELECT 1 FROM work_queue b WHERE b.kind = q.kind " \
+	"AND b.ref_id = q.ref_id AND b.status = 'running')"
 
 long long queue_enqueue(struct db *db, const struct queue_new *q)
 {
@@ -159,7 +164,7 @@ static int claim_body(struct db *db, void *arg)
 
 	st = db_query(db, "SELECT q.tenant FROM work_queue q "
 	    "WHERE q.status = 'queued' AND q.kind = ? AND q.available_at <= UTC_TIMESTAMP(3) "
-	    "GROUP BY q.tenant ORDER BY (SELECT COUNT(*) FROM work_queue r "
+	    "AND " NOT_BUSY " GROUP BY q.tenant ORDER BY (SELECT COUNT(*) FROM work_queue r "
 	    "WHERE r.status = 'running' AND r.kind = ? AND r.tenant = q.tenant), "
 	    "(SELECT MAX(r.claimed_at) FROM work_queue r "
 	    "WHERE r.kind = ? AND r.tenant = q.tenant), "
@@ -173,10 +178,11 @@ static int claim_body(struct db *db, void *arg)
 		return rc;
 	for (size_t t = 0; t < ntenants; t++) {
 		st = db_query(db, "SELECT id, ref_id, customer_id, tenant, payload, "
-		    "give_up_reason, attempts, max_attempts FROM work_queue "
+		    "give_up_reason, attempts, max_attempts FROM work_queue q "
 		    "WHERE status = 'queued' AND kind = ? AND tenant = ? "
-		    "AND available_at <= UTC_TIMESTAMP(3) ORDER BY available_at, id "
-		    "LIMIT 1 FOR UPDATE SKIP LOCKED", "ss", c->kind, tenants[t]);
+		    "AND available_at <= UTC_TIMESTAMP(3) AND " NOT_BUSY " "
+		    "ORDER BY available_at, id LIMIT 1 FOR UPDATE SKIP LOCKED", "ss",
+		    c->kind, tenants[t]);
 		if (st == NULL)
 			return db_last_err(db);
 		if ((rc = db_fetch(st)) == 1 && copy_row(c, st) != 0) {

@@ -14,6 +14,7 @@
  *     the kind running goes first, then the one served least recently, so
  *     a tenant with a thousand items queued delays another's single item
  *     by at most one item per slot, and equal tenants take turns;
+ *   - an item is not claimed while another of its kind and ref_id runs;
  *   - a claimed item carries its process's heartbeat; an item whose process
  *     died is taken back (queue_recover) and runs again, up to its attempts.
  * Items are written so that running one twice is harmless.

@@ -48,7 +48,7 @@ enum cstate { C_FREE, C_READ, C_WAIT, C_WRITE };
 struct client {
 	enum cstate state;
 	int fd;
-	char head[HEAD_MAX + 1];
+	char *head;                       /* HEAD_MAX + 1, while reading it */
 	size_t hlen;
 	struct wait_ref ref;
 	const struct wait_kind *kind;
@@ -145,6 +145,7 @@ static void client_close(struct client *c)
 {
 	if (c->fd >= 0)
 		close(c->fd);
+	free(c->head);
 	free(c->out);
 	memset(c, 0, sizeof *c);
 	c->fd = -1;
@@ -213,6 +214,8 @@ static void head_done(struct db *db, struct client *c)
 		return;
 	}
 	c->state = C_WAIT;
+	free(c->head);                    /* the request line is in c->ref */
+	c->head = NULL;
 	/* Settled before the redirect reached us: answer at once. */
 	if (db_ensure(db) == DB_OK)
 		try_answer(db, c, wait_now_ms() >= c->ref.deadline_ms);
@@ -278,6 +281,10 @@ static void accept_all(int listen_fd)
 			return;
 		memset(c, 0, sizeof *c);
 		c->fd = fd;
+		if ((c->head = malloc(HEAD_MAX + 1)) == NULL) {
+			client_close(c);
+			return;
+		}
 		c->state = C_READ;
 		c->read_by_ms = wait_now_ms() + READ_TIMEOUT_MS;
 	}

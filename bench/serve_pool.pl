@@ -24,6 +24,14 @@ sub kb {
 	return 0;
 }
 
+# INLINE_MAX: question_inline_max_snippets for this run (a reload).
+if (defined $ENV{INLINE_MAX}) {
+	my @old = worker_pids();
+	conf_write(conf_with(conf_read(), question_inline_max_snippets => $ENV{INLINE_MAX}));
+	kill 'HUP', master_pid();
+	wait_workers(master_pid(), scalar @old, 30, \@old) or die "no new workers after HUP\n";
+}
+
 # --- (a) RSS per process after mixed requests --------------------------------------------
 my $ds = ready_dataset([ map { { text => "Pool document $_ about tides and harbours.",
 				 metadata => { source => "p$_.txt" } } } 1 .. 50 ]);
@@ -39,10 +47,12 @@ for my $i (1 .. $ENV{REQUESTS}) {
 	$kinds[$i % @kinds]->();
 }
 my $master = master_pid();
-print "== (a) RSS after $ENV{REQUESTS} mixed requests ($WORKERS workers)\n";
-printf "%-10s %8s %8s %12s\n", 'process', 'pid', 'VmRSS kB', 'private kB';
-for my $p ([ master => $master ], (map { [ worker => $_ ] } worker_pids($master)),
-	   [ waiter => waiter_pid($master) ]) {
+if ($ENV{REQUESTS}) {
+	print "== (a) RSS after $ENV{REQUESTS} mixed requests ($WORKERS workers)\n";
+	printf "%-10s %8s %8s %12s\n", 'process', 'pid', 'VmRSS kB', 'private kB';
+}
+for my $p ($ENV{REQUESTS} ? ([ master => $master ], (map { [ worker => $_ ] }
+	   worker_pids($master)), [ waiter => waiter_pid($master) ]) : ()) {
 	my ($what, $pid) = @$p;
 	next unless $pid;
 	my $private = kb($pid, 'smaps_rollup', 'Private_Clean') + kb($pid, 'smaps_rollup', 'Private_Dirty');
@@ -50,7 +60,7 @@ for my $p ([ master => $master ], (map { [ worker => $_ ] } worker_pids($master)
 }
 
 # --- (b) an upload: total time against the worker's share ----------------------------------
-{
+if ($ENV{UPLOAD_MIB}) {
 	my $mib = $ENV{UPLOAD_MIB};
 	my $chunk = ("0123456789," x 5957 . "\n") x 16;           # ~1 MiB of CSV
 	my $bnd = 'pool-boundary';
@@ -101,8 +111,10 @@ for my $n (split ' ', $ENV{SIZES}) {
 	printf "%10d %12.1f %14s\n", $d->{snippet_count}, median(@ms),
 	       join(', ', map { "$_ $by{$_}" } sort keys %by);
 }
-my ($budget) = conf_read() =~ /^\s*question_inline_budget_ms\s*=\s*(\d+)/m;
-print "question_inline_budget_ms = ", $budget // '50 (default)', "\n";
+for my $k (qw(question_inline_max_snippets question_inline_budget_ms work_poll_ms)) {
+	my ($v) = conf_read() =~ /^\s*\Q$k\E\s*=\s*(\d+)/m;
+	print "$k = ", $v // 'default', "\n";
+}
 
 # --- (d) /health under slow clients ------------------------------------------------------------
 sub health_run {
@@ -114,6 +126,7 @@ sub health_run {
 	}
 	return sprintf('p50 %.1f ms, p99 %.1f ms, max %.1f ms', pct(0.5, @t), pct(0.99, @t), pct(1, @t));
 }
+exit 0 if defined $ENV{HEALTH} && !$ENV{HEALTH};
 print "== (d) GET /health, 200 requests, a new TLS connection each\n";
 print 'alone: ', health_run(), "\n";
 {

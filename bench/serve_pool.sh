@@ -19,8 +19,9 @@
 # Saves the output to bench/results/serve-pool-<date>.txt; the instance is
 # stopped at the end.
 #
-# Environment: REQUESTS (2000), UPLOAD_MIB (256), SIZES ("1000 10000 40000"),
-# SLUICE_PORT (28443).
+# Environment: REQUESTS (2000; 0 skips a), UPLOAD_MIB (256; 0 skips b),
+# SIZES ("1000 10000 40000"), INLINE_MAX (question_inline_max_snippets for
+# the run), HEALTH (0 skips d), SLUICE_PORT (28443).
 set -euo pipefail
 
 ROOT=$(dirname "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")")
@@ -36,7 +37,7 @@ mkdir -p "$RESULTS"
 	echo "== serve pool $(date -u +%Y-%m-%dT%H:%M:%SZ), $(uname -m), $(nproc) CPUs," \
 		"load average $(cut -d' ' -f1-3 /proc/loadavg)"
 	echo "== command: REQUESTS=$REQUESTS UPLOAD_MIB=$UPLOAD_MIB SIZES=\"$SIZES\"" \
-		"SLUICE_PORT=$SLUICE_PORT bench/serve_pool.sh"
+		"${INLINE_MAX:+INLINE_MAX=$INLINE_MAX }${HEALTH:+HEALTH=$HEALTH }SLUICE_PORT=$SLUICE_PORT bench/serve_pool.sh"
 	perl -I"$ROOT/t/lib" "$ROOT/bench/serve_pool.pl"
 } 2>&1 | tee "$OUT"
 echo "results: ${OUT#"$ROOT"/}"

@@ -206,7 +206,7 @@ void config_defaults(struct config *c)
 	strcpy(c->warehouse_default_schema, "warehouse");
 	c->jdbc_commit_rows = 100000;
 
-	c->work_poll_ms = 1000;
+	c->work_poll_ms = 250;
 	c->work_shutdown_grace_s = 20;
 	c->work_rag_question_slots = 2;
 	c->work_rag_question_deadline_s = 120;
@@ -245,7 +245,7 @@ void config_defaults(struct config *c)
 	c->chunk_overlap = 100;
 	c->rag_index_dir[0] = '\0';
 	c->question_wait_max_s = 30;
-	c->question_inline_max_snippets = 20000;
+	c->question_inline_max_snippets = 200000;
 	c->question_inline_budget_ms = 50;
 	c->rag_test_question_delay_ms = 0;
 	c->rag_test_ingest_delay_ms = 0;

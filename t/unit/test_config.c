@@ -87,7 +87,7 @@ static void test_defaults(void)
 	CU_ASSERT_EQUAL(c.memory_max_mb, 12000);
 	CU_ASSERT_STRING_EQUAL(c.connection_key_file, "/etc/sluice/connection.key");
 	CU_ASSERT_FALSE(c.connection_key_loaded);
-	CU_ASSERT_EQUAL(c.work_poll_ms, 1000);
+	CU_ASSERT_EQUAL(c.work_poll_ms, 250);
 	CU_ASSERT_STRING_EQUAL(c.embedding_provider, "builtin");
 	CU_ASSERT_EQUAL(c.embedding_dimensions, 384);
 	CU_ASSERT_STRING_EQUAL(c.openai_base_url, "");
@@ -100,7 +100,7 @@ static void test_defaults(void)
 	CU_ASSERT_EQUAL(c.chunk_overlap, 100);
 	CU_ASSERT_STRING_EQUAL(c.rag_index_dir, "");
 	CU_ASSERT_EQUAL(c.question_wait_max_s, 30);
-	CU_ASSERT_EQUAL(c.question_inline_max_snippets, 20000);
+	CU_ASSERT_EQUAL(c.question_inline_max_snippets, 200000);
 	CU_ASSERT_EQUAL(c.question_inline_budget_ms, 50);
 	CU_ASSERT_EQUAL(c.work_shutdown_grace_s, 20);
 	CU_ASSERT_EQUAL(c.work_rag_ingest_deadline_s, 3600);

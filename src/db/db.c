@@ -645,6 +645,31 @@ int db_exec_script(struct db *db, const char *sql, size_t len)
 	return rc;
 }
 
+int db_in_batch(struct db *db, const char *sql, const char *const *ids, size_t n,
+                bool *found)
+{
+	const char *v[DB_IN_BATCH];
+	struct db_stmt *st;
+	int rc;
+
+	if (n == 0 || n > DB_IN_BATCH)
+		return n == 0 ? 0 : DB_ERR;
+	for (size_t i = 0; i < DB_IN_BATCH; i++)
+		v[i] = ids[i < n ? i : 0];
+	st = db_query(db, sql, "ssssssssssssssss", v[0], v[1], v[2], v[3], v[4], v[5],
+	              v[6], v[7], v[8], v[9], v[10], v[11], v[12], v[13], v[14], v[15]);
+	if (st == NULL)
+		return db_last_err(db);
+	for (size_t i = 0; i < n; i++)
+		found[i] = false;
+	while ((rc = db_fetch(st)) == 1)
+		for (size_t i = 0; i < n; i++)
+			if (strcmp(ids[i], db_col_str(st, 0)) == 0)
+				found[i] = true;
+	db_done(st);
+	return rc < 0 ? rc : 0;
+}
+
 unsigned long long db_tx_retries(void)
 {
 	return tx_retries;

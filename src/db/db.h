@@ -64,6 +64,13 @@ unsigned db_col_count(const struct db_stmt *st);
 void db_done(struct db_stmt *st);                /* NULL is fine */
 int db_last_err(const struct db *db);
 
+/* Which of ids[0..n) (n <= DB_IN_BATCH) the query returns in its first
+ * column: found[i].  sql ends in an IN list of exactly DB_IN_BATCH string
+ * placeholders; the places past n repeat ids[0].  0 or < 0 enum db_err. */
+#define DB_IN_BATCH 16
+int db_in_batch(struct db *db, const char *sql, const char *const *ids, size_t n,
+                bool *found);
+
 /* Transactions.  db_rollback is safe to call when none is open. */
 int db_begin(struct db *db);
 int db_commit(struct db *db);

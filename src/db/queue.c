@@ -82,30 +82,10 @@ int queue_status(struct db *db, long long id, char *status, size_t scap,
 	return rc;
 }
 
-int queue_settled(struct db *db, const long long *ids, size_t n, bool *settled)
+int queue_settled(struct db *db, const char *const *ids, size_t n, bool *settled)
 {
-	long long v[QUEUE_BATCH];
-	struct db_stmt *st;
-	int rc;
-
-	if (n == 0 || n > QUEUE_BATCH)
-		return n == 0 ? 0 : DB_ERR;
-	for (size_t i = 0; i < QUEUE_BATCH; i++)
-		v[i] = ids[i < n ? i : 0];      /* padded with the first */
-	st = db_query(db, "SELECT id FROM work_queue WHERE status IN ('done', 'failed') "
-	    "AND id IN (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", "iiiiiiiiiiiiiiii",
-	    v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9], v[10], v[11],
-	    v[12], v[13], v[14], v[15]);
-	if (st == NULL)
-		return db_last_err(db);
-	for (size_t i = 0; i < n; i++)
-		settled[i] = false;
-	while ((rc = db_fetch(st)) == 1)
-		for (size_t i = 0; i < n; i++)
-			if (ids[i] == db_col_ll(st, 0))
-				settled[i] = true;
-	db_done(st);
-	return rc < 0 ? rc : 0;
+	return db_in_batch(db, "SELECT id FROM work_queue WHERE status IN ('done', 'failed') "
+	    "AND id IN (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", ids, n, settled);
 }
 
 /* ---- claiming ------------------------------------------------------------------ */

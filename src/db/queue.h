@@ -120,10 +120,9 @@ long long queue_hurry(struct db *db, const char *kind, const char *ref_id);
 int queue_status(struct db *db, long long id, char *status, size_t scap,
                  char *err, size_t ecap, char **payload);
 
-/* Which of ids (n <= QUEUE_BATCH) are done or failed: settled[i].  0 or
- * < 0 enum db_err. */
-#define QUEUE_BATCH 16
-int queue_settled(struct db *db, const long long *ids, size_t n, bool *settled);
+/* Which of the items ids (their ids as text, n <= DB_IN_BATCH) are done or
+ * failed: settled[i].  0 or < 0 enum db_err. */
+int queue_settled(struct db *db, const char *const *ids, size_t n, bool *settled);
 
 /* Record an item's outcome, if process_id still holds the claim.  1
  * recorded, 0 the claim was not ours any more, < 0 enum db_err. */

@@ -730,28 +730,8 @@ int rag_question_get(struct req *r)
 
 int rag_questions_settled(struct db *db, const char *const *ids, size_t n, bool *settled)
 {
-	const char *v[RAG_SETTLED_BATCH];
-	struct db_stmt *st;
-	int rc;
-
-	if (n == 0 || n > RAG_SETTLED_BATCH)
-		return n == 0 ? 0 : DB_ERR;
-	for (size_t i = 0; i < RAG_SETTLED_BATCH; i++)
-		v[i] = ids[i < n ? i : 0];      /* padded with the first */
-	st = db_query(db, "SELECT id FROM rag_questions WHERE status <> 'processing' "
-	    "AND id IN (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", "ssssssssssssssss",
-	    v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9], v[10], v[11],
-	    v[12], v[13], v[14], v[15]);
-	if (st == NULL)
-		return db_last_err(db);
-	for (size_t i = 0; i < n; i++)
-		settled[i] = false;
-	while ((rc = db_fetch(st)) == 1)
-		for (size_t i = 0; i < n; i++)
-			if (strcmp(ids[i], db_col_str(st, 0)) == 0)
-				settled[i] = true;
-	db_done(st);
-	return rc < 0 ? rc : 0;
+	return db_in_batch(db, "SELECT id FROM rag_questions WHERE status <> 'processing' "
+	    "AND id IN (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", ids, n, settled);
 }
 
 int rag_question_wait_answer(struct db *db, const char *owner, const char *dataset_id,

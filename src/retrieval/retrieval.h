@@ -127,10 +127,9 @@ int rag_question_render(struct db *db, const char *dataset_id, const char *quest
                         struct json_object **out);
 
 /* For the waiter (serve/waiter.c): which questions of ids (n <=
- * RAG_SETTLED_BATCH) are no longer processing, and the GET answer of one
+ * DB_IN_BATCH) are no longer processing, and the GET answer of one
  * of owner's ("user:<id>") questions: 0 with *status and *body (200, 404),
  * or < 0 enum db_err. */
-#define RAG_SETTLED_BATCH 16
 int rag_questions_settled(struct db *db, const char *const *ids, size_t n,
                           bool *settled);
 int rag_question_wait_answer(struct db *db, const char *owner, const char *dataset_id,

@@ -208,20 +208,8 @@ static int test_alloc(int mb, int *got)
 static void child_exit(int fd, struct task_result *res) __attribute__((noreturn));
 static void child_exit(int fd, struct task_result *res)
 {
-	const char *p = (const char *)res;
-	size_t left = sizeof *res;
-
 	res->vm_peak_kb = runner_self_vm_kb("VmPeak:");
-	while (left > 0) {
-		ssize_t k = write(fd, p, left);
-
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0)
-			break;
-		p += k;
-		left -= (size_t)k;
-	}
+	proc_write_all(fd, res, sizeof *res);
 	close(fd);
 	fflush(stderr);
 	_exit(res->rc == 0 ? 0 : 1);

@@ -78,19 +78,27 @@ static void on_term(int sig)
 
 /* ---- the kinds ------------------------------------------------------------------ */
 
-static int question_settled(struct db *db, struct client **c, size_t n)
+/* Which of the n waiting clients c settled: the kind's query over the
+ * b part of their URIs (a question id, a queue item id). */
+static int settled_by(int (*query)(struct db *, const char *const *, size_t, bool *),
+                      struct db *db, struct client **c, size_t n)
 {
-	const char *ids[RAG_SETTLED_BATCH] = { NULL };
-	bool done[RAG_SETTLED_BATCH];
+	const char *ids[DB_IN_BATCH] = { NULL };
+	bool done[DB_IN_BATCH];
 	int rc;
 
 	for (size_t i = 0; i < n; i++)
 		ids[i] = c[i]->ref.b;
-	if ((rc = rag_questions_settled(db, ids, n, done)) < 0)
+	if ((rc = query(db, ids, n, done)) < 0)
 		return rc;
 	for (size_t i = 0; i < n; i++)
 		c[i]->settled = done[i];
 	return 0;
+}
+
+static int question_settled(struct db *db, struct client **c, size_t n)
+{
+	return settled_by(rag_questions_settled, db, c, n);
 }
 
 static int question_answer(struct db *db, const struct wait_ref *ref, bool final,
@@ -112,17 +120,7 @@ static int question_answer(struct db *db, const struct wait_ref *ref, bool final
 
 static int refresh_settled(struct db *db, struct client **c, size_t n)
 {
-	long long ids[QUEUE_BATCH] = { 0 };
-	bool done[QUEUE_BATCH];
-	int rc;
-
-	for (size_t i = 0; i < n; i++)
-		ids[i] = atoll(c[i]->ref.b);
-	if ((rc = queue_settled(db, ids, n, done)) < 0)
-		return rc;
-	for (size_t i = 0; i < n; i++)
-		c[i]->settled = done[i];
-	return 0;
+	return settled_by(queue_settled, db, c, n);
 }
 
 static int refresh_answer(struct db *db, const struct wait_ref *ref, bool final,
@@ -132,7 +130,7 @@ static int refresh_answer(struct db *db, const struct wait_ref *ref, bool final,
 	                              status, body);
 }
 
-#define BATCH 16                      /* RAG_SETTLED_BATCH = QUEUE_BATCH */
+#define BATCH DB_IN_BATCH
 
 static const struct wait_kind kinds[] = {
 	{ "question", question_settled, question_answer },

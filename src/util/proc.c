@@ -55,6 +55,23 @@ int proc_die_with_parent(pid_t parent)
 	return getppid() == parent ? 0 : -1;
 }
 
+int proc_write_all(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+
+	while (len > 0) {
+		ssize_t n = write(fd, p, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -1;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
 void proc_describe_status(int status, char *buf, size_t cap)
 {
 	if (WIFSIGNALED(status))

@@ -21,6 +21,10 @@ void proc_close_fds(int keep);
  * the pid read before fork.  -1 when the parent is already gone. */
 int proc_die_with_parent(pid_t parent);
 
+/* Write all of buf to fd (a child's report to its parent through a pipe),
+ * going on after EINTR and short writes.  0, or -1 when it could not. */
+int proc_write_all(int fd, const void *buf, size_t len);
+
 /* How a child ended, as waitpid reported it: "killed by signal 11
  * (Segmentation fault)", "exited with status 3". */
 void proc_describe_status(int status, char *buf, size_t cap);

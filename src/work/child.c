@@ -32,23 +32,6 @@ static void on_term(int sig)
 	child_stop = 1;
 }
 
-static void report(int fd, const struct work_result *res)
-{
-	const char *p = (const char *)res;
-	size_t left = sizeof *res;
-
-	while (left > 0) {
-		ssize_t n = write(fd, p, left);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		p += n;
-		left -= (size_t)n;
-	}
-}
-
 void work_child_main(const struct config *cfg, const struct work_kind *k,
                      const struct work_item *it, const char *process_id,
                      int fd, pid_t parent)
@@ -95,7 +78,7 @@ void work_child_main(const struct config *cfg, const struct work_kind *k,
 		if (res.rc != 0 && res.err[0] == '\0')
 			snprintf(res.err, sizeof res.err, "failed");
 	}
-	report(fd, &res);
+	proc_write_all(fd, &res, sizeof res);
 	db_free(w.db);
 	fflush(stderr);
 	_exit(0);

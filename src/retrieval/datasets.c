@@ -129,8 +129,9 @@ int rag_dataset_of_caller(struct req *r, const char *raw_id, struct rag_dataset 
 		return rag_reply(r, RAG_DATASET_NOT_FOUND);
 	if ((db = req_db_or_reply(r)) == NULL)
 		return -1;
-	st = db_query(db, "SELECT status, embedder, dimensions FROM rag_datasets "
-	              "WHERE id = ? AND owner_user_id = ?", "si", ds->id, r->id.user_id);
+	st = db_query(db, "SELECT status, embedder, dimensions, snippet_count FROM "
+	              "rag_datasets WHERE id = ? AND owner_user_id = ?", "si", ds->id,
+	              r->id.user_id);
 	if (st == NULL)
 		return resp_db_error(r, db_last_err(db));
 	rc = db_fetch(st);
@@ -138,6 +139,7 @@ int rag_dataset_of_caller(struct req *r, const char *raw_id, struct rag_dataset 
 		snprintf(ds->status, sizeof ds->status, "%s", db_col_str(st, 0));
 		snprintf(ds->embedder, sizeof ds->embedder, "%s", db_col_str(st, 1));
 		ds->dimensions = (int)db_col_ll(st, 2);
+		ds->snippets = db_col_ll(st, 3);
 	}
 	db_done(st);
 	if (rc < 0)

@@ -544,20 +544,16 @@ int rag_question_give_up(struct work_ctx *w, const struct work_item *it,
 }
 
 /* Is ranking ds here, after the answer, cheap and bounded?  The built-in
- * embedder, an index this worker can open without a rebuild, at most
- * question_inline_max_snippets snippets, and its last ranking here within
- * question_inline_budget_ms. */
+ * embedder, at most question_inline_max_snippets snippets, and its last
+ * ranking here within question_inline_budget_ms.  Nothing is opened before
+ * the answer: should the index file not open without a rebuild, the
+ * ranking falls to sluice work after it. */
 static bool rank_here(struct req *r, const struct rag_dataset *ds)
 {
 	const struct cached_index *slot;
-	const struct rindex *ix;
-	char err[256];
 
-	if (strcmp(ds->embedder, "builtin") != 0 || ds->dimensions <= 0)
-		return false;
-	ix = rag_index_get(r->db, r->cfg, ds->id, (size_t)ds->dimensions, false,
-	                   err, sizeof err);
-	if (ix == NULL || rindex_count(ix) > (size_t)r->cfg->question_inline_max_snippets)
+	if (strcmp(ds->embedder, "builtin") != 0 || ds->dimensions <= 0 ||
+	    ds->snippets > r->cfg->question_inline_max_snippets)
 		return false;
 	slot = cache_slot(ds->id);
 	return slot == NULL || slot->rank_ms <= r->cfg->question_inline_budget_ms;

@@ -76,6 +76,7 @@ struct rag_dataset {
 	char status[16];
 	char embedder[64];
 	int dimensions;
+	long long snippets;               /* snippet_count as of its last ingestion */
 };
 
 /* The dataset raw_id names, when the Basic caller owns it.  0; or the

@@ -598,6 +598,39 @@ static char sniff_delimiter(struct csv *c)
 	return best;
 }
 
+/* A preamble (a title, a line of counts before the table: DuckDB's
+ * sniffer calls them dirty lines) is the leading records that split into
+ * fewer fields than the rest of the sample, which all split alike: skip
+ * them.  0 or a negative tab_err. */
+static int skip_preamble(struct csv *c)
+{
+	size_t counts[SNIFF_RECORDS], mode = 0, mode_n = 0, k = 0;
+	size_t n = sample_counts(c, c->delim, counts, SNIFF_RECORDS);
+
+	for (size_t i = 0; i < n; i++) {
+		size_t same = 0;
+		for (size_t j = 0; j < n; j++)
+			same += counts[j] == counts[i];
+		if (same > mode_n || (same == mode_n && counts[i] > mode)) {
+			mode = counts[i];
+			mode_n = same;
+		}
+	}
+	while (k < n && counts[k] < mode)
+		k++;
+	if (mode < 2 || k == 0 || k * 2 >= n)
+		return 0;
+	for (size_t i = k; i < n; i++)
+		if (counts[i] != mode)
+			return 0;              /* ragged throughout: no table to find */
+	while (k-- > 0) {
+		int r = next_record(c, false);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
 /* Is the record at buf[pos] a header?  See the rule at the top. */
 static int sniff_header(struct csv *c, bool *header)
 {
@@ -928,6 +961,8 @@ int csv_read(const char *path, const struct tab_opts *o, const struct tab_sink *
 	stats->delimiter = c.delim;
 	str_copy(stats->encoding, sizeof stats->encoding, tab_dec_encoding(c.dec));
 
+	if (o->header_row == -1 && o->skip_rows == 0 && (rc = skip_preamble(&c)) < 0)
+		goto out;
 	if (o->header_row >= 0) {
 		header = true;
 	} else {

@@ -44,14 +44,16 @@ static const struct class_case classes[] = {
 	{ "1234567890123456789.1234567890123456789", INFER_DECIMAL, 19, 19 },
 	{ "1234567890123456789.12345678901234567890", INFER_DOUBLE, 0, 0 },
 	{ "123456789012345678.12345678901234567890", INFER_DECIMAL, 18, 20 },
-	{ "5.", INFER_VARCHAR, 0, 0 },
+	{ "5.", INFER_DOUBLE, 0, 0 },                /* DuckDB reads it as a float */
 	{ ".", INFER_VARCHAR, 0, 0 },
 	{ "-", INFER_VARCHAR, 0, 0 },
 	{ "+", INFER_VARCHAR, 0, 0 },
 	{ "1.2.3", INFER_VARCHAR, 0, 0 },
 	{ "1,234", INFER_VARCHAR, 0, 0 },
-	{ " 1", INFER_VARCHAR, 0, 0 },
-	{ "1 ", INFER_VARCHAR, 0, 0 },
+	{ " 1", INFER_INTEGER, 1, 0 },             /* blanks around a value aside */
+	{ "\t-2.50 ", INFER_DECIMAL, 1, 2 },
+	{ "1 ", INFER_INTEGER, 1, 0 },
+	{ "  ", INFER_VARCHAR, 0, 0 },
 	{ "--1", INFER_VARCHAR, 0, 0 },
 	/* exponents are DOUBLE */
 	{ "1e5", INFER_DOUBLE, 0, 0 },
@@ -62,14 +64,25 @@ static const struct class_case classes[] = {
 	{ "1e+", INFER_VARCHAR, 0, 0 },
 	{ "e5", INFER_VARCHAR, 0, 0 },
 	{ "1e5x", INFER_VARCHAR, 0, 0 },
-	{ "inf", INFER_VARCHAR, 0, 0 },
-	{ "NaN", INFER_VARCHAR, 0, 0 },
-	/* booleans: true/false in any case only */
+	{ "inf", INFER_DOUBLE, 0, 0 },              /* NaN and Inf: floats */
+	{ "-Inf", INFER_DOUBLE, 0, 0 },
+	{ "+infinity", INFER_DOUBLE, 0, 0 },
+	{ "-nan", INFER_DOUBLE, 0, 0 },
+	{ "infinit", INFER_VARCHAR, 0, 0 },
+	{ "-", INFER_VARCHAR, 0, 0 },
+	{ "-x", INFER_VARCHAR, 0, 0 },
+	{ "NaN", INFER_DOUBLE, 0, 0 },
+	/* booleans: true/false, t/f, yes/no in any case */
 	{ "true", INFER_BOOLEAN, 0, 0 },
 	{ "FALSE", INFER_BOOLEAN, 0, 0 },
 	{ "True", INFER_BOOLEAN, 0, 0 },
-	{ "yes", INFER_VARCHAR, 0, 0 },
-	{ "t", INFER_VARCHAR, 0, 0 },
+	{ "yes", INFER_BOOLEAN, 0, 0 },             /* as DuckDB: t f yes no too */
+	{ "NO", INFER_BOOLEAN, 0, 0 },
+	{ "F", INFER_BOOLEAN, 0, 0 },
+	{ "y", INFER_VARCHAR, 0, 0 },
+	{ "NA", INFER_VARCHAR, 0, 0 },
+	{ ".", INFER_VARCHAR, 0, 0 },
+	{ "t", INFER_BOOLEAN, 0, 0 },
 	{ "trues", INFER_VARCHAR, 0, 0 },
 	/* dates */
 	{ "2024-01-31", INFER_DATE, 0, 0 },
@@ -191,18 +204,18 @@ static void test_typed_cells(void)
 {
 	struct infer_acc *a = infer_acc_new();
 	struct tab_cell names[6] = {
-		{ TAB_TEXT, "n", 1, 0 }, { TAB_TEXT, "d", 1, 0 }, { TAB_TEXT, "b", 1, 0 },
-		{ TAB_TEXT, "dt", 2, 0 }, { TAB_TEXT, "big", 3, 0 }, { TAB_TEXT, "mix", 3, 0 },
+		{ TAB_TEXT, "n", 1, 0, false }, { TAB_TEXT, "d", 1, 0, false }, { TAB_TEXT, "b", 1, 0, false },
+		{ TAB_TEXT, "dt", 2, 0, false }, { TAB_TEXT, "big", 3, 0, false }, { TAB_TEXT, "mix", 3, 0, false },
 	};
 	struct tab_cell r1[6] = {
-		{ TAB_NUMBER, "42", 2, 42 }, { TAB_DATE, "2024-01-01", 10, 0 },
-		{ TAB_BOOL, "true", 4, 1 }, { TAB_DATETIME, "2024-01-01 10:00:00", 19, 0 },
-		{ TAB_NUMBER, "", 0, 5e9 }, { TAB_NUMBER, "1", 1, 1 },
+		{ TAB_NUMBER, "42", 2, 42, false }, { TAB_DATE, "2024-01-01", 10, 0, false },
+		{ TAB_BOOL, "true", 4, 1, false }, { TAB_DATETIME, "2024-01-01 10:00:00", 19, 0, false },
+		{ TAB_NUMBER, "", 0, 5e9, false }, { TAB_NUMBER, "1", 1, 1, false },
 	};
 	struct tab_cell r2[6] = {
-		{ TAB_NUMBER, "12.25", 5, 12.25 }, { TAB_NULL, "", 0, 0 },
-		{ TAB_BOOL, "false", 5, 0 }, { TAB_DATE, "2024-01-02", 10, 0 },
-		{ TAB_NUMBER, "", 0, 0.5 }, { TAB_TEXT, "x", 1, 0 },
+		{ TAB_NUMBER, "12.25", 5, 12.25, false }, { TAB_NULL, "", 0, 0, false },
+		{ TAB_BOOL, "false", 5, 0, false }, { TAB_DATE, "2024-01-02", 10, 0, false },
+		{ TAB_NUMBER, "", 0, 0.5, false }, { TAB_TEXT, "x", 1, 0, false },
 	};
 	struct infer_result r;
 	char buf[512];
@@ -439,10 +452,10 @@ static void test_header_names(void)
 	char err[256];
 
 	tab_opts_init(&o);
-	o.header_row = 0;          /* an empty name would make detection say "no header" */
+	/* DuckDB's names: columnN (0-based), _K counting clashes per name */
 	CU_ASSERT_EQUAL_FATAL(tt_infer(TAB_CSV, dup, strlen(dup), &o, &r, err, sizeof err), 0);
 	CU_ASSERT_STRING_EQUAL(tt_schema(&r, buf, sizeof buf),
-	    "a:VARCHAR|column_2:VARCHAR|A_2:VARCHAR|a_3:VARCHAR|a_2_2:VARCHAR");
+	    "a:VARCHAR|column1:VARCHAR|A_1:VARCHAR|a_2:VARCHAR|a_2_1:VARCHAR");
 	infer_result_free(&r);
 
 	/* 300 x 'n' then e-acute: cut to 255 bytes */

@@ -473,6 +473,93 @@ static void test_header_names(void)
 	infer_result_free(&r);
 }
 
+/* Files as other programs write them: the schema and the exact row count,
+ * classifying every row and only the first (the fast counting path). */
+static void test_real_writers(void)
+{
+	static const struct {
+		const char *name, *in, *schema;
+		long long rows;
+	} cases[] = {
+		{ "R write.csv: NA in numbers, booleans and text; row names",
+		  "\"\",\"x\",\"flag\",\"s\",\"t\"\n\"1\",1,TRUE,\"a\",NA\n\"2\",NA,FALSE,NA,NA\n"
+		  "\"3\",3.5,NA,\"b\",NA\n",
+		  "column0:INTEGER|x:DECIMAL(2,1)?|flag:BOOLEAN?|s:VARCHAR|t:VARCHAR", 3 },
+		{ "Stata's '.' and NaN, Inf from numpy",
+		  "a,b,c\n1,.,NaN\n2,5,Inf\n3,.,-inf\n", "a:INTEGER|b:INTEGER?|c:DOUBLE", 3 },
+		{ "NULL and N/A in dates and timestamps",
+		  "d,ts\n2024-01-02,NULL\nN/A,2024-01-02 10:00:00\n",
+		  "d:DATE?|ts:TIMESTAMP?", 2 },
+		{ "old Mac line ends", "id,v\r1,a\r2,b\r3,c\r", "id:INTEGER|v:VARCHAR", 3 },
+		{ "header over a column empty in every row", "id,empty,v\n1,,2.5\n2,,3\n",
+		  "id:INTEGER|empty:VARCHAR?|v:DECIMAL(2,1)", 2 },
+		{ "names with spaces around them", "a, cpi , scenario\n1, 2.5 ,x\n2,3,y\n",
+		  "a:INTEGER|cpi:DECIMAL(2,1)|scenario:VARCHAR", 2 },
+		{ "space-separated numbers without a header",
+		  "0.7 1.0 0.17\n0.6 0.0 0.23\n1.4 1.0 0.07\n",
+		  "column0:DECIMAL(2,1)|column1:DECIMAL(2,1)|column2:DECIMAL(2,2)", 3 },
+		{ "R write.table: quoted names, runs of blanks",
+		  "\"x\" \"name\"\n1 \"a b\"\n2   \"c\"\n", "x:INTEGER|name:VARCHAR", 2 },
+		{ "Stan's '#' comments", "# Samples\n# seed=1\nlp__,theta\n-7.1,0.2\n# Adaptation\n-7.3,0.3\n",
+		  "lp__:DECIMAL(2,1)|theta:DECIMAL(1,1)", 2 },
+		{ "a count line before the table (sklearn)", "3,2,setosa\n5.1,3.5,1.4,0\n4.9,3.0,1.4,0\n4.7,3.2,1.3,0\n",
+		  "column0:DECIMAL(2,1)|column1:DECIMAL(2,1)|column2:DECIMAL(2,1)|column3:INTEGER", 3 },
+		{ "t/f and yes/no", "a,b\nt,yes\nf,no\n", "a:BOOLEAN|b:BOOLEAN", 2 },
+	};
+	char buf[1024], err[256];
+
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		for (int limit = 0; limit < 2; limit++) {
+			struct infer_result r;
+			struct tab_opts o;
+			int rc;
+
+			tab_opts_init(&o);
+			if (limit)
+				o.max_analyze_rows = 1;
+			rc = tt_infer(TAB_CSV, cases[i].in, strlen(cases[i].in), &o, &r, err, sizeof err);
+			CU_ASSERT_EQUAL(rc, 0);
+			if (rc != 0)
+				continue;
+			if (!limit && strcmp(tt_schema(&r, buf, sizeof buf), cases[i].schema) != 0)
+				fprintf(stderr, "\n%s: %s\n", cases[i].name, buf);
+			if (!limit)
+				CU_ASSERT_STRING_EQUAL(buf, cases[i].schema);
+			if (r.row_count != cases[i].rows)
+				fprintf(stderr, "\n%s (max %d): %lld rows\n", cases[i].name, limit,
+				        r.row_count);
+			CU_ASSERT_EQUAL(r.row_count, cases[i].rows);
+			infer_result_free(&r);
+		}
+	}
+}
+
+/* refresh-schema's null_markers: the list replaces the default one. */
+static void test_null_markers_option(void)
+{
+	const char *in = "a,b\n1,NA\n-99,2\n3,4\n";
+	struct infer_result r;
+	struct tab_opts o;
+	char buf[256], err[256];
+
+	tab_opts_init(&o);
+	CU_ASSERT_EQUAL_FATAL(tt_infer(TAB_CSV, in, strlen(in), &o, &r, err, sizeof err), 0);
+	CU_ASSERT_STRING_EQUAL(tt_schema(&r, buf, sizeof buf), "a:INTEGER|b:INTEGER?");
+	infer_result_free(&r);
+
+	o.n_null_markers = 0;                      /* none: NA is text */
+	CU_ASSERT_EQUAL_FATAL(tt_infer(TAB_CSV, in, strlen(in), &o, &r, err, sizeof err), 0);
+	CU_ASSERT_STRING_EQUAL(tt_schema(&r, buf, sizeof buf), "a:INTEGER|b:VARCHAR");
+	infer_result_free(&r);
+
+	strcpy(o.null_markers[0], "-99");          /* a sentinel number */
+	strcpy(o.null_markers[1], "NA");
+	o.n_null_markers = 2;
+	CU_ASSERT_EQUAL_FATAL(tt_infer(TAB_CSV, in, strlen(in), &o, &r, err, sizeof err), 0);
+	CU_ASSERT_STRING_EQUAL(tt_schema(&r, buf, sizeof buf), "a:INTEGER?|b:INTEGER?");
+	infer_result_free(&r);
+}
+
 int suite_tabular_infer(void)
 {
 	static const struct test_case tests[] = {
@@ -486,6 +573,8 @@ int suite_tabular_infer(void)
 		{ "options: defaults and refusals", test_opts },
 		{ "max_analyze_rows: classified vs counted", test_analyze_limit },
 		{ "header names: empty, duplicate, long", test_header_names },
+		{ "files as R, Stata, numpy, Stan write them", test_real_writers },
+		{ "null_markers replace the default markers", test_null_markers_option },
 		{ NULL, NULL },
 	};
 	return suite_add("tabular_infer", tests);

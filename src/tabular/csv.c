@@ -3,35 +3,50 @@
  * Records (RFC 4180, read leniently):
  *   - a record ends at LF or CRLF outside quotes (or at the end of the
  *     file, a CR just before it being part of the line end); a lone CR is
- *     data;
+ *     data, except in a file whose first 256 KiB hold CRs and no LF (old
+ *     Mac text): there every CR is a line end;
  *   - a field that starts with '"' is quoted: it runs to the next '"' not
  *     doubled, may hold delimiters and newlines, and "" is one quote; text
  *     between the closing quote and the next delimiter is kept as written;
  *     a '"' anywhere else is an ordinary character;
  *   - a quote still open at the end of the file is an error;
  *   - an empty line is no record (it is skipped), except among the
- *     skip_rows/header_row rows, which count every line;
+ *     skip_rows/header_row rows, which count every line; so is a comment,
+ *     a line starting with '#', when the sample says '#' lines are comments
+ *     (sniff_comments);
  *   - a record is at most TAB_ROW_MAX bytes and TAB_COLUMNS_MAX fields.
- * An empty field, quoted or not, is a null cell; every other cell is text.
+ * An empty field, quoted or not, is a null cell; every other cell is text,
+ * flagged when it is one of the options' missing-value markers.
  *
  * Delimiter (unless given): the one of , ; TAB | that splits the first 100
  * records (after skip_rows) into the same number (>= 2) of fields most
  * often, then into the most fields; a tie goes to the earlier in that
- * list; with none of them, ','.
+ * list.  With none of them: runs of blanks when they split every sampled
+ * record into the same number (>= 2) of fields and some column below the
+ * first record is numeric (space-separated and fixed-width numbers), else
+ * ','.  Delimiter ' ' means runs of spaces and tabs, blanks at the line's
+ * ends aside.
  *
- * Header (header_row -1): the first record is the header when all its
- * fields are non-empty, distinct, and none reads as a number, boolean,
- * date or timestamp.  header_row N >= 0 makes record N after skip_rows the
- * header (the records before it are dropped).  Without a header the
- * columns are named column_1, column_2, ... after the first record's
- * field count.
+ * Preamble (neither skip_rows nor header_row given): leading records of
+ * fewer fields than the rest of the sample, which all split alike, are
+ * skipped (a title, a line of counts).
+ *
+ * Header (header_row -1), DuckDB's rule: the types of the columns are
+ * taken from the records below the first (up to 2048 of the sample; of a
+ * file of one record, from its own values), and the first record is the
+ * header when every column is VARCHAR, when all its fields are empty, or
+ * when one of its values does not fit its column's type (an empty value
+ * or a missing-value marker fits any; a column of nulls takes no value).
+ * header_row N >= 0 makes record N after skip_rows the header (the records
+ * before it are dropped).  Without a header the columns are named by
+ * tab_read (column0, column1, ...) after the first record's field count.
  *
  * Reading: the decoded text is parsed in a buffer of about TAB_READ_CHUNK
  * bytes (it grows to hold one record of at most TAB_ROW_MAX); fields are
  * cut in place.  When the row callback answers TAB_ROW_COUNT_ONLY the rest
  * is only counted: a scan that jumps from quote to newline with memchr,
  * keeping the record rules above, so row_count stays exact at a fraction of
- * the cost of splitting fields. */
+ * the cost of splitting fields (runs of blanks go on record by record). */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -992,7 +1007,7 @@ int csv_read(const char *path, const struct tab_opts *o, const struct tab_sink *
 		}
 		r = sink->header(sink->arg, c.cells, c.nf);
 	} else {
-		/* the first record is a row: names column_1.. for its fields */
+		/* the first record is a row: tab_read names its fields */
 		struct tab_cell *none = calloc(ncols, sizeof *none);
 		if (none == NULL) {
 			str_errf(err, errlen, "out of memory");

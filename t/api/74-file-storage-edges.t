@@ -85,10 +85,10 @@ $p = files_job('t74/cols/', 'cols');
 $run = run_pipeline($token, $cid, $p->{pipeline_id});
 is($run->{status}, 'SUCCESS', 'columns: SUCCESS') or diag(log_text($token, $run->{run_id}));
 my $cols = wh_columns($SCHEMA, 'cols');
-is_deeply([ sort keys %$cols ], [ sort('id', 'name', 'extra', 'column_2', 'name_2',
+is_deeply([ sort keys %$cols ], [ sort('id', 'name', 'extra', 'column1', 'name_1',
 	'_source_file_2', 'L' x 64, '_source_file', '_source_row') ],
 	'columns: added by later files; empty, repeated, reserved and long names renamed');
-is_deeply([ wh_rows("SELECT id, name, extra, column_2, name_2, _source_file_2 "
+is_deeply([ wh_rows("SELECT id, name, extra, column1, name_1, _source_file_2 "
 	. "FROM `$SCHEMA`.`cols` ORDER BY id") ], [
 	[ 1, 'one', undef, undef, undef, undef ],
 	[ 2, 'two', 'x', undef, undef, undef ],

@@ -108,7 +108,7 @@ my @bad = (
 	[ { sheet_name => 5 }, 'sheet_name must be a string' ],
 	[ { sheet_name => '' }, 'sheet_name must be 1 to 255 bytes' ],
 	[ { sheet_name => 'x' x 256 }, 'sheet_name must be 1 to 255 bytes' ],
-	[ { sheet => 'a' }, "Unknown field 'sheet' (sheet_name, skip_rows, header_row, encoding, delimiter)" ],
+	[ { sheet => 'a' }, "Unknown field 'sheet' (sheet_name, skip_rows, header_row, encoding, delimiter, null_markers)" ],
 	[ [ 1 ], 'The body must be a JSON object' ],
 	[ 'text', 'The body must be a JSON object' ],
 );

@@ -57,6 +57,7 @@
 
 #define SNIFF_RECORDS 100
 #define SNIFF_HEADER_RECORDS 2048
+#define HEADER_LINES_MAX 3
 #define SNIFF_BYTES (256u << 10)
 
 struct field {
@@ -88,6 +89,15 @@ struct csv {
 static inline bool is_ws(char ch)
 {
 	return ch == ' ' || ch == '\t';
+}
+
+static size_t count_newlines(const char *s, size_t n)
+{
+	size_t k = 0;
+
+	for (const char *p = s; (p = memchr(p, '\n', (size_t)(s + n - p))) != NULL; p++)
+		k++;
+	return k;
 }
 
 /* Old Mac text: every CR of buf[from..to) becomes the LF it means. */
@@ -646,19 +656,32 @@ static int skip_preamble(struct csv *c)
 	return 0;
 }
 
-/* Is the record at buf[pos] a header?  See the rule at the top. */
-static int sniff_header(struct csv *c, bool *header)
+enum header_verdict {
+	HEADER_NO,               /* its values fit the types below: a row */
+	HEADER_TEXT,             /* every column text, or all its fields empty */
+	HEADER_TYPES,            /* a value that does not fit the type below */
+};
+
+/* What the first non-blank record from buf[at] is (the rule at the top);
+ * *at moves to it and *next past it.  *names: it is a line of names for
+ * sure, none of its values fitting its typed column (a column of numbers,
+ * dates, ... below, 2 rows at least).  The types are those of the
+ * records from buf[below], or right after the record when below is 0.
+ * 0, or TAB_ERR_IO; *v HEADER_NO when there is no record. */
+static int header_verdict(struct csv *c, size_t *at, size_t *next, size_t below,
+                          enum header_verdict *v, bool *names)
 {
-	size_t next = 0, nl = 0, rows = 0, nfirst, tmpcap = 0;
+	size_t nl = 0, rows = 0, nfirst, tmpcap = 0, typed = 0, misfits = 0;
 	struct infer_acc *acc = NULL;
 	struct field *first = NULL;
 	char *tmp = NULL;
 	bool all_text = true, all_null = true, consistent = true;
 	int rc = 0;
 
-	*header = false;
-	for (size_t at = c->pos;; at = next) {
-		if (at >= c->len || scan_record(c, at, c->delim, &next, &nl) <= 0)
+	*v = HEADER_NO;
+	*names = false;
+	for (;; *at = *next) {
+		if (*at >= c->len || scan_record(c, *at, c->delim, next, &nl) <= 0)
 			return 0;              /* errors surface when read for real */
 		if (!is_blank(c))
 			break;
@@ -668,38 +691,77 @@ static int sniff_header(struct csv *c, bool *header)
 	if (first == NULL)
 		return TAB_ERR_IO;
 	memcpy(first, c->f, nfirst * sizeof *first);
-	acc = sample_types(c, next, SNIFF_HEADER_RECORDS, &rows);
+	acc = sample_types(c, below ? below : *next, SNIFF_HEADER_RECORDS, &rows);
 	if (acc == NULL) {
 		rc = TAB_ERR_IO;
 		goto out;
 	}
 	for (size_t i = 0; i < nfirst; i++) {
 		size_t len;
-		const char *v = field_value(c, &first[i], &tmp, &tmpcap, &len);
+		const char *val = field_value(c, &first[i], &tmp, &tmpcap, &len);
 		int t, id, sc;
 
-		if (v == NULL) {
+		if (val == NULL) {
 			rc = TAB_ERR_IO;
 			goto out;
 		}
 		/* a file of one record: the types of its own values */
 		t = rows > 0 ? infer_acc_type(acc, i)
-		    : len > 0 ? (int)infer_classify_text(v, len, &id, &sc) : -1;
+		    : len > 0 ? (int)infer_classify_text(val, len, &id, &sc) : -1;
 		if (len > 0)
 			all_null = false;
 		if (t == INFER_VARCHAR)
 			continue;
 		all_text = false;
-		if (len == 0 || is_marker(c, v, len))
+		if (len == 0 || is_marker(c, val, len))
 			continue;              /* a null fits any type */
-		if (t < 0 || !infer_type_holds((enum infer_type)t, v, len))
+		typed += t >= 0;
+		if (t < 0 || !infer_type_holds((enum infer_type)t, val, len)) {
 			consistent = false;
+			misfits += t >= 0;
+		}
 	}
-	*header = all_text || all_null || !consistent;
+	*v = all_text || all_null ? HEADER_TEXT : consistent ? HEADER_NO : HEADER_TYPES;
+	*names = rows >= 2 && typed > 0 && misfits == typed;
 out:
 	free(first);
 	free(tmp);
 	infer_acc_free(acc);
+	return rc;
+}
+
+/* Is the record at buf[pos] a header?  See the rule at the top.  A header
+ * of several lines: when the next line is a line of names for sure (none
+ * of its values fits its typed column below), the line before it is not
+ * the header but a line over it, skipped (at most HEADER_LINES_MAX - 1 of
+ * them), if it follows comments (geoknife's "# variable", feature names,
+ * then statistics' names: DuckDB reads them so) or fits the types below as
+ * data does (scikit-learn's line of counts over its names).  A line of
+ * names over a line of units keeps its names. */
+static int sniff_header(struct csv *c, bool *header, bool skip_extra)
+{
+	enum header_verdict v, v1, v2;
+	size_t at = c->pos, next = 0, at1, next1, at2, next2 = 0;
+	bool names;
+	int rc = header_verdict(c, &at, &next, 0, &v, &names);
+
+	for (int k = 1; rc == 0 && skip_extra && v != HEADER_NO && k < HEADER_LINES_MAX; k++) {
+		bool commented = c->comments && at != c->pos;
+
+		at2 = next;
+		if ((rc = header_verdict(c, &at2, &next2, 0, &v2, &names)) != 0 || !names)
+			break;
+		at1 = at;
+		if (!commented && ((rc = header_verdict(c, &at1, &next1, next2, &v1, &names)) != 0 ||
+		                   v1 != HEADER_NO))
+			break;
+		/* the record at `at` is a line over the header: skip it */
+		c->line += (long long)count_newlines(c->buf + c->pos, at2 - c->pos);
+		c->pos = at2;
+		at = at2;
+		next = next2;
+	}
+	*header = v != HEADER_NO;
 	return rc;
 }
 
@@ -981,7 +1043,7 @@ int csv_read(const char *path, const struct tab_opts *o, const struct tab_sink *
 	if (o->header_row >= 0) {
 		header = true;
 	} else {
-		rc = sniff_header(&c, &header);
+		rc = sniff_header(&c, &header, o->skip_rows == 0);
 		if (rc < 0)
 			goto out;
 	}

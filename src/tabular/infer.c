@@ -13,8 +13,9 @@
  *   DOUBLE     a number with an exponent (1e5, -2.5E-3), digits and a
  *              point with none after it (5.), and NaN, Inf, Infinity
  *              (signed or not, any case)
- *   DATE       YYYY-MM-DD, a real calendar day
- *   TIMESTAMP  a DATE, 'T' or one space, HH:MM[:SS[.fraction of 1-9
+ *   DATE       YYYY-MM-DD or YYYY/MM/DD, a real calendar day, the month and
+ *              day of one or two digits (1988-4-21)
+ *   TIMESTAMP  a DATE of 10 characters, 'T' or one space, HH:MM[:SS[.fraction of 1-9
  *              digits]], then optionally Z or an offset +HH, +HHMM, +HH:MM
  *   VARCHAR    anything else
  * Numbers are written plainly: no thousands separators, and no leading
@@ -135,20 +136,44 @@ static bool two_digits(const unsigned char *s, int *v)
 	return true;
 }
 
-static bool is_date(const unsigned char *s)
+/* 1 or 2 digits at s[0..n): the value, and how many (0: none). */
+static size_t one_or_two(const unsigned char *s, size_t n, int *v)
+{
+	if (n == 0 || !is_digit(s[0]))
+		return 0;
+	if (n == 1 || !is_digit(s[1])) {
+		*v = s[0] - '0';
+		return 1;
+	}
+	*v = (s[0] - '0') * 10 + (s[1] - '0');
+	return 2;
+}
+
+/* The length of the date that s[0..n) starts with, 0 when none: YYYY-MM-DD
+ * or YYYY/MM/DD (a real calendar day), the month and day of one or two
+ * digits, one separator throughout. */
+static size_t date_len(const unsigned char *s, size_t n)
 {
 	static const int mdays[] = { 31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31 };
 	int c, y2, m, d, year;
+	size_t i = 5, k;
+	unsigned char sep;
 
-	if (!two_digits(s, &c) || !two_digits(s + 2, &y2) || s[4] != '-' ||
-	    !two_digits(s + 5, &m) || s[7] != '-' || !two_digits(s + 8, &d))
-		return false;
+	if (n < 8 || !two_digits(s, &c) || !two_digits(s + 2, &y2) || (s[4] != '-' && s[4] != '/'))
+		return 0;
+	sep = s[4];
+	if ((k = one_or_two(s + i, n - i, &m)) == 0 || i + k >= n || s[i + k] != sep)
+		return 0;
+	i += k + 1;
+	if ((k = one_or_two(s + i, n - i, &d)) == 0)
+		return 0;
+	i += k;
 	year = c * 100 + y2;
 	if (m < 1 || m > 12 || d < 1 || d > mdays[m - 1])
-		return false;
+		return 0;
 	if (m == 2 && d == 29 && !(year % 4 == 0 && (year % 100 != 0 || year % 400 == 0)))
-		return false;
-	return true;
+		return 0;
+	return i;
 }
 
 /* s[0..n) after the date: [T ]HH:MM[:SS[.f]][Z|+HH|+HHMM|+HH:MM]. */
@@ -206,12 +231,15 @@ enum infer_type infer_classify_text(const char *text, size_t n, int *int_digits,
 	s = (const unsigned char *)text;
 	c = s[0];
 	if (is_digit(c) || c == '-' || c == '+' || c == '.') {
-		if (n >= 10 && is_digit(c) && s[4] == '-') {
-			if (!is_date(s))
+		if (n >= 8 && is_digit(c) && (s[4] == '-' || s[4] == '/')) {
+			size_t d = date_len(s, n);
+
+			if (d == 0)
 				return INFER_VARCHAR;
-			if (n == 10)
+			if (d == n)
 				return INFER_DATE;
-			return is_time_part(s + 10, n - 10) ? INFER_TIMESTAMP : INFER_VARCHAR;
+			return d == 10 && is_time_part(s + 10, n - 10) ? INFER_TIMESTAMP
+			                                                : INFER_VARCHAR;
 		}
 		if (n > 1 && (c == '-' || c == '+') && !is_digit(s[1]) && s[1] != '.')
 			return tab_is_nan_inf(text, n) ? INFER_DOUBLE : INFER_VARCHAR;

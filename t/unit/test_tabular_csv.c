@@ -130,6 +130,15 @@ static const struct read_case reads[] = {
 	{ "eleven columns: two digits", "1,2,3,4,5,6,7,8,9,10,11\n",
 	  "H:column00|column01|column02|column03|column04|column05|column06|column07|column08|column09|column10\n"
 	  "1|2|3|4|5|6|7|8|9|10|11\n", 0, 0, -1 },
+	{ "a header of two lines: the last names the columns",
+	  "# ppt\n,Ohio,Utah\nTIMESTEP,MEAN(mm),MEAN(mm)\n2024-01-01T00:00:00Z,1.5,2\n2024-02-01T00:00:00Z,3,4.25\n",
+	  "H:TIMESTEP|MEAN(mm)|MEAN(mm)_1\n2024-01-01T00:00:00Z|1.5|2\n2024-02-01T00:00:00Z|3|4.25\n", 0, 0, -1 },
+	{ "a line of counts over the names (scikit-learn)", "3,2\nx,y\n1.5,2\n2.5,3\n3.5,4\n",
+	  "H:x|y\n1.5|2\n2.5|3\n3.5|4\n", 0, 0, -1 },
+	{ "names over a line of units keep their names", "v,p\n[m/s],[W]\n1.5,2\n2.5,3\n",
+	  "H:v|p\n[m/s]|[W]\n1.5|2\n2.5|3\n", 0, 0, -1 },
+	{ "a row that misfits one column is a row", "id,v\n1,2.5\n2,3\n3,4\n",
+	  "H:id|v\n1|2.5\n2|3\n3|4\n", 0, 0, -1 },
 	/* line ends, comments, preambles, runs of blanks */
 	{ "CR-only line ends (old Mac)", "a,b\r1,2\r3,4\r", "H:a|b\n1|2\n3|4\n", 0, 0, -1 },
 	{ "CR-only, no final line end", "a,b\r1,2\r3,4", "H:a|b\n1|2\n3|4\n", 0, 0, -1 },

@@ -93,8 +93,14 @@ static const struct class_case classes[] = {
 	{ "2024-04-31", INFER_VARCHAR, 0, 0 },
 	{ "2024-13-01", INFER_VARCHAR, 0, 0 },
 	{ "2024-00-10", INFER_VARCHAR, 0, 0 },
-	{ "2024-1-01", INFER_VARCHAR, 0, 0 },
-	{ "2024/01/01", INFER_VARCHAR, 0, 0 },
+	{ "2024-1-01", INFER_DATE, 0, 0 },          /* one-digit month and day */
+	{ "1988-4-2", INFER_DATE, 0, 0 },
+	{ "1988-4-31", INFER_VARCHAR, 0, 0 },
+	{ "1988-123-1", INFER_VARCHAR, 0, 0 },
+	{ "2024-01/02", INFER_VARCHAR, 0, 0 },
+	{ "2024-1-01 10:00", INFER_VARCHAR, 0, 0 },
+	{ "2024/01/01", INFER_DATE, 0, 0 },
+	{ "2010/01/01 00:00", INFER_TIMESTAMP, 0, 0 },
 	{ "01/02/2024", INFER_VARCHAR, 0, 0 },
 	/* timestamps */
 	{ "2024-01-31T10:20:30", INFER_TIMESTAMP, 0, 0 },

@@ -141,9 +141,11 @@ static int parse_options(struct req *r, struct json_object *body, struct json_ob
 				d = s;
 			else if (strcmp(s, "\t") == 0 || str_eq_nocase(s, "tab"))
 				d = "\t";
+			else if (strcmp(s, " ") == 0 || str_eq_nocase(s, "space"))
+				d = " ";        /* runs of spaces and tabs */
 			if (d == NULL) {
-				bad(r, "delimiter must be one of \",\", \";\", \"|\" or a tab "
-				    "(\"\\t\" or \"tab\")%s", "");
+				bad(r, "delimiter must be one of \",\", \";\", \"|\", a tab "
+				    "(\"\\t\" or \"tab\") or a space (\" \" or \"space\")%s", "");
 				goto fail;
 			}
 			json_object_object_add(o, key, json_object_new_string(d));

@@ -4,8 +4,8 @@
 # row names, TRUE/FALSE, CR-only line ends, a header over a column empty in
 # every row, names with spaces around them, space-separated numbers,
 # '#' comments, headerless files (DuckDB's column0.. names); refresh-schema's
-# null_markers replacing the markers (200, 400, 422); and a linked load that
-# puts a marker in a typed column as NULL.
+# delimiter "space", null_markers replacing the markers (200, 400, 422); and a
+# linked load that puts a marker in a typed column as NULL.
 
 use strict;
 use warnings;
@@ -27,6 +27,7 @@ my %files = (
 	'numbers.txt'     => "0.7 1.0 0.17\n0.6 0.0 0.23\n1.4 1.0 0.07\n",
 	'stan.csv'        => "# Samples\n# seed=1\nlp__,theta\n-7.1,0.2\n# Adaptation\n-7.3,0.3\n",
 	'stata.csv'       => "a,b,c\n1,.,NaN\n2,5,Inf\n3,.,-inf\n",
+	'names.txt'       => "first last\nann lee\nbob ray\n",
 );
 my $res = upload($tok, 'writers', map { [ $_, $files{$_} ] } sort keys %files);
 is($res->{status}, 201, 'upload') or diag describe($res);
@@ -59,6 +60,7 @@ schema_is('numbers.txt', 3, col('column0', 'DECIMAL', 0, 2, 1), col('column1', '
 	  col('column2', 'DECIMAL', 0, 2, 2));
 schema_is('stan.csv', 2, col('lp__', 'DECIMAL', 0, 2, 1), col('theta', 'DECIMAL', 0, 1, 1));
 schema_is('stata.csv', 3, col('a', 'INTEGER', 0), col('b', 'INTEGER', 1), col('c', 'DOUBLE', 0));
+schema_is('names.txt', 2, col('first last', 'VARCHAR', 0));   # words: no numbers, no split
 
 # --- null_markers: the list replaces the default one --------------------------------
 
@@ -66,6 +68,12 @@ sub refresh {
 	my ($id, $body) = @_;
 	return sx(PUT => "/storage-explorer/datasets/$id/refresh-schema", $tok, json => $body);
 }
+
+$res = refresh($id{'names.txt'}, { delimiter => 'space' });
+json_response_is($res, 200, undef, 'delimiter "space"');
+is_deeply($res->{json}{parsing_options}, { delimiter => ' ' }, 'stored as a space');
+is_deeply([ map { $_->{name} } @{ $res->{json}{schema}{columns} } ], [qw(first last)],
+	  'runs of blanks split the words');
 
 $res = refresh($id{'r_write_csv.csv'}, { null_markers => [] });
 json_response_is($res, 200, undef, 'null_markers []');

@@ -91,17 +91,9 @@ echo "corpus: $n files from $(wc -l <"$TMP/packages") packages ($bad left out)"
 cut -f1 "$TMP/files" >"$TMP/paths"
 
 # --- 2. DuckDB ---------------------------------------------------------------------
-if [[ ! -d $DUCK/node_modules/@duckdb/node-api ]]; then
-	echo "installing @duckdb/node-api into $DUCK..."
-	[[ -f $DUCK/package.json ]] || echo '{"private": true}' >"$DUCK/package.json"
-	(cd "$DUCK" && npm install --no-audit --no-fund --loglevel=error @duckdb/node-api >"$TMP/npm.log" 2>&1) || {
-		cat "$TMP/npm.log"
-		echo "bench/infer_corpus.sh: npm install @duckdb/node-api failed" >&2
-		exit 1
-	}
-fi
+. "$ROOT/bench/lib/duckdb.sh"
+duckdb_install "$DUCK"
 cp "$ROOT/bench/lib/duckdb_schema.mjs" "$DUCK/"
-DUCK_VERSION=$(sed -n 's/.*"version": "\(.*\)".*/\1/p' "$DUCK/node_modules/@duckdb/node-api/package.json")
 echo "DuckDB $DUCK_VERSION: read_csv of every file..."
 node "$DUCK/duckdb_schema.mjs" <"$TMP/paths" >"$TMP/duck.jsonl"
 DUCK_NULLSTR=$MARKERS node "$DUCK/duckdb_schema.mjs" <"$TMP/paths" >"$TMP/duck-nullstr.jsonl"

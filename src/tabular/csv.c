@@ -426,6 +426,25 @@ static size_t sample_counts(struct csv *c, char d, size_t *counts, size_t max)
 	return n;
 }
 
+/* The field count most of counts[0..n) have (the larger on a tie), and
+ * how many have it. */
+static size_t counts_mode(const size_t *counts, size_t n, size_t *mode_n)
+{
+	size_t mode = 0;
+
+	*mode_n = 0;
+	for (size_t i = 0; i < n; i++) {
+		size_t same = 0;
+		for (size_t j = 0; j < n; j++)
+			same += counts[j] == counts[i];
+		if (same > *mode_n || (same == *mode_n && counts[i] > mode)) {
+			mode = counts[i];
+			*mode_n = same;
+		}
+	}
+	return mode;
+}
+
 /* The value of field f of the record just scanned, unquoted into *tmp
  * (grown as needed) when quoted.  NULL when out of memory. */
 static const char *field_value(const struct csv *c, const struct field *f, char **tmp,
@@ -596,18 +615,9 @@ static char sniff_delimiter(struct csv *c)
 	c->err = err_save;
 	c->errlen = 0;
 	for (size_t k = 0; k < sizeof cands; k++) {
-		size_t n = sample_counts(c, cands[k], counts, SNIFF_RECORDS);
-		size_t mode = 0, mode_n = 0;
+		size_t n = sample_counts(c, cands[k], counts, SNIFF_RECORDS), mode_n;
+		size_t mode = counts_mode(counts, n, &mode_n);
 
-		for (size_t i = 0; i < n; i++) {
-			size_t same = 0;
-			for (size_t j = 0; j < n; j++)
-				same += counts[j] == counts[i];
-			if (same > mode_n || (same == mode_n && counts[i] > mode)) {
-				mode = counts[i];
-				mode_n = same;
-			}
-		}
 		if (mode < 2)
 			continue;
 		if (mode_n > best_consistent || (mode_n == best_consistent && mode > best_fields)) {
@@ -629,18 +639,10 @@ static char sniff_delimiter(struct csv *c)
  * them.  0 or a negative tab_err. */
 static int skip_preamble(struct csv *c)
 {
-	size_t counts[SNIFF_RECORDS], mode = 0, mode_n = 0, k = 0;
+	size_t counts[SNIFF_RECORDS], mode_n, k = 0;
 	size_t n = sample_counts(c, c->delim, counts, SNIFF_RECORDS);
+	size_t mode = counts_mode(counts, n, &mode_n);
 
-	for (size_t i = 0; i < n; i++) {
-		size_t same = 0;
-		for (size_t j = 0; j < n; j++)
-			same += counts[j] == counts[i];
-		if (same > mode_n || (same == mode_n && counts[i] > mode)) {
-			mode = counts[i];
-			mode_n = same;
-		}
-	}
 	while (k < n && counts[k] < mode)
 		k++;
 	if (mode < 2 || k == 0 || k * 2 >= n)

@@ -82,6 +82,8 @@ struct csv {
 	size_t marker_max;       /* longest missing-value marker */
 	bool cr;                 /* lines end with CR alone: read as LF */
 	bool comments;           /* a line starting with '#' is a comment */
+	bool short_header;       /* blank runs: the first record is one field
+	                          * short (R's unnamed row names) */
 	char *err;
 	size_t errlen;
 };
@@ -373,10 +375,10 @@ static bool is_marker(const struct csv *c, const char *s, size_t len)
 
 /* Cut the fields of the record just read in place (NUL-terminated) and
  * make the cells.  0 or -1. */
-static int make_cells(struct csv *c)
+static int cells_reserve(struct csv *c, size_t n)
 {
-	if (c->nf > c->ccap) {
-		size_t ncap = c->nf < 64 ? 64 : c->nf;
+	if (n > c->ccap) {
+		size_t ncap = n < 64 ? 64 : n;
 		struct tab_cell *nc = realloc(c->cells, ncap * sizeof *nc);
 
 		if (nc == NULL)
@@ -384,6 +386,13 @@ static int make_cells(struct csv *c)
 		c->cells = nc;
 		c->ccap = ncap;
 	}
+	return 0;
+}
+
+static int make_cells(struct csv *c)
+{
+	if (cells_reserve(c, c->nf) != 0)
+		return -1;
 	for (size_t i = 0; i < c->nf; i++) {
 		struct field *f = &c->f[i];
 		char *p = c->buf + f->off;
@@ -488,19 +497,21 @@ static struct infer_acc *sample_types(struct csv *c, size_t at, size_t max, size
 		if (is_blank(c))
 			continue;
 		need = next - rec;         /* room for every value, unquoted */
-		if (c->nf > c->ccap || need + 1 > vcap) {
-			struct tab_cell *nc = c->nf > c->ccap ? realloc(c->cells, c->nf * sizeof *nc)
-			                                      : c->cells;
-			char *nv = need + 1 > vcap ? realloc(vals, need + 1) : vals;
+		if (c->nf > c->ccap) {
+			struct tab_cell *nc = realloc(c->cells, c->nf * sizeof *nc);
 
-			if (nc != NULL && c->nf > c->ccap) {
-				c->cells = nc;
-				c->ccap = c->nf;
-			}
-			if (nv != NULL)
-				vals = nv, vcap = need + 1;
-			if (nc == NULL || nv == NULL)
+			if (nc == NULL)
 				goto fail;
+			c->cells = nc;
+			c->ccap = c->nf;
+		}
+		if (need + 1 > vcap) {
+			char *nv = realloc(vals, need + 1);
+
+			if (nv == NULL)
+				goto fail;
+			vals = nv;
+			vcap = need + 1;
 		}
 		for (size_t i = 0, o = 0; i < c->nf; i++) {
 			const struct field *f = &c->f[i];
@@ -527,7 +538,9 @@ fail:
 
 /* Space-separated text (R's write.table, fixed-width numbers): every
  * record of the sample splits at runs of blanks into the same number (>= 2)
- * of fields, and some column below the first record holds only numbers. */
+ * of fields (the first may have one fewer: R's names over rows that start
+ * with a row name), and some column below the first record holds only
+ * numbers. */
 static bool sniff_blank_runs(struct csv *c)
 {
 	size_t counts[SNIFF_RECORDS], n, rows = 0;
@@ -536,18 +549,22 @@ static bool sniff_blank_runs(struct csv *c)
 	size_t next = 0, nl = 0;
 
 	n = sample_counts(c, ' ', counts, SNIFF_RECORDS);
-	if (n < 2 || counts[0] < 2)
+	if (n < 2 || counts[1] < 2)
 		return false;
-	for (size_t i = 1; i < n; i++)
-		if (counts[i] != counts[0])
+	for (size_t i = 2; i < n; i++)
+		if (counts[i] != counts[1])
 			return false;
+	/* R's write.table names no row-names column: one name fewer */
+	if (counts[0] != counts[1] && counts[0] + 1 != counts[1])
+		return false;
+	c->short_header = counts[0] + 1 == counts[1];
 	c->delim = ' ';
 	if (scan_record(c, c->pos, ' ', &next, &nl) <= 0 ||
 	    (acc = sample_types(c, next, SNIFF_RECORDS, &rows)) == NULL) {
 		c->delim = 0;
 		return false;
 	}
-	for (size_t i = 0; i < counts[0]; i++) {
+	for (size_t i = 0; i < counts[1]; i++) {
 		int t = infer_acc_type(acc, i);
 		if (t == INFER_INTEGER || t == INFER_BIGINT || t == INFER_DECIMAL || t == INFER_DOUBLE)
 			numeric = true;
@@ -645,7 +662,7 @@ static int skip_preamble(struct csv *c)
 
 	while (k < n && counts[k] < mode)
 		k++;
-	if (mode < 2 || k == 0 || k * 2 >= n)
+	if (mode < 2 || k == 0 || k * 2 >= n || (c->delim == ' ' && c->short_header))
 		return 0;
 	for (size_t i = k; i < n; i++)
 		if (counts[i] != mode)
@@ -1064,12 +1081,20 @@ int csv_read(const char *path, const struct tab_opts *o, const struct tab_sink *
 	size_t ncols = c.nf;
 	bool have_row = false, counting = false;
 	if (header) {
-		if (make_cells(&c) != 0) {
+		/* a header one name short: the first column (row names) has none */
+		size_t lead = c.delim == ' ' && c.short_header ? 1 : 0;
+
+		if (make_cells(&c) != 0 || cells_reserve(&c, c.nf + lead) != 0) {
 			str_errf(err, errlen, "out of memory");
 			rc = TAB_ERR_IO;
 			goto out;
 		}
-		r = sink->header(sink->arg, c.cells, c.nf);
+		if (lead) {
+			memmove(c.cells + 1, c.cells, c.nf * sizeof *c.cells);
+			c.cells[0] = (struct tab_cell){ .kind = TAB_NULL, .text = "" };
+		}
+		ncols = c.nf + lead;
+		r = sink->header(sink->arg, c.cells, ncols);
 	} else {
 		/* the first record is a row: tab_read names its fields */
 		struct tab_cell *none = calloc(ncols, sizeof *none);

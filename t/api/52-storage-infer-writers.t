@@ -28,6 +28,7 @@ my %files = (
 	'stan.csv'        => "# Samples\n# seed=1\nlp__,theta\n-7.1,0.2\n# Adaptation\n-7.3,0.3\n",
 	'stata.csv'       => "a,b,c\n1,.,NaN\n2,5,Inf\n3,.,-inf\n",
 	'names.txt'       => "first last\nann lee\nbob ray\n",
+	'r_write_table.txt' => qq{"x" "name"\n"1" 1.5 "a b"\n"2" 2 "c"\n},
 );
 my $res = upload($tok, 'writers', map { [ $_, $files{$_} ] } sort keys %files);
 is($res->{status}, 201, 'upload') or diag describe($res);
@@ -61,6 +62,8 @@ schema_is('numbers.txt', 3, col('column0', 'DECIMAL', 0, 2, 1), col('column1', '
 schema_is('stan.csv', 2, col('lp__', 'DECIMAL', 0, 2, 1), col('theta', 'DECIMAL', 0, 1, 1));
 schema_is('stata.csv', 3, col('a', 'INTEGER', 0), col('b', 'INTEGER', 1), col('c', 'DOUBLE', 0));
 schema_is('names.txt', 2, col('first last', 'VARCHAR', 0));   # words: no numbers, no split
+schema_is('r_write_table.txt', 2, col('column0', 'INTEGER', 0), col('x', 'DECIMAL', 0, 2, 1),
+	  col('name', 'VARCHAR', 0));                           # row names: no name of their own
 
 # --- null_markers: the list replaces the default one --------------------------------
 

@@ -152,6 +152,8 @@ static const struct read_case reads[] = {
 	  "H:x|y|z\n1|2.5|a\n3|4.5|b c\n", 0, 0, -1 },
 	{ "fixed-width numbers, no header", "   1.5    2\r\n  10.0   30  \r\n\n  -2.25  4\r\n",
 	  "H:column0|column1\n1.5|2\n10.0|30\n-2.25|4\n", 0, 0, -1 },
+	{ "R's write.table: names one short of the row-named rows", "\"x\" \"name\"\n\"1\" 1.5 \"a b\"\n\"2\" 2 \"c\"\n",
+	  "H:column0|x|name\n1|1.5|a b\n2|2|c\n", 0, 0, -1 },
 	{ "words with spaces stay one column", "city\nNew York\nLos Angeles\n",
 	  "H:city\nNew York\nLos Angeles\n", 0, 0, -1 },
 	{ "text only: header", "name,city\nann,rome\n", "H:name|city\nann|rome\n", 0, 0, -1 },

@@ -119,7 +119,8 @@ echo "sluice: $(wc -l <"$TMP/ours.jsonl") schemas in $(awk -v a="$t0" -v b="$t1"
 # --- 4. the figures ------------------------------------------------------------------
 echo
 echo "== against DuckDB $DUCK_VERSION read_csv defaults"
-node "$ROOT/bench/lib/infer_compare.mjs" "$TMP/duck.jsonl" "$TMP/ours.jsonl" "$CORPUS/root/" | tee "$TMP/cmp.txt" | sed -n 1,4p
+node "$ROOT/bench/lib/infer_compare.mjs" "$TMP/duck.jsonl" "$TMP/ours.jsonl" "$CORPUS/root/" |
+	sed "s|$CORPUS/root/||g" | tee "$TMP/cmp.txt" | sed -n 1,4p
 echo
 echo "== against DuckDB with nullstr = $MARKERS (sluice's default markers)"
 node "$ROOT/bench/lib/infer_compare.mjs" "$TMP/duck-nullstr.jsonl" "$TMP/ours.jsonl" "$CORPUS/root/" | sed -n 1,4p

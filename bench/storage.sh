@@ -80,7 +80,7 @@ BIN=$ROOT/build/sluice
 # Deterministic rows (~110 bytes): quoted fields with commas and doubled
 # quotes, every inferred type.  Made once and kept in var/bench-data/.
 if [[ ! -s $CSV || $(stat -c %s "$CSV") -lt $((SIZE_MB * 1000000)) ]]; then
-	echo "generating $CSV ($SIZE_MB MB)..."
+	echo "generating ${CSV#"$ROOT"/} ($SIZE_MB MB)..."
 	awk -v target=$((SIZE_MB * 1000000)) 'BEGIN {
 		srand(42)
 		split("Oslo|Zürich, CH|São Paulo|Kraków|New York, NY|Malmö|Lyon", city, "|")
@@ -100,7 +100,7 @@ if [[ ! -s $CSV || $(stat -c %s "$CSV") -lt $((SIZE_MB * 1000000)) ]]; then
 	mv "$CSV.tmp" "$CSV"
 fi
 BYTES=$(stat -c %s "$CSV")
-echo "file: $CSV, $BYTES bytes"
+echo "file: ${CSV#"$ROOT"/}, $BYTES bytes"
 cat "$CSV" >/dev/null                       # into the page cache
 
 # --- 1. our inference, one core ---------------------------------------------------

@@ -108,7 +108,8 @@ if [[ $MODE == api ]]; then
 	TOKEN=$("$SLUICE_BIN" token -c "$SLUICE_CONF" --customer demo \
 		--permissions STORAGE_EXPLORER.READ,STORAGE_EXPLORER.WRITE)
 	echo "sluice: uploading through $SLUICE_URL and reading each dataset's schema..."
-	node "$ROOT/bench/lib/sluice_api_schemas.mjs" "$SLUICE_URL" "$TOKEN" <"$TMP/files" >"$TMP/ours.jsonl"
+	NODE_NO_WARNINGS=1 node "$ROOT/bench/lib/sluice_api_schemas.mjs" "$SLUICE_URL" "$TOKEN" \
+		<"$TMP/files" >"$TMP/ours.jsonl"
 else
 	echo "sluice: sluice infer of every file..."
 	node "$ROOT/bench/lib/sluice_infer.mjs" "$BIN" <"$TMP/paths" >"$TMP/ours.jsonl"

@@ -13,6 +13,7 @@
 #include <json-c/json.h>
 
 #include "db/db.h"
+#include "db/warehouse.h"
 #include "http/errors.h"
 #include "http/request.h"
 #include "http/response.h"
@@ -422,6 +423,11 @@ static void job_output(struct req *r, struct platform_verr *v, struct vpath *p,
 				platform_verr_add(v, vp(&rp, keys[i]), "INVALID_VALUE",
 				    "%s may hold letters, digits and '_' and must not "
 				    "start with a digit", vp(&rp, keys[i]));
+			else if (s != NULL && i == 1 &&
+			         wh_schema_reserved(s, r->cfg->db_name))
+				platform_verr_add(v, vp(&rp, keys[i]), "RESERVED_SCHEMA",
+				    "%s '%s' is reserved: it names the service database "
+				    "or a MariaDB system database", vp(&rp, keys[i]), s);
 		}
 	}
 	js->output = arena_strdup(r->arena,

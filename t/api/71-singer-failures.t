@@ -18,7 +18,8 @@ use JobsFixture;
 use SluiceTest;
 
 my ($token, $cid) = customer_token('demo');
-my $SCHEMA = 't71_singer';
+my $LOGICAL = 't71_singer';
+my $SCHEMA = wh_schema($cid, $LOGICAL);    # the demo customer's own database
 drop_schema($SCHEMA);
 my $dir = tempdir(CLEANUP => 1);
 chmod 0755, $dir;
@@ -27,7 +28,7 @@ sub singer_job {
 	my ($table, $config, %o) = @_;
 	return { input => { connector => 'singer', plugin => $o{plugin} // 'tap-fixture',
 			    table_name => 'items', config => $config },
-		 table_name => $table, table_schema => $SCHEMA };
+		 table_name => $table, table_schema => $LOGICAL };
 }
 
 # Run a one-job pipeline that must fail: (run, job id, ERROR lines text, all text).

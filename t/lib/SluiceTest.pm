@@ -13,7 +13,8 @@ use strict;
 use warnings;
 
 use Carp qw(croak);
-use Digest::SHA qw(hmac_sha256 hmac_sha512);
+use Digest::SHA qw(hmac_sha256 hmac_sha512 sha256_hex);
+use Encode ();
 use Exporter qw(import);
 use File::Temp qw(tempfile tempdir);
 use HTTP::Tiny;
@@ -35,6 +36,7 @@ our @EXPORT = qw(
 	start_requests parallel_requests
 	conf_read conf_write conf_with
 	json_encode json_decode
+	wh_schema
 );
 
 our $LAST_WAIT_ERROR;
@@ -324,6 +326,21 @@ sub token {
 	croak "sluice token failed (exit $r->{exit}): $r->{err}" if $r->{exit};
 	(my $t = $r->{out}) =~ s/\s+\z//;
 	return $t;
+}
+
+# --- warehouse ----------------------------------------------------------
+
+# The database where a customer's logical schema lives (wh_schema_physical in
+# src/db/warehouse.c): "wh_", the name in lower case with every character
+# but [a-z0-9_] as "_", cut to 44 characters, "_", 16 hex digits of
+# SHA-256(customer id, newline, the name in ASCII lower case).
+sub wh_schema {
+	my ($customer_id, $logical) = @_;
+	(my $low = $logical) =~ tr/A-Z/a-z/;
+	my $chars = Encode::decode('UTF-8', $low);
+	$chars =~ s/[^a-z0-9_]/_/g;
+	return 'wh_' . substr($chars, 0, 44) . '_'
+	    . substr(sha256_hex("$customer_id\n$low"), 0, 16);
 }
 
 # --- commands -----------------------------------------------------------

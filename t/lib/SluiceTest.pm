@@ -23,6 +23,7 @@ use JSON::PP ();
 use MIME::Base64 qw(encode_base64 decode_base64);
 use POSIX qw(WNOHANG);
 use Test::More ();
+use Test2::API ();
 use Time::HiRes qw(time sleep);
 use Time::Local qw(timegm_modern);
 
@@ -40,6 +41,21 @@ our @EXPORT = qw(
 );
 
 our $LAST_WAIT_ERROR;
+
+# A handler that answers twice leaves "second response refused" in the
+# serve log: any test file whose run adds such a line fails, whatever its
+# own tests said.  (Only the process that loaded this module checks, not
+# children it forks.)
+my ($LOG_START, $LOG_PID) = ($ENV{SLUICE_SERVE_LOG} ? -s $ENV{SLUICE_SERVE_LOG} // 0 : undef, $$);
+Test2::API::test2_add_callback_exit(sub {
+	my ($ctx, $real, $new) = @_;
+	return unless defined $LOG_START && $$ == $LOG_PID;
+	my @twice = grep { /msg="second response refused"/ } serve_log_since($LOG_START);
+	return unless @twice;
+	$ctx->diag(scalar(@twice) . " \"second response refused\" line(s) in the serve log "
+	    . "during this test:\n" . join("\n", @twice[0 .. ($#twice < 4 ? $#twice : 4)]));
+	$$new ||= 1;
+});
 
 my $JSON = JSON::PP->new->utf8->canonical->allow_nonref;
 

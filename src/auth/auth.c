@@ -24,7 +24,7 @@
 #include "util/str.h"
 #include "util/timeutil.h"
 
-#define BASIC_CACHE_SLOTS 256
+#define BASIC_CACHE_SLOTS 4096
 
 /* ---- JWT ---------------------------------------------------------------- */
 
@@ -120,10 +120,21 @@ enum basic_result {
 	BASIC_OK, BASIC_MISSING, BASIC_INVALID, BASIC_UNAVAILABLE, BASIC_THROTTLED,
 };
 
-/* Per worker: verified credentials, and a hash to burn time on when the user
- * does not exist, so response time does not reveal which names exist. */
+/* Verified credentials (shared by all workers when auth_shared_init ran in
+ * the master, else this process's own), and a hash to burn time on when
+ * the user does not exist, so response time does not reveal which names
+ * exist. */
 static struct basic_cache *cache;
 static char *dummy_hash;
+
+int auth_shared_init(void)
+{
+	if (throttle_init(THROTTLE_SLOTS) != 0)
+		return -1;
+	if (cache == NULL && (cache = basic_cache_new_shared(BASIC_CACHE_SLOTS)) == NULL)
+		return -1;
+	return 0;
+}
 
 /* Take an attempt from the user name's and the address's buckets: 0, or
  * the seconds to wait (nothing taken). */

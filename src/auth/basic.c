@@ -3,12 +3,15 @@
  * Secrets pass through here: every buffer that held a password or a
  * derived key is wiped with OPENSSL_cleanse before it is released, and
  * every comparison of secret-derived bytes is constant time. */
+#include <errno.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/mman.h>
 
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
@@ -220,6 +223,8 @@ struct basic_cache_entry {
 struct basic_cache {
 	unsigned char key[32];
 	size_t nslots;
+	bool shared;                      /* a MAP_SHARED mapping, locked */
+	pthread_mutex_t lock;             /* when shared */
 	struct basic_cache_entry slot[];
 };
 
@@ -239,12 +244,64 @@ struct basic_cache *basic_cache_new(size_t slots)
 	return c;
 }
 
+struct basic_cache *basic_cache_new_shared(size_t slots)
+{
+	struct basic_cache *c;
+	pthread_mutexattr_t at;
+	size_t size;
+	void *p;
+
+	if (slots == 0 || slots > CACHE_MAX_SLOTS)
+		return NULL;
+	size = sizeof *c + slots * sizeof c->slot[0];
+	p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return NULL;
+	c = p;                            /* zero-filled */
+	c->nslots = slots;
+	c->shared = true;
+	if (RAND_bytes(c->key, sizeof c->key) != 1 || pthread_mutexattr_init(&at) != 0)
+		goto fail;
+	if (pthread_mutexattr_setpshared(&at, PTHREAD_PROCESS_SHARED) != 0 ||
+	    pthread_mutexattr_setrobust(&at, PTHREAD_MUTEX_ROBUST) != 0 ||
+	    pthread_mutex_init(&c->lock, &at) != 0) {
+		pthread_mutexattr_destroy(&at);
+		goto fail;
+	}
+	pthread_mutexattr_destroy(&at);
+	return c;
+fail:
+	OPENSSL_cleanse(c, size);
+	munmap(p, size);
+	return NULL;
+}
+
 void basic_cache_free(struct basic_cache *c)
 {
+	size_t size;
+
 	if (c == NULL)
 		return;
-	OPENSSL_cleanse(c, sizeof *c + c->nslots * sizeof c->slot[0]);
+	size = sizeof *c + c->nslots * sizeof c->slot[0];
+	if (c->shared) {
+		OPENSSL_cleanse(c, size);
+		munmap(c, size);
+		return;
+	}
+	OPENSSL_cleanse(c, size);
 	free(c);
+}
+
+static void cache_lock(struct basic_cache *c)
+{
+	if (c->shared && pthread_mutex_lock(&c->lock) == EOWNERDEAD)
+		pthread_mutex_consistent(&c->lock);
+}
+
+static void cache_unlock(struct basic_cache *c)
+{
+	if (c->shared)
+		pthread_mutex_unlock(&c->lock);
 }
 
 /* HMAC-SHA256(cache key, user || 0x00 || password) into digest, and the
@@ -289,6 +346,7 @@ int basic_cache_get(struct basic_cache *c, const char *user,
 
 	if (cache_key(c, user, password, digest, &slot) != 0)
 		return 0;
+	cache_lock(c);
 	e = &c->slot[slot];
 	if (e->used && CRYPTO_memcmp(e->digest, digest, sizeof digest) == 0) {
 		if (now < e->expires) {
@@ -298,6 +356,7 @@ int basic_cache_get(struct basic_cache *c, const char *user,
 		} else
 			memset(e, 0, sizeof *e);
 	}
+	cache_unlock(c);
 	OPENSSL_cleanse(digest, sizeof digest);
 	return hit;
 }
@@ -314,11 +373,13 @@ void basic_cache_put(struct basic_cache *c, const char *user,
 		return;
 	if (cache_key(c, user, password, digest, &slot) != 0)
 		return;
+	cache_lock(c);
 	e = &c->slot[slot];
 	memcpy(e->digest, digest, sizeof digest);
 	e->user_id = user_id;
 	if (__builtin_add_overflow(now, (long long)ttl, &e->expires))
 		e->expires = LLONG_MAX;
 	e->used = true;
+	cache_unlock(c);
 	OPENSSL_cleanse(digest, sizeof digest);
 }

@@ -3,7 +3,6 @@
  * Secrets pass through here: every buffer that held a password or a
  * derived key is wiped with OPENSSL_cleanse before it is released, and
  * every comparison of secret-derived bytes is constant time. */
-#include <errno.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -20,6 +19,7 @@
 
 #include "auth/basic.h"
 #include "util/base64url.h"
+#include "util/shm.h"
 
 #define HASH_PREFIX "pbkdf2-sha256$"
 #define HASH_SALT_LEN 16
@@ -247,33 +247,20 @@ struct basic_cache *basic_cache_new(size_t slots)
 struct basic_cache *basic_cache_new_shared(size_t slots)
 {
 	struct basic_cache *c;
-	pthread_mutexattr_t at;
 	size_t size;
-	void *p;
 
 	if (slots == 0 || slots > CACHE_MAX_SLOTS)
 		return NULL;
 	size = sizeof *c + slots * sizeof c->slot[0];
-	p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	if (p == MAP_FAILED)
+	if ((c = shm_map(size)) == NULL)
 		return NULL;
-	c = p;                            /* zero-filled */
 	c->nslots = slots;
 	c->shared = true;
-	if (RAND_bytes(c->key, sizeof c->key) != 1 || pthread_mutexattr_init(&at) != 0)
-		goto fail;
-	if (pthread_mutexattr_setpshared(&at, PTHREAD_PROCESS_SHARED) != 0 ||
-	    pthread_mutexattr_setrobust(&at, PTHREAD_MUTEX_ROBUST) != 0 ||
-	    pthread_mutex_init(&c->lock, &at) != 0) {
-		pthread_mutexattr_destroy(&at);
-		goto fail;
+	if (RAND_bytes(c->key, sizeof c->key) != 1 || shm_mutex_init(&c->lock) != 0) {
+		munmap(c, size);
+		return NULL;
 	}
-	pthread_mutexattr_destroy(&at);
 	return c;
-fail:
-	OPENSSL_cleanse(c, size);
-	munmap(p, size);
-	return NULL;
 }
 
 void basic_cache_free(struct basic_cache *c)
@@ -294,14 +281,14 @@ void basic_cache_free(struct basic_cache *c)
 
 static void cache_lock(struct basic_cache *c)
 {
-	if (c->shared && pthread_mutex_lock(&c->lock) == EOWNERDEAD)
-		pthread_mutex_consistent(&c->lock);
+	if (c->shared)
+		shm_mutex_lock(&c->lock);
 }
 
 static void cache_unlock(struct basic_cache *c)
 {
 	if (c->shared)
-		pthread_mutex_unlock(&c->lock);
+		shm_mutex_unlock(&c->lock);
 }
 
 /* HMAC-SHA256(cache key, user || 0x00 || password) into digest, and the

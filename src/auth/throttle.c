@@ -21,6 +21,7 @@
 #include <openssl/rand.h>
 
 #include "auth/throttle.h"
+#include "util/shm.h"
 
 #define PROBES 8
 #define KEY_MAX 512                       /* bytes of a key that count */
@@ -41,9 +42,8 @@ static struct table *tab;
 
 int throttle_init(size_t slots)
 {
-	pthread_mutexattr_t at;
 	size_t size = sizeof *tab + slots * sizeof tab->slot[0];
-	void *p;
+	struct table *t;
 
 	if (tab != NULL)
 		return 0;
@@ -51,27 +51,16 @@ int throttle_init(size_t slots)
 		errno = EINVAL;
 		return -1;
 	}
-	p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	if (p == MAP_FAILED)
+	if ((t = shm_map(size)) == NULL)
 		return -1;
-	tab = p;                              /* zero-filled by mmap */
-	tab->nslots = slots;
-	if (RAND_bytes(tab->secret, sizeof tab->secret) != 1 ||
-	    pthread_mutexattr_init(&at) != 0)
-		goto fail;
-	if (pthread_mutexattr_setpshared(&at, PTHREAD_PROCESS_SHARED) != 0 ||
-	    pthread_mutexattr_setrobust(&at, PTHREAD_MUTEX_ROBUST) != 0 ||
-	    pthread_mutex_init(&tab->lock, &at) != 0) {
-		pthread_mutexattr_destroy(&at);
-		goto fail;
+	t->nslots = slots;
+	if (RAND_bytes(t->secret, sizeof t->secret) != 1 || shm_mutex_init(&t->lock) != 0) {
+		munmap(t, size);
+		errno = EIO;
+		return -1;
 	}
-	pthread_mutexattr_destroy(&at);
+	tab = t;
 	return 0;
-fail:
-	munmap(p, size);
-	tab = NULL;
-	errno = EIO;
-	return -1;
 }
 
 static int64_t now_ms(void)
@@ -99,17 +88,6 @@ static uint64_t key_hash(enum throttle_kind kind, const char *key)
 	for (int i = 0; i < 8; i++)
 		h = h << 8 | md[i];
 	return h != 0 ? h : 1;
-}
-
-static void lock(void)
-{
-	if (pthread_mutex_lock(&tab->lock) == EOWNERDEAD)
-		pthread_mutex_consistent(&tab->lock);
-}
-
-static void unlock(void)
-{
-	pthread_mutex_unlock(&tab->lock);
 }
 
 /* How much a slot still holds: nothing (free or spent) ranks first, then
@@ -151,14 +129,14 @@ int throttle_take(enum throttle_kind kind, const char *key, int max, int refill_
 		return 0;
 	h = key_hash(kind, key);
 	now = now_ms();
-	lock();
+	shm_mutex_lock(&tab->lock);
 	e = slot_of(h, now, 1);
 	tat = e->tat_ms > now ? e->tat_ms : now;
 	/* Taking makes the bucket tat + period; it may hold max periods. */
 	wait = tat + period - now - (int64_t)max * period;
 	if (wait <= 0)
 		e->tat_ms = tat + period;
-	unlock();
+	shm_mutex_unlock(&tab->lock);
 	return wait <= 0 ? 0 : (int)((wait + 999) / 1000);
 }
 
@@ -172,10 +150,10 @@ void throttle_give_back(enum throttle_kind kind, const char *key, int refill_s)
 		return;
 	h = key_hash(kind, key);
 	now = now_ms();
-	lock();
+	shm_mutex_lock(&tab->lock);
 	if ((e = slot_of(h, now, 0)) != NULL && e->tat_ms > now)
 		e->tat_ms -= (int64_t)refill_s * 1000;
-	unlock();
+	shm_mutex_unlock(&tab->lock);
 }
 
 void throttle_address_key(const char *addr, char *buf, size_t cap)

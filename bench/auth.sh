@@ -56,8 +56,12 @@ budgets() {
 	local before
 	before=$(grep -c 'msg=reloaded' "$SLUICE_SERVE_LOG" || true)
 	kill -HUP "$(cat "$SLUICE_SERVE_PID")"
-	for _ in $(seq 1 100); do
-		(($(grep -c 'msg=reloaded' "$SLUICE_SERVE_LOG" || true) > before)) && return 0
+	# Reloaded, and the old workers gone (their CPU time would go with them).
+	for _ in $(seq 1 200); do
+		if (($(grep -c 'msg=reloaded' "$SLUICE_SERVE_LOG" || true) > before)) &&
+			(($(pgrep -P "$(cat "$SLUICE_SERVE_PID")" | wc -l) == 2)); then
+			return 0
+		fi
 		sleep 0.1
 	done
 	echo "bench/auth.sh: serve did not reload" >&2

@@ -8,6 +8,7 @@
 use strict;
 use warnings;
 
+use File::Temp ();
 use Test::More;
 
 use JobsFixture qw(customer_token);
@@ -85,6 +86,27 @@ my $res = http(POST => "/dataset/$ds->{dataset_id}/documents", { basic => env('S
 is($res->{status}, 202, 'a document uploaded with a Windows path') or diag describe($res);
 is(scalar mysql("SELECT source FROM rag_documents WHERE dataset_id = '$ds->{dataset_id}'"),
    'notes86.txt', 'its source is the last part of the path');
+
+# --- the harness: a test file whose run adds such a line fails ------------------------
+{
+	my $dir = File::Temp::tempdir(CLEANUP => 1);
+	open my $fh, '>', "$dir/t.t" or die;
+	print {$fh} <<'T';
+use strict; use warnings; use Test::More; use SluiceTest;
+ok(1, 'every assertion passes');
+open my $log, '>>', $ENV{SLUICE_SERVE_LOG} or die;
+print {$log} qq{ts=x level=warn pid=1 msg="second response refused" status=500 first=400\n};
+close $log;
+done_testing();
+T
+	close $fh;
+	open $fh, '>', "$dir/serve.log" or die;
+	close $fh;
+	local $ENV{SLUICE_SERVE_LOG} = "$dir/serve.log";
+	my $r = run_cmd([ $^X, '-I', env('SLUICE_ROOT') . '/t/lib', "$dir/t.t" ]);
+	isnt($r->{exit}, 0, 'a test that made a handler answer twice fails');
+	like($r->{err}, qr/second response refused/, '... saying why');
+}
 
 http(DELETE => "/platform/pipeline/$pid", { token => $tok, headers => { customer_name => 'demo' } });
 http(DELETE => "/dataset/$ds->{dataset_id}", { basic => env('SLUICE_DEMO_BASIC') });

@@ -32,6 +32,7 @@
 #include <fcgiapp.h>
 #include <mysql.h>
 
+#include "auth/auth.h"
 #include "serve/serve.h"
 #include "util/config.h"
 #include "util/log.h"
@@ -577,6 +578,12 @@ int serve_main(const char *conf_path)
 		return 1;
 	}
 	make_storage_root(m.cfg.storage_root);
+	/* Before any fork: every worker, of every reload, shares them. */
+	if (auth_shared_init() != 0) {
+		log_kv(LOG_ERROR, "cannot map the shared Basic tables", "error=%s",
+		       LOG_Q(strerror(errno)));
+		return 1;
+	}
 
 	m.generation = m.gen_seq = 1;
 	m.want = config_worker_count(&m.cfg);

@@ -15,11 +15,15 @@ ROOT=$(dirname "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")")
 export DURATION=${DURATION:-600} DRAIN=${DRAIN:-300}
 RESULTS=$ROOT/bench/results
 OUT=$RESULTS/chaos-$(date -u +%Y%m%d-%H%M%S).txt
+export SLUICE_INSTANCE=bench
+export SLUICE_PORT=${SLUICE_PORT:-28443}
+DEV=$ROOT/scripts/dev
+TMP=$(mktemp -d)
 # shellcheck source=bench/lib/instance.sh
 . "$ROOT/bench/lib/instance.sh"
 CHAOS_DIR=$TMP
 export CHAOS_DIR
-bench_up bench/chaos.sh
+bench_instance_up bench/chaos.sh
 mkdir -p "$RESULTS"
 set +e
 {

@@ -29,9 +29,13 @@ export REQUESTS=${REQUESTS:-2000} UPLOAD_MIB=${UPLOAD_MIB:-256}
 export SIZES=${SIZES:-1000 10000 40000}
 RESULTS=$ROOT/bench/results
 OUT=$RESULTS/serve-pool-$(date -u +%Y%m%d-%H%M%S).txt
+export SLUICE_INSTANCE=bench
+export SLUICE_PORT=${SLUICE_PORT:-28443}
+DEV=$ROOT/scripts/dev
+TMP=$(mktemp -d)
 # shellcheck source=bench/lib/instance.sh
 . "$ROOT/bench/lib/instance.sh"
-bench_up bench/serve_pool.sh
+bench_instance_up bench/serve_pool.sh
 mkdir -p "$RESULTS"
 {
 	echo "== serve pool $(date -u +%Y-%m-%dT%H:%M:%SZ), $(uname -m), $(nproc) CPUs," \

@@ -1,17 +1,14 @@
-# bench/lib/instance.sh - start the `bench` instance for a benchmark and stop
-# it when the script exits; sourced, not run.  Needs ROOT; sets DEV, TMP (a
-# scratch directory removed at exit) and the instance's SLUICE_* variables.
-# bench_up NAME: NAME is the script, for messages.
-
-export SLUICE_INSTANCE=bench
-export SLUICE_PORT=${SLUICE_PORT:-28443}
-DEV=$ROOT/scripts/dev
-TMP=$(mktemp -d)
-
-bench_up() {
+# bench/lib/instance.sh - start the bench instance for a benchmark and stop
+# it (and remove the scratch directory TMP) when the script exits; sourced,
+# not run.  Needs ROOT, DEV and TMP; sets the SLUICE_* variables of
+# `scripts/dev env bench`.
+bench_instance_up() {
 	local name=$1
-	# shellcheck disable=SC2064
-	trap "\"$DEV\" down bench >/dev/null 2>&1 || echo '$name: could not stop the bench instance' >&2; rm -rf '$TMP'" EXIT
+	bench_cleanup() {
+		"$DEV" down bench >/dev/null 2>&1 || echo "$name: could not stop the bench instance" >&2
+		rm -rf "$TMP"
+	}
+	trap bench_cleanup EXIT
 	trap 'exit 130' INT
 	trap 'exit 143' TERM
 	echo "starting the bench instance..."

@@ -13,6 +13,7 @@
 #include <json-c/json.h>
 
 #include "db/db.h"
+#include "db/warehouse.h"
 #include "http/errors.h"
 #include "http/request.h"
 #include "http/response.h"
@@ -371,6 +372,13 @@ static void job_input(struct req *r, struct platform_verr *v, struct vpath *p,
 	} else {
 		want_str(v, p, in, "table_name", 1, JOB_TEXT_MAX, 1);
 	}
+	/* A singer plugin names a tap file in singer_taps_dir: no path, no
+	 * way out of it (the runner checks again before it runs one). */
+	if (strcmp(*c, "singer") == 0 && plugin != NULL &&
+	    !str_file_name_ok(plugin, JOB_PLUGIN_MAX))
+		platform_verr_add(v, vp(p, "plugin"), "INVALID_PLUGIN",
+		    "singer plugin must be a tap's file name: letters, digits, '.', "
+		    "'_', '-', '+', not starting with '.'");
 	if (strcmp(*c, "jdbc") == 0 && plugin != NULL &&
 	    dbkind_of_plugin(plugin) == DBKIND_NONE)
 		platform_verr_add(v, vp(p, "plugin"), "INVALID_PLUGIN",
@@ -425,6 +433,11 @@ static void job_output(struct req *r, struct platform_verr *v, struct vpath *p,
 				platform_verr_add(v, vp(&rp, keys[i]), "INVALID_VALUE",
 				    "%s may hold letters, digits and '_' and must not "
 				    "start with a digit", vp(&rp, keys[i]));
+			else if (s != NULL && i == 1 &&
+			         wh_schema_reserved(s, r->cfg->db_name))
+				platform_verr_add(v, vp(&rp, keys[i]), "RESERVED_SCHEMA",
+				    "%s '%s' is reserved: it names the service database "
+				    "or a MariaDB system database", vp(&rp, keys[i]), s);
 		}
 	}
 	js->output = arena_strdup(r->arena,

@@ -220,6 +220,7 @@ void child_task_main(const struct config *cfg_in, const struct task_ref *t, int 
 	static struct task_result res;
 	static struct config cfg;
 	static struct job_spec job;
+	static char dest_schema[WH_IDENT_MAX + 1];
 	struct loaded L;
 	struct task_env env;
 	struct rlimit rl;
@@ -228,6 +229,7 @@ void child_task_main(const struct config *cfg_in, const struct task_ref *t, int 
 	struct run_log *log = NULL;
 	struct json_object *in = NULL, *out = NULL, *raw = NULL;
 	pid_t parent = getppid();
+	const char *logical;
 	long long baseline = 0;
 	int rc;
 
@@ -278,8 +280,17 @@ void child_task_main(const struct config *cfg_in, const struct task_ref *t, int 
 	job.plugin = obj_str(in, "plugin");
 	job.input = in;
 	job.output = out;
-	job.dest_schema = obj_str(raw, "table_schema") != NULL
-	                  ? obj_str(raw, "table_schema") : "";
+	/* The customer's own database of the schema it named: nothing a job
+	 * says can point a load at another customer's data or the service's. */
+	logical = obj_str(raw, "table_schema");
+	if (logical == NULL || logical[0] == '\0')
+		logical = cfg.warehouse_default_schema;
+	if (wh_schema_physical(t->customer_id, logical, dest_schema) != 0) {
+		snprintf(res.error, sizeof res.error, "output.raw.table_schema is not "
+		         "a valid schema name");
+		goto out;
+	}
+	job.dest_schema = dest_schema;
 	job.dest_table = obj_str(raw, "table_name");
 	job.load_type = load_type_of(L.load_type);
 	job.incremental_column = job.load_type == LOAD_FULL ? NULL : L.inc_name;

@@ -49,7 +49,8 @@ struct job_spec {
 	const char *plugin;             /* input.plugin */
 	struct json_object *input;      /* the job's input object */
 	struct json_object *output;     /* the job's output object */
-	const char *dest_schema;        /* output.raw.table_schema ("" = default) */
+	const char *dest_schema;        /* the customer's warehouse database of
+	                                 * output.raw.table_schema (wh_schema_physical) */
 	const char *dest_table;         /* output.raw.table_name */
 	enum load_type load_type;
 	const char *incremental_column; /* NULL for full_load */

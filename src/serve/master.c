@@ -37,6 +37,7 @@
 #include <fcgiapp.h>
 #include <mysql.h>
 
+#include "auth/auth.h"
 #include "http/pool.h"
 #include "http/wait.h"
 #include "serve/serve.h"
@@ -650,6 +651,12 @@ int serve_main(const char *conf_path)
 		return 1;
 	}
 	make_storage_root(m.cfg.storage_root);
+	/* Before any fork: every worker, of every reload, shares them. */
+	if (auth_shared_init() != 0) {
+		log_kv(LOG_ERROR, "cannot map the shared Basic tables", "error=%s",
+		       LOG_Q(strerror(errno)));
+		return 1;
+	}
 
 	m.generation = m.gen_seq = 1;
 	m.want = config_worker_count(&m.cfg);

@@ -51,6 +51,16 @@ int storage_opts_from_json(const char *json_text, struct tab_opts *o)
 
 		o->delimiter = d != NULL ? d[0] : 0;
 	}
+	/* given: the markers replace the default ones (an empty list: none) */
+	if (json_object_object_get_ex(j, "null_markers", &v) &&
+	    json_object_is_type(v, json_type_array)) {
+		size_t n = json_object_array_length(v);
+
+		o->n_null_markers = 0;
+		for (size_t i = 0; i < n && i < TAB_MARKERS_MAX; i++)
+			rc |= str_copy(o->null_markers[o->n_null_markers++], TAB_MARKER_MAX,
+			               json_object_get_string(json_object_array_get_idx(v, i)));
+	}
 	json_object_put(j);
 	return rc == 0 ? 0 : -1;
 }

@@ -64,6 +64,32 @@ static int integer_option(struct req *r, struct json_object *v, const char *name
 	return 0;
 }
 
+/* null_markers: an array of at most TAB_MARKERS_MAX strings of 1 to
+ * TAB_MARKER_MAX - 1 bytes, no control characters. */
+static int null_markers_option(struct req *r, struct json_object *v, struct json_object *out)
+{
+	size_t n;
+
+	if (!json_object_is_type(v, json_type_array) ||
+	    (n = json_object_array_length(v)) > TAB_MARKERS_MAX)
+		return bad(r, "null_markers must be an array of at most %s strings", "16");
+	for (size_t i = 0; i < n; i++) {
+		struct json_object *m = json_object_array_get_idx(v, i);
+		const char *s = json_object_is_type(m, json_type_string) ? json_object_get_string(m)
+		                                                        : NULL;
+		size_t len = s != NULL ? strlen(s) : 0;
+
+		if (s == NULL || len == 0 || len >= TAB_MARKER_MAX ||
+		    len != (size_t)json_object_get_string_len(m))
+			return bad(r, "each of null_markers must be a string of 1 to %s bytes", "31");
+		for (size_t k = 0; k < len; k++)
+			if ((unsigned char)s[k] < 0x20 || s[k] == 0x7f)
+				return bad(r, "null_markers must not hold control characters%s", "");
+	}
+	json_object_object_add(out, "null_markers", json_object_get(v));
+	return 0;
+}
+
 /* The body's options, checked and normalised into *out (a new object).
  * 0, or the 400 was answered and -1. */
 static int parse_options(struct req *r, struct json_object *body, struct json_object **out)
@@ -120,16 +146,21 @@ static int parse_options(struct req *r, struct json_object *body, struct json_ob
 				d = s;
 			else if (strcmp(s, "\t") == 0 || str_eq_nocase(s, "tab"))
 				d = "\t";
+			else if (strcmp(s, " ") == 0 || str_eq_nocase(s, "space"))
+				d = " ";        /* runs of spaces and tabs */
 			if (d == NULL) {
-				bad(r, "delimiter must be one of \",\", \";\", \"|\" or a tab "
-				    "(\"\\t\" or \"tab\")%s", "");
+				bad(r, "delimiter must be one of \",\", \";\", \"|\", a tab "
+				    "(\"\\t\" or \"tab\") or a space (\" \" or \"space\")%s", "");
 				goto fail;
 			}
 			json_object_object_add(o, key, json_object_new_string(d));
+		} else if (strcmp(key, "null_markers") == 0) {
+			if (null_markers_option(r, v, o) != 0)
+				goto fail;
 		} else {
 			storage_reply_error(r, 400, "invalid_parsing_options",
 			                    "Unknown field '%.64s' (sheet_name, skip_rows, "
-			                    "header_row, encoding, delimiter)", key);
+			                    "header_row, encoding, delimiter, null_markers)", key);
 			goto fail;
 		}
 	}
@@ -152,6 +183,7 @@ static int check_format(struct req *r, enum tab_format f, struct json_object *op
 		{ "encoding", 1u << TAB_CSV | 1u << TAB_TXT },
 		{ "skip_rows", 1u << TAB_CSV | 1u << TAB_TXT | 1u << TAB_XLSX | 1u << TAB_XLS },
 		{ "header_row", 1u << TAB_CSV | 1u << TAB_TXT | 1u << TAB_XLSX | 1u << TAB_XLS },
+		{ "null_markers", 1u << TAB_CSV | 1u << TAB_TXT },
 	};
 
 	for (size_t i = 0; i < sizeof takes / sizeof takes[0]; i++)

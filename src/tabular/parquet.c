@@ -512,17 +512,6 @@ static int map_type(const struct elem *e, struct infer_column *c, char *err, siz
 	return 0;
 }
 
-/* Cut s (n bytes of valid UTF-8) to at most max bytes, not inside a
- * character. */
-static size_t utf8_cut(const char *s, size_t n, size_t max)
-{
-	if (n <= max)
-		return n;
-	while (max > 0 && ((unsigned char)s[max] & 0xC0) == 0x80)
-		max--;
-	return max;
-}
-
 struct walk {
 	const struct elem *el;
 	size_t n, pos;
@@ -624,48 +613,25 @@ static int walk_group(struct walk *w, int32_t children, const char *prefix, bool
 	return 0;
 }
 
-/* The names every reader's header gets (tabular.c): an empty name is
- * column_N, a name already taken (ignoring ASCII case) gets _2, _3, ...,
- * the name cut to leave room for the suffix. */
+/* The names every reader's header gets (tabular.c). */
 static int fix_names(struct infer_column *cols, size_t n, char *err, size_t errlen)
 {
-	struct tab_names *seen = tab_names_new();
-	char key[INFER_NAME_MAX], orig[INFER_NAME_MAX];
+	struct tab_namer *m = tab_namer_new(n);
+	char raw[INFER_NAME_MAX];
 	int rc = -1;
 
-	if (seen == NULL)
+	if (m == NULL)
 		goto out;
 	for (size_t i = 0; i < n; i++) {
-		char *nm = cols[i].name;
-		size_t base = strlen(nm), len;
-		bool added;
-
-		if (base == 0)
-			base = (size_t)snprintf(nm, INFER_NAME_MAX, "column_%zu", i + 1);
-		memcpy(orig, nm, base + 1);
-		len = base;
-		for (unsigned k = 2;; k++) {
-			memcpy(key, nm, len + 1);
-			for (size_t j = 0; j < len; j++)
-				if (key[j] >= 'A' && key[j] <= 'Z')
-					key[j] = (char)(key[j] - 'A' + 'a');
-			if (tab_names_put(seen, key, len, &added) < 0)
-				goto out;
-			if (added)
-				break;
-			char suffix[16];
-			int sl = snprintf(suffix, sizeof suffix, "_%u", k);
-			size_t b = utf8_cut(orig, base, INFER_NAME_MAX - 1 - (size_t)sl);
-			memcpy(nm, orig, b);
-			memcpy(nm + b, suffix, (size_t)sl + 1);
-			len = b + (size_t)sl;
-		}
+		memcpy(raw, cols[i].name, sizeof raw);
+		if (tab_namer_name(m, i, raw, strlen(raw), cols[i].name) != 0)
+			goto out;
 	}
 	rc = 0;
 out:
 	if (rc != 0)
 		str_errf(err, errlen, "out of memory, or more than %d columns", TAB_COLUMNS_MAX);
-	tab_names_free(seen);
+	tab_namer_free(m);
 	return rc;
 }
 

@@ -16,7 +16,6 @@
 #include "tabular/sheet.h"
 #include "util/str.h"
 
-#define AUTO_NAME 32            /* "column_" and any size_t */
 
 void sheet_rows_init(struct sheet_rows *s, const struct tab_opts *o,
                      const struct tab_sink *sink, struct tab_stats *stats)
@@ -62,31 +61,15 @@ static int verdict(int r)
 static int emit_header(struct sheet_rows *s, const struct tab_cell *cells, size_t n,
                        char *err, size_t errlen)
 {
-	char *names = NULL;
-	int rc;
-
 	if (grow(s, n ? n : 1, err, errlen) != 0)
 		return TAB_ERR_IO;
-	if (n > 0 && (names = malloc(n * AUTO_NAME)) == NULL) {
-		str_errf(err, errlen, "out of memory for the header");
-		return TAB_ERR_IO;
-	}
-	for (size_t i = 0; i < n; i++) {
+	/* empty names are named by tab_read's header (tabular.c) */
+	for (size_t i = 0; i < n; i++)
 		s->buf[i] = cells[i];
-		s->buf[i].kind = TAB_TEXT;
-		if (cells[i].kind == TAB_NULL || cells[i].len == 0) {
-			char *nm = names + i * AUTO_NAME;
-			snprintf(nm, AUTO_NAME, "column_%zu", i + 1);
-			s->buf[i].text = nm;
-			s->buf[i].len = strlen(nm);
-		}
-	}
 	s->have_header = true;
 	s->width = n;
 	s->stats->has_header = n > 0;
-	rc = s->sink->header ? verdict(s->sink->header(s->sink->arg, s->buf, n)) : 0;
-	free(names);
-	return rc;
+	return s->sink->header ? verdict(s->sink->header(s->sink->arg, s->buf, n)) : 0;
 }
 
 int sheet_row(struct sheet_rows *s, long long index, const struct tab_cell *cells, size_t n,

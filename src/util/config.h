@@ -35,6 +35,10 @@ struct config {
 	char db_name[CONFIG_STR_MAX];
 	int db_connect_timeout;               /* seconds */
 	char sql_dir[CONFIG_PATH_MAX];        /* migrations */
+	/* The account `sluice migrate` connects as (DDL on db_name); empty =
+	 * db_user with db_password. */
+	char migrate_user[CONFIG_STR_MAX];
+	char migrate_password_file[CONFIG_PATH_MAX];  /* "" = no password */
 
 	/* storage */
 	char storage_root[CONFIG_PATH_MAX];
@@ -46,6 +50,11 @@ struct config {
 	int basic_cache_ttl;                  /* seconds a verified password is cached */
 	int pbkdf2_iterations;                /* for newly stored passwords */
 	int password_checks_max;              /* workers hashing at once; 0 = a quarter */
+	/* Failed Basic checks allowed per user name and per client address
+	 * before 429; one comes back every basic_fail_refill_s seconds. */
+	int basic_fail_per_user;
+	int basic_fail_per_address;
+	int basic_fail_refill_s;
 
 	/* limits */
 	long body_max_bytes;                  /* JSON and other small bodies */
@@ -56,8 +65,8 @@ struct config {
 	int memory_max_mb;
 	char connection_key_file[CONFIG_PATH_MAX];   /* AES-256-GCM key, hex */
 
-	/* warehouse (db/warehouse.c): empty host, socket and user = the
-	 * service database's own server and account */
+	/* warehouse (db/warehouse.c): empty host and socket = the service
+	 * database's own server; warehouse_user is the loader account */
 	char warehouse_host[CONFIG_STR_MAX];
 	int warehouse_port;
 	char warehouse_socket[CONFIG_PATH_MAX];
@@ -147,6 +156,11 @@ void config_defaults(struct config *c);
  * as "sluice.conf:12: unknown key 'wokers'" into err. */
 int config_load(const char *path, struct config *c, char *err, size_t errlen);
 
+/* The checks config_load makes of the database accounts: db_name outside
+ * the warehouse namespace, a loader account apart from db_user.  0, or -1
+ * with the reason in err. */
+int config_accounts_check(const struct config *c, char *err, size_t errlen);
+
 /* Parse one "key = value" pair (used by config_load and by tests). */
 int config_set(struct config *c, const char *key, const char *value,
                char *err, size_t errlen);
@@ -161,6 +175,15 @@ int config_load_connection_key(struct config *c, char *err, size_t errlen);
 /* The directory of the retrieval index files: rag_index_dir, or
  * <storage_root>/.rag-index when that is empty.  0, or -1 when too long. */
 int config_rag_index_dir(const struct config *c, char *buf, size_t cap);
+
+/* A password kept in a file of its own (one line; a trailing newline is
+ * not part of it) into buf; an empty path is no password.  key names the
+ * setting in messages.  0, or -1 with the reason in err. */
+int config_read_password_file(const char *key, const char *path, char *buf,
+                              size_t cap, char *err, size_t errlen);
+/* Make c's database account the migrate account (migrate_user and its
+ * password file), when one is set.  0, or -1 with the reason in err. */
+int config_use_migrate_account(struct config *c, char *err, size_t errlen);
 
 /* The number of workers to start: c->workers, or WORKERS_PER_CPU per CPU
  * (at least WORKERS_MIN) when 0: handlers wait on MariaDB, not on the CPU. */

@@ -8,6 +8,7 @@
 int suite_jwt(void);
 int suite_base64url(void);
 int suite_basic(void);
+int suite_identity(void);
 int suite_router(void);
 int suite_config(void);
 int suite_request(void);

@@ -332,11 +332,11 @@ static void one_column(struct tw *w, const char *name, int conv, int scale, int 
 }
 
 /* Names as every reader's header has them: a long one cut (not inside a
- * character), an empty one column_N, one already taken (ignoring case)
- * with _2, _3. */
+ * character), an empty one columnN (0-based), one already taken (ignoring
+ * case) with _1, _2 (DuckDB's names). */
 static void test_names(void)
 {
-	static const char *const want[] = { NULL, "column_2", "a.b", "A.B_2", "a.B_3", "x" };
+	static const char *const want[] = { NULL, "column1", "a.b", "A.B_1", "a.B_2", "x" };
 	char longname[300], cut[256];
 	struct tw w;
 	struct infer_result r;

@@ -484,7 +484,7 @@ static int load_row(void *arg, const struct tab_cell *cells, size_t n)
 
 		ld->vals[i] = NULL;
 		ld->lens[i] = 0;
-		if (c == NULL || c->kind == TAB_NULL)
+		if (c == NULL || tab_cell_is_null(c, ld->kinds[i] == DEST_TEXT))
 			continue;
 		v = c->text;
 		ld->vals[i] = v;

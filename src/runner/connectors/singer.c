@@ -176,19 +176,10 @@ static const char *obj_str(struct json_object *o, const char *key)
 	return json_object_get_string(v);
 }
 
-/* A tap's file name: 1..128 bytes of [A-Za-z0-9._+-], not starting with
- * '.', so it can only name a file directly in the taps directory. */
+/* A tap's file name: directly in the taps directory (str_file_name_ok). */
 static bool plugin_ok(const char *p)
 {
-	size_t n;
-
-	if (p == NULL || (n = strlen(p)) == 0 || n > SINGER_PLUGIN_MAX || p[0] == '.')
-		return false;
-	for (; *p != '\0'; p++)
-		if (!isalnum((unsigned char)*p) && *p != '.' && *p != '_' &&
-		    *p != '-' && *p != '+')
-			return false;
-	return true;
+	return str_file_name_ok(p, SINGER_PLUGIN_MAX);
 }
 
 /* ==== the private directory and its files ================================ */

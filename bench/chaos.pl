@@ -396,13 +396,14 @@ for my $r (grep { $_->{status} == 201 } @links) {
 }
 check(!$link_bad, 'every link loaded once: its table holds the dataset\'s rows, no more');
 
-my $jt = "chaos.$pipelines{jdbc}{table}";
+my $WH = wh_schema($CID, 'chaos');      # the customer's database for schema chaos
+my $jt = "`$WH`.$pipelines{jdbc}{table}";
 my ($n, $distinct) = @{ (wh_sql("SELECT COUNT(*), COUNT(DISTINCT id) FROM $jt"))[0] };
 my $src = src_sql('SELECT COUNT(*) FROM chaos_src');
 printf "  %-28s %s\n", 'jdbc pipeline', "$n rows ($distinct distinct ids), source $src, last run $pipelines{jdbc}{last}";
 check($n == $distinct, 'jdbc incremental: no duplicate rows in the warehouse');
 check($n == $src, 'jdbc incremental: every source row loaded');
-my $ft = "chaos.$pipelines{files}{table}";
+my $ft = "`$WH`.$pipelines{files}{table}";
 my ($fn, $fd) = @{ (wh_sql("SELECT COUNT(*), COUNT(DISTINCT _source_file, _source_row) FROM $ft"))[0] };
 # What the file_storage job must have loaded: every CSV that made it under
 # chaos/ (an upload answered 5xx may still have), as its inference counted.

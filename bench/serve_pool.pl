@@ -145,9 +145,8 @@ print 'alone: ', health_run(), "\n";
 	}
 	my $polls = start_requests(clients => $N, path => "/dataset/$ds/question/$qid?wait=30",
 				   opts => { basic => demo_basic(), timeout => 60 });
-	my ($u) = split /:/, demo_basic();
 	my $wrong = start_requests(clients => $N, pause => 0.05, path => "/dataset/$ds",
-				   opts => { basic => "$u:wrong" });
+				   opts => { basic => "nobody-$$:wrong" });
 	sleep 2;                     # let them all get going before measuring
 	print "with $N slow uploads, $N long polls, $N wrong-password clients: ", health_run(), "\n";
 	$polls->stop;

@@ -19,6 +19,7 @@ use RunnerFixture;
 use SluiceTest;
 
 my $token = env('SLUICE_DEMO_TOKEN');
+my $WH = wh_schema(env('SLUICE_DEMO_CUSTOMER_ID'), 'runner_t');   # its database
 
 # --- run_timeout_s on create ----------------------------------------------------------
 for my $bad (4, 604801, 'x', 1.5) {
@@ -46,7 +47,7 @@ like($row->{error}, qr/the run timed out after 5 s \(run_timeout_s\)/, 'the erro
 is($row->{attempt}, 1, 'not retried (retries = 2 notwithstanding)');
 my $tap = do { open my $fh, '<', $tapfile; my $x = <$fh> // ''; $x =~ s/\s+//g; $x };
 ok($tap && wait_until(5, sub { !proc_alive($tap) }), 'the hung tap was killed');
-my $in_wh = wh_sql("SELECT COUNT(*) FROM runner_t.hang_$$");
+my $in_wh = wh_sql("SELECT COUNT(*) FROM `$WH`.hang_$$");
 cmp_ok($in_wh, '>=', 30, 'rows committed before the hang are in the warehouse');
 is($row->{rows_loaded}, $in_wh, 'rows_loaded counts exactly what was committed');
 my @m = log_messages($run);
@@ -83,7 +84,7 @@ ok(wait_until(20, sub { !grep { $_ eq $stage[0] } staging_tables() }),
    'its staging table is dropped') or diag "still there: $stage[0]";
 is(mysql("SELECT COUNT(*) FROM run_staging WHERE run_id = '$run'"), 0, 'and unregistered');
 ok((grep { /staging table .* dropped/ } log_messages($run)), 'with a line in the run log');
-is(wh_sql("SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'runner_t' "
+is(wh_sql("SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = '$WH' "
 	  . "AND TABLE_NAME = 'full_$$'"), 0, 'the destination was never half-replaced');
 
 # --- sluice work killed -9 mid-load: the next one sweeps the orphan ---------------------

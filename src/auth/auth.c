@@ -17,6 +17,7 @@
 #include "auth/throttle.h"
 #include "db/db.h"
 #include "http/errors.h"
+#include "http/pool.h"
 #include "http/response.h"
 #include "util/arena.h"
 #include "util/config.h"
@@ -118,7 +119,18 @@ bool auth_has_permission(const struct req *r, const char *permission)
 
 enum basic_result {
 	BASIC_OK, BASIC_MISSING, BASIC_INVALID, BASIC_UNAVAILABLE, BASIC_THROTTLED,
+	BASIC_BUSY,                       /* every password-check share is taken */
 };
+
+/* How many workers may hash a password at once (http/pool.h). */
+static int password_checks_max(const struct config *cfg)
+{
+	int n = config_worker_count(cfg) / 4;
+
+	if (cfg->password_checks_max > 0)
+		return cfg->password_checks_max;
+	return n > 0 ? n : 1;
+}
 
 /* Verified credentials (shared by all workers when auth_shared_init ran in
  * the master, else this process's own), and a hash to burn time on when
@@ -226,15 +238,24 @@ static enum basic_result basic_check(struct req *r, int *retry_after)
 	db_done(st);
 	st = NULL;
 
+	/* A PBKDF2 costs half a second of a worker: at most a share of the
+	 * pool spends it at once, whatever a flood of wrong passwords does. */
+	if (!pool_take(POOL_PASSWORD_CHECKS, password_checks_max(r->cfg))) {
+		res = BASIC_BUSY;
+		goto out;
+	}
 	if (stored == NULL) {
 		if (dummy_hash == NULL)
 			dummy_hash = basic_password_hash("not a password",
 			                 (unsigned)r->cfg->pbkdf2_iterations);
 		if (dummy_hash != NULL)
 			(void)basic_password_verify(password, dummy_hash);
+		pool_give(POOL_PASSWORD_CHECKS);
 		goto out;
 	}
-	if (basic_password_verify(password, stored) != 1 || disabled)
+	ok = basic_password_verify(password, stored);
+	pool_give(POOL_PASSWORD_CHECKS);
+	if (ok != 1 || disabled)
 		goto out;
 
 	res = BASIC_OK;
@@ -273,6 +294,13 @@ static void basic_throttled_headers(struct req *r, int retry_after, char *detail
 	snprintf(detail, cap, "Too many failed attempts: try again in %d s", retry_after);
 }
 
+/* 429 with Retry-After: every password-check share of the pool is taken. */
+static const char *basic_busy_headers(struct req *r)
+{
+	resp_header(r, "Retry-After", "1");
+	return "Too many password checks at once; retry in a moment";
+}
+
 int auth_basic_or_reply(struct req *r)
 {
 	char detail[96];
@@ -288,6 +316,9 @@ int auth_basic_or_reply(struct req *r)
 	case BASIC_THROTTLED:
 		basic_throttled_headers(r, retry_after, detail, sizeof detail);
 		resp_detail(r, 429, detail);
+		return -1;
+	case BASIC_BUSY:
+		resp_detail(r, 429, basic_busy_headers(r));
 		return -1;
 	case BASIC_INVALID:
 	default:
@@ -332,6 +363,8 @@ int auth_health_or_reply(struct req *r)
 	case BASIC_THROTTLED:
 		basic_throttled_headers(r, retry_after, detail, sizeof detail);
 		return health_refuse(r, 429, detail);
+	case BASIC_BUSY:
+		return health_refuse(r, 429, basic_busy_headers(r));
 	case BASIC_INVALID:
 	default:
 		return health_refuse(r, 401, "Invalid credentials");

@@ -298,7 +298,7 @@ struct wh *wh_open(const struct config *cfg, char *err, size_t errlen)
 	    "NO_ENGINE_SUBSTITUTION'");
 	if (mysql_real_connect(w->conn, sock[0] != '\0' ? NULL : host, user, pass,
 	                       NULL, sock[0] != '\0' ? 0 : port,
-	                       sock[0] != '\0' ? sock : NULL, 0) == NULL) {
+	                       sock[0] != '\0' ? sock : NULL, CLIENT_FOUND_ROWS) == NULL) {
 		str_errf(err, errlen, "cannot connect to the warehouse (%s): %s",
 		         sock[0] != '\0' ? sock : host, mysql_error(w->conn));
 		goto fail;
@@ -487,6 +487,60 @@ int wh_table_exists(struct wh *w, const char *schema, const char *table,
 		goto out;
 	}
 	rc = f == MYSQL_NO_DATA ? 0 : 1;
+out:
+	mysql_stmt_close(st);
+	return rc;
+}
+
+int wh_tables_like(struct wh *w, const char *like, int min_age_s,
+                   wh_table_fn fn, void *arg, char *err, size_t errlen)
+{
+	const char *sql = "SELECT TABLE_SCHEMA, TABLE_NAME FROM information_schema.TABLES "
+	                  "WHERE TABLE_NAME LIKE ? AND (CREATE_TIME IS NULL OR "
+	                  "CREATE_TIME < NOW() - INTERVAL ? SECOND)";
+	char names[2][WH_IDENT_MAX * 4 + 1];
+	unsigned long lens[3];
+	long long age = min_age_s;
+	MYSQL_STMT *st = NULL;
+	MYSQL_BIND in[2], out[2];
+	int rc = -1, f, n = 0;
+
+	if ((st = mysql_stmt_init(w->conn)) == NULL) {
+		conn_err(w, err, errlen, "warehouse");
+		return -1;
+	}
+	memset(in, 0, sizeof in);
+	memset(out, 0, sizeof out);
+	lens[2] = (unsigned long)strlen(like);
+	in[0].buffer_type = MYSQL_TYPE_STRING;
+	in[0].buffer = (void *)(uintptr_t)like;
+	in[0].buffer_length = lens[2];
+	in[0].length = &lens[2];
+	in[1].buffer_type = MYSQL_TYPE_LONGLONG;
+	in[1].buffer = &age;
+	for (int i = 0; i < 2; i++) {
+		out[i].buffer_type = MYSQL_TYPE_STRING;
+		out[i].buffer = names[i];
+		out[i].buffer_length = sizeof names[i];
+		out[i].length = &lens[i];
+	}
+	if (mysql_stmt_prepare(st, sql, (unsigned long)strlen(sql)) != 0 ||
+	    mysql_stmt_bind_param(st, in) != 0 || mysql_stmt_execute(st) != 0 ||
+	    mysql_stmt_store_result(st) != 0 || mysql_stmt_bind_result(st, out) != 0) {
+		set_err(w, err, errlen, "warehouse", mysql_stmt_error(st));
+		goto out;
+	}
+	while ((f = mysql_stmt_fetch(st)) == 0) {
+		names[0][lens[0] < sizeof names[0] ? lens[0] : sizeof names[0] - 1] = '\0';
+		names[1][lens[1] < sizeof names[1] ? lens[1] : sizeof names[1] - 1] = '\0';
+		fn(arg, names[0], names[1]);
+		n++;
+	}
+	if (f == 1) {
+		set_err(w, err, errlen, "warehouse", mysql_stmt_error(st));
+		goto out;
+	}
+	rc = n;
 out:
 	mysql_stmt_close(st);
 	return rc;
@@ -774,9 +828,12 @@ int wh_batch_flush(struct wh_batch *b, char *err, size_t errlen)
 				snprintf(first, sizeof first, "%s", row[2]);
 			mysql_free_result(res);
 		}
+		/* Said as it is: the caller rolls the transaction back, so
+		 * none of these rows stays, whatever the server accepted. */
 		snprintf(w->err, sizeof w->err,
-		         "warehouse load: %llu of %zu rows loaded, %u warnings%s%s",
-		         (unsigned long long)n, b->pending, warnings,
+		         "warehouse load refused a batch of %zu rows, rolled back "
+		         "(%llu accepted, %u warnings)%s%s",
+		         b->pending, (unsigned long long)n, warnings,
 		         first[0] != '\0' ? ": " : "", first);
 		str_errf(err, errlen, "%s", w->err);
 		goto out;

@@ -75,8 +75,8 @@ int wh_commit(struct wh *w);
 void wh_rollback(struct wh *w);
 
 /* Run one statement built only from quoted identifiers and constants (DDL,
- * a qualify DELETE); values must go through wh_exec_bound.  Rows affected
- * (>= 0), or -1 with the reason in err. */
+ * a qualify DELETE); values must go through wh_exec_bound.  Rows matched
+ * (>= 0; CLIENT_FOUND_ROWS, as db_exec), or -1 with the reason in err. */
 long long wh_exec(struct wh *w, const char *sql, char *err, size_t errlen);
 /* The same with bound string parameters (NULL pointer = SQL NULL). */
 long long wh_exec_bound(struct wh *w, const char *sql, const char *const *params,
@@ -102,6 +102,12 @@ int wh_table_exists(struct wh *w, const char *schema, const char *table,
                     char *err, size_t errlen);
 int wh_table_drop(struct wh *w, const char *schema, const char *table,
                   char *err, size_t errlen);
+/* Call fn for every table (schema, name) of the warehouse whose name is
+ * LIKE like and that was created at least min_age_s seconds ago.  How many
+ * tables, or -1 with err. */
+typedef void (*wh_table_fn)(void *arg, const char *schema, const char *table);
+int wh_tables_like(struct wh *w, const char *like, int min_age_s,
+                   wh_table_fn fn, void *arg, char *err, size_t errlen);
 /* Atomically replace schema.table by schema.staging (RENAME TABLE of both
  * in one statement; the old table is dropped after).  When table does not
  * exist the staging table is simply renamed. */

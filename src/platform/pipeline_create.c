@@ -41,6 +41,8 @@
 #define WAREHOUSE_NAME_MAX  64        /* MariaDB identifier length */
 #define CONNECTION_ID_LEN   36
 #define PIPELINE_RETRIES_MAX 5
+#define PIPELINE_RUN_TIMEOUT_MIN 5           /* seconds; as the column's CHECK */
+#define PIPELINE_RUN_TIMEOUT_MAX 604800
 
 /* ==== validation of a create body ========================================= */
 
@@ -56,6 +58,7 @@ struct pipeline_spec {
 	const char *name, *description, *cron;
 	const char *cron_timezone;           /* NULL: UTC */
 	long long retries;                   /* 0..PIPELINE_RETRIES_MAX */
+	long long run_timeout_s;             /* 0: the config's runner_run_timeout_s */
 	time_t next_run;                     /* 0: none */
 	size_t njobs;
 	struct job_spec jobs[PIPELINE_JOBS_MAX];
@@ -493,7 +496,8 @@ static void pipeline_validate(struct req *r, struct platform_verr *v,
                               struct pipeline_spec *ps)
 {
 	static const char *const known[] = {
-		"name", "description", "cron", "cron_timezone", "retries", "jobs", NULL
+		"name", "description", "cron", "cron_timezone", "retries",
+		"run_timeout_s", "jobs", NULL
 	};
 	struct json_object *jobs = NULL, *rt = NULL;
 	struct vpath p = { "", "" };
@@ -536,6 +540,17 @@ static void pipeline_validate(struct req *r, struct platform_verr *v,
 			                  PIPELINE_RETRIES_MAX);
 		else
 			ps->retries = json_object_get_int64(rt);
+	}
+	if (json_object_object_get_ex(body, "run_timeout_s", &rt) && rt != NULL) {
+		if (!json_object_is_type(rt, json_type_int) ||
+		    json_object_get_int64(rt) < PIPELINE_RUN_TIMEOUT_MIN ||
+		    json_object_get_int64(rt) > PIPELINE_RUN_TIMEOUT_MAX)
+			platform_verr_add(v, "run_timeout_s", "INVALID_VALUE",
+			                  "run_timeout_s must be an integer from %d to %d "
+			                  "(seconds)", PIPELINE_RUN_TIMEOUT_MIN,
+			                  PIPELINE_RUN_TIMEOUT_MAX);
+		else
+			ps->run_timeout_s = json_object_get_int64(rt);
 	}
 	if (!json_object_object_get_ex(body, "jobs", &jobs) || jobs == NULL) {
 		platform_verr_add(v, "jobs", "MISSING_FIELD", "jobs is required");
@@ -647,11 +662,12 @@ static int pipeline_insert(struct req *r, struct pipeline_spec *ps,
 	if ((rc = connections_check(r, ps, v)) != 0)
 		goto out;
 	n = db_exec(r->db, "INSERT INTO pipelines (id, customer_id, created_by, "
-	    "name, description, cron, cron_timezone, retries, next_run_at) "
-	    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-	    "sssssssis", pid, r->id.customer_id, r->id.sub, ps->name,
+	    "name, description, cron, cron_timezone, retries, run_timeout_s, "
+	    "next_run_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, NULLIF(?, 0), ?)",
+	    "sssssssiis", pid, r->id.customer_id, r->id.sub, ps->name,
 	    ps->description != NULL ? ps->description : "", ps->cron,
-	    ps->cron_timezone, ps->retries, time_sql(next, ps->next_run));
+	    ps->cron_timezone, ps->retries, ps->run_timeout_s,
+	    time_sql(next, ps->next_run));
 	if (n < 0) {
 		rc = (int)n;
 		goto out;

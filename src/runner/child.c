@@ -22,7 +22,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
@@ -36,6 +35,7 @@
 #include "util/aead.h"
 #include "util/config.h"
 #include "util/log.h"
+#include "util/proc.h"
 
 #ifdef RUNNER_SANITIZED
 /* AddressSanitizer's default of dying on a failed allocation would hide
@@ -208,20 +208,8 @@ static int test_alloc(int mb, int *got)
 static void child_exit(int fd, struct task_result *res) __attribute__((noreturn));
 static void child_exit(int fd, struct task_result *res)
 {
-	const char *p = (const char *)res;
-	size_t left = sizeof *res;
-
 	res->vm_peak_kb = runner_self_vm_kb("VmPeak:");
-	while (left > 0) {
-		ssize_t k = write(fd, p, left);
-
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0)
-			break;
-		p += k;
-		left -= (size_t)k;
-	}
+	proc_write_all(fd, res, sizeof *res);
 	close(fd);
 	fflush(stderr);
 	_exit(res->rc == 0 ? 0 : 1);
@@ -245,10 +233,9 @@ void child_task_main(const struct config *cfg_in, const struct task_ref *t, int 
 	long long baseline = 0;
 	int rc;
 
-	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	if (getppid() != parent)
+	if (proc_die_with_parent(parent) != 0)
 		_exit(1);
-	runner_close_fds(fd);            /* the supervisor's session is its own */
+	proc_close_fds(fd);              /* the supervisor's session is its own */
 	signal(SIGTERM, SIG_DFL);
 	memset(&res, 0, sizeof res);
 	memset(&L, 0, sizeof L);
@@ -365,6 +352,8 @@ void child_task_main(const struct config *cfg_in, const struct task_ref *t, int 
 		             job.bookmark ? ", bookmark " : "",
 		             job.bookmark ? job.bookmark : "");
 	env.cfg = &cfg;
+	env.run_id = t->run_id;
+	env.task_id = t->task_id;
 	env.db = db;
 	env.wh = wh;
 	env.log = log;

@@ -18,7 +18,7 @@
 #include <json-c/json.h>
 
 #include "db/db.h"
-#include "runner/work.h"
+#include "db/queue.h"
 #include "storage/storage.h"
 #include "tabular/tabular.h"
 #include "util/config.h"
@@ -251,4 +251,35 @@ out:
 	json_object_put(schema);
 	json_object_put(payload);
 	return rc;
+}
+
+int storage_infer_give_up(struct work_ctx *w, const struct work_item *it,
+                          const char *reason)
+{
+	struct json_object *payload = NULL, *v;
+	const char *upload_id = NULL;
+	long long position = -1;
+
+	if (it->customer_id == NULL)
+		return 0;
+	payload = json_tokener_parse(it->payload != NULL ? it->payload : "{}");
+	if (payload != NULL && json_object_object_get_ex(payload, "refresh", NULL)) {
+		/* A refresh leaves the dataset as it was; the item says why. */
+		json_object_put(payload);
+		return 0;
+	}
+	if (payload != NULL && json_object_object_get_ex(payload, "upload_id", &v))
+		upload_id = json_object_get_string(v);
+	if (payload != NULL && json_object_object_get_ex(payload, "position", &v))
+		position = json_object_get_int64(v);
+	if (db_exec(w->db, "UPDATE datasets SET status = 'failed', schema_json = NULL, "
+	            "row_count = NULL, analyzed_rows = NULL, error = ? WHERE id = ? "
+	            "AND customer_id = ?", "sss", reason, it->ref_id, it->customer_id) < 0) {
+		json_object_put(payload);
+		return -1;
+	}
+	if (upload_id != NULL)
+		settle_upload(w->db, upload_id, position, false, reason);
+	json_object_put(payload);
+	return 0;
 }

@@ -15,7 +15,7 @@
 #include "http/errors.h"
 #include "http/request.h"
 #include "http/response.h"
-#include "runner/work.h"
+#include "db/queue.h"
 #include "storage/storage.h"
 #include "storage/tables.h"
 #include "util/log.h"
@@ -221,7 +221,8 @@ int storage_link_post(struct req *r)
 			n = DB_ERR_DUPLICATE;
 	}
 	if (n >= 0)
-		n = work_enqueue(r->db, "storage_link_load", link_id, customer, NULL);
+		n = queue_enqueue(r->db, &(struct queue_new){ .kind = "storage_link_load",
+		                  .ref_id = link_id, .customer_id = customer });
 	if (n >= 0)
 		n = db_commit(r->db);
 	if (n < 0) {

@@ -170,5 +170,8 @@ int storage_table_datasets_get(struct req *r);
 
 int storage_link_load_work(struct work_ctx *w, const struct work_item *it,
                            char *err, size_t errlen);
+/* Its give-up: the link failed and inactive with reason. */
+int storage_link_load_give_up(struct work_ctx *w, const struct work_item *it,
+                              const char *reason);
 
 #endif

@@ -55,6 +55,7 @@ struct key {
 
 static const struct key keys[] = {
 	STR(listen, true),
+	STR(wait_listen, false),
 	{ "listen_mode", K_MODE, offsetof(struct config, listen_mode),
 	  MEMBER_SIZE(listen_mode), 0, 0777, false },
 	NUM(listen_backlog, 1, 65535),
@@ -82,6 +83,7 @@ static const struct key keys[] = {
 	BOOL(health_auth),
 	NUM(basic_cache_ttl, 0, 3600),
 	NUM(pbkdf2_iterations, 1000, 10000000),
+	NUM(password_checks_max, 0, 256),
 	NUM(basic_fail_per_user, 1, 1000000),
 	NUM(basic_fail_per_address, 1, 1000000),
 	NUM(basic_fail_refill_s, 1, 3600),
@@ -102,12 +104,29 @@ static const struct key keys[] = {
 	NUM(jdbc_commit_rows, 1, 1000000000),
 
 	NUM(work_poll_ms, 10, 60000),
+	NUM(work_shutdown_grace_s, 0, 3600),
+	NUM(work_rag_question_slots, 1, 64),
+	NUM(work_rag_question_deadline_s, 1, 86400),
+	NUM(work_rag_ingest_slots, 1, 64),
+	NUM(work_rag_ingest_deadline_s, 1, 604800),
+	NUM(work_storage_infer_slots, 1, 64),
+	NUM(work_storage_infer_deadline_s, 1, 604800),
+	NUM(work_storage_link_load_slots, 1, 64),
+	NUM(work_storage_link_load_deadline_s, 1, 604800),
+	NUM(work_runner_sweep_slots, 1, 64),
+	NUM(work_runner_sweep_deadline_s, 1, 86400),
+#ifdef SLUICE_TEST_HOOKS
+	NUM(work_test_slots, 1, 64),
+	NUM(work_test_deadline_s, 1, 86400),
+#endif
 
 	NUM(runner_max_runs, 1, 256),
 	NUM(runner_heartbeat_s, 1, 300),
 	NUM(runner_stale_s, 10, 86400),
 	NUM(runner_shutdown_grace_s, 0, 3600),
 	NUM(runner_retry_base_s, 1, 3600),
+	NUM(runner_run_timeout_s, 5, 604800),
+	NUM(runner_sweep_interval_s, 10, 86400),
 	NUM(runner_test_task_delay_ms, 0, 600000),
 	NUM(runner_test_task_alloc_mb, 0, 1048576),
 
@@ -125,6 +144,8 @@ static const struct key keys[] = {
 	NUM(chunk_overlap, 0, 8000),
 	STR(rag_index_dir, false),
 	NUM(question_wait_max_s, 0, 300),
+	NUM(question_inline_max_snippets, 0, 10000000),
+	NUM(question_inline_budget_ms, 0, 10000),
 	NUM(rag_test_question_delay_ms, 0, 60000),
 	NUM(rag_test_ingest_delay_ms, 0, 60000),
 
@@ -196,13 +217,30 @@ void config_defaults(struct config *c)
 	strcpy(c->warehouse_default_schema, "warehouse");
 	c->jdbc_commit_rows = 100000;
 
-	c->work_poll_ms = 1000;
+	c->work_poll_ms = 250;
+	c->work_shutdown_grace_s = 20;
+	c->work_rag_question_slots = 2;
+	c->work_rag_question_deadline_s = 120;
+	c->work_rag_ingest_slots = 2;
+	c->work_rag_ingest_deadline_s = 3600;
+	c->work_storage_infer_slots = 2;
+	c->work_storage_infer_deadline_s = 900;
+	c->work_storage_link_load_slots = 2;
+	c->work_storage_link_load_deadline_s = 3600;
+	c->work_runner_sweep_slots = 1;
+	c->work_runner_sweep_deadline_s = 600;
+#ifdef SLUICE_TEST_HOOKS
+	c->work_test_slots = 1;
+	c->work_test_deadline_s = 10;
+#endif
 
 	c->runner_max_runs = 4;
 	c->runner_heartbeat_s = 5;
 	c->runner_stale_s = 60;
 	c->runner_shutdown_grace_s = 20;
 	c->runner_retry_base_s = 30;
+	c->runner_run_timeout_s = 21600;
+	c->runner_sweep_interval_s = 600;
 	c->runner_test_task_delay_ms = 0;
 	c->runner_test_task_alloc_mb = 0;
 
@@ -218,6 +256,8 @@ void config_defaults(struct config *c)
 	c->chunk_overlap = 100;
 	c->rag_index_dir[0] = '\0';
 	c->question_wait_max_s = 30;
+	c->question_inline_max_snippets = 200000;
+	c->question_inline_budget_ms = 50;
 	c->rag_test_question_delay_ms = 0;
 	c->rag_test_ingest_delay_ms = 0;
 
@@ -225,7 +265,7 @@ void config_defaults(struct config *c)
 	c->singer_line_max_bytes = 16777216;
 	c->singer_commit_rows = 10000;
 	c->upload_max_bytes = 1153433600L;           /* 1100 MiB, as nginx's 1100m */
-	c->refresh_inline_max_bytes = 16777216L;     /* 16 MiB */
+	c->refresh_inline_max_bytes = 1048576L;      /* 1 MiB */
 	c->refresh_wait_s = 20;
 
 	strcpy(c->log_level, "info");
@@ -584,8 +624,19 @@ int config_worker_count(const struct config *c)
 		return c->workers;
 	n = sysconf(_SC_NPROCESSORS_ONLN);
 	if (n < 1)
-		return 1;
+		n = 1;
+	n *= WORKERS_PER_CPU;
+	if (n < WORKERS_MIN)
+		n = WORKERS_MIN;
 	return n > WORKERS_MAX ? WORKERS_MAX : (int)n;
+}
+
+int config_wait_listen(const struct config *c, char *buf, size_t cap)
+{
+	int n = c->wait_listen[0] != '\0' ? snprintf(buf, cap, "%s", c->wait_listen)
+	        : snprintf(buf, cap, "%s.wait", c->listen);
+
+	return n < 0 || (size_t)n >= cap ? -1 : 0;
 }
 
 int config_read_password_file(const char *key, const char *path, char *buf,

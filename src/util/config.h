@@ -17,6 +17,7 @@
 struct config {
 	/* serve */
 	char listen[CONFIG_PATH_MAX];         /* FastCGI unix socket path */
+	char wait_listen[CONFIG_PATH_MAX];    /* the waiter's socket; "" = <listen>.wait */
 	int listen_mode;                      /* octal permissions of the socket */
 	int listen_backlog;
 	int workers;                          /* 0 = number of CPUs */
@@ -48,6 +49,7 @@ struct config {
 	bool health_auth;                     /* require Basic on GET /health */
 	int basic_cache_ttl;                  /* seconds a verified password is cached */
 	int pbkdf2_iterations;                /* for newly stored passwords */
+	int password_checks_max;              /* workers hashing at once; 0 = a quarter */
 	/* Failed Basic checks allowed per user name and per client address
 	 * before 429; one comes back every basic_fail_refill_s seconds. */
 	int basic_fail_per_user;
@@ -73,8 +75,23 @@ struct config {
 	char warehouse_default_schema[65];    /* for an empty table_schema */
 	long jdbc_commit_rows;                /* rows per commit of an incremental load */
 
-	/* work */
-	int work_poll_ms;                     /* idle sleep between queue polls */
+	/* work: the supervisor (src/work/), and each kind's limits */
+	int work_poll_ms;                     /* idle wait between queue polls */
+	int work_shutdown_grace_s;            /* SIGTERM: children may finish this long */
+	int work_rag_question_slots;          /* children of a kind at once */
+	int work_rag_question_deadline_s;     /* a child past this is killed */
+	int work_rag_ingest_slots;
+	int work_rag_ingest_deadline_s;
+	int work_storage_infer_slots;
+	int work_storage_infer_deadline_s;
+	int work_storage_link_load_slots;
+	int work_storage_link_load_deadline_s;
+	int work_runner_sweep_slots;
+	int work_runner_sweep_deadline_s;
+#ifdef SLUICE_TEST_HOOKS
+	int work_test_slots;                  /* the test-only kinds (test builds) */
+	int work_test_deadline_s;
+#endif
 
 	/* pipeline runner (in sluice work) */
 	int runner_max_runs;                  /* runs supervised at once per process */
@@ -82,6 +99,8 @@ struct config {
 	int runner_stale_s;                   /* a run without heartbeat this long is dead */
 	int runner_shutdown_grace_s;          /* SIGTERM: runs may finish this long */
 	int runner_retry_base_s;              /* first retry delay; doubles each time */
+	int runner_run_timeout_s;             /* a run's time limit, unless its pipeline's */
+	int runner_sweep_interval_s;          /* orphaned staging tables swept this often */
 	/* Test stack only, honoured with testing_routes = on: a pause before
 	 * each task's connector, and memory a task allocates first (MB). */
 	int runner_test_task_delay_ms;
@@ -100,6 +119,8 @@ struct config {
 	int chunk_overlap;                    /* characters shared by neighbours */
 	char rag_index_dir[CONFIG_PATH_MAX];  /* "" = <storage_root>/.rag-index */
 	int question_wait_max_s;              /* largest ?wait= of GET question */
+	int question_inline_max_snippets;     /* a worker ranks an index up to this */
+	int question_inline_budget_ms;        /* ... whose last ranking took this at most */
 	/* Test stack only, honoured with testing_routes = on: a pause before a
 	 * worker answers a question / before each ingested document, so a test
 	 * can kill the process doing it. */
@@ -164,7 +185,13 @@ int config_read_password_file(const char *key, const char *path, char *buf,
  * password file), when one is set.  0, or -1 with the reason in err. */
 int config_use_migrate_account(struct config *c, char *err, size_t errlen);
 
-/* The number of workers to start: c->workers, or the CPU count when 0. */
+/* The number of workers to start: c->workers, or WORKERS_PER_CPU per CPU
+ * (at least WORKERS_MIN) when 0: handlers wait on MariaDB, not on the CPU. */
+#define WORKERS_PER_CPU 4
+#define WORKERS_MIN 8
 int config_worker_count(const struct config *c);
+
+/* The waiter's socket: wait_listen, or <listen>.wait when that is empty. */
+int config_wait_listen(const struct config *c, char *buf, size_t cap);
 
 #endif

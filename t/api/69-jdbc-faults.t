@@ -73,7 +73,7 @@ src_sql("INSERT INTO $src SELECT seq, IF(seq = 1250, 'much too long', 'ok'), "
 	. "'2024-07-01' + INTERVAL seq SECOND FROM seq_1201_to_1300");
 $run = run_and_wait($token, $p->{pipeline_id});
 is($run->{status}, 'FAILED', 'a value the warehouse cannot hold: FAILED');
-ok((grep { $_->{message} =~ /warehouse load: .*(Data too long|truncated)/i } error_lines($run->{run_id})),
+ok((grep { $_->{message} =~ /warehouse load refused .*(Data too long|truncated)/i } error_lines($run->{run_id})),
    'ERROR line names the warehouse\'s complaint');
 is(wh_sql("SELECT COUNT(*) FROM $dest"), 1200, 'no row of the failed run is in the destination');
 is(job_bookmark($token, $p->{pipeline_id}), $bm, 'bookmark unchanged');

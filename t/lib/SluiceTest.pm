@@ -31,7 +31,7 @@ our @EXPORT = qw(
 	env http raw_http header describe json_response_is iso_time_ok
 	token craft_jwt jwt_secret jwt_payload b64url b64url_decode
 	mysql run_cmd dev
-	master_pid worker_pids proc_stat proc_alive wait_workers busy_worker
+	master_pid worker_pids waiter_pid proc_stat proc_alive wait_workers busy_worker
 	wait_until
 	serve_log_offset serve_log_since
 	start_requests parallel_requests
@@ -465,7 +465,8 @@ sub proc_alive {
 	return $st->{state} !~ /^[ZX]/;
 }
 
-# Live children of the master, sorted.
+# Live workers of the master, sorted: its children but the waiter (the
+# one process holding long polls, named sluice-wait).
 sub worker_pids {
 	my ($master) = @_;
 	$master //= master_pid();
@@ -474,9 +475,23 @@ sub worker_pids {
 	for my $p (grep { /^\d+$/ } readdir $d) {
 		my $st = proc_stat($p) or next;
 		next unless $st->{ppid} == $master && $st->{state} !~ /^[ZX]/;
+		next if $st->{comm} eq 'sluice-wait';
 		push @pids, $p + 0;
 	}
 	return sort { $a <=> $b } @pids;
+}
+
+# The master's waiter, or undef.
+sub waiter_pid {
+	my ($master) = @_;
+	$master //= master_pid();
+	opendir my $d, '/proc' or croak "/proc: $!";
+	for my $p (grep { /^\d+$/ } readdir $d) {
+		my $st = proc_stat($p) or next;
+		return $p + 0 if $st->{ppid} == $master && $st->{comm} eq 'sluice-wait'
+			&& $st->{state} !~ /^[ZX]/;
+	}
+	return undef;
 }
 
 # Wait until the master has exactly $n workers and none of @$gone; the new

@@ -28,6 +28,7 @@ int main(void)
 		suite_warehouse,
 		suite_jdbc,
 		suite_runner,
+		suite_wait,
 		suite_dest,
 		suite_storage_paths,
 		suite_tabular_infer, suite_tabular_csv, suite_tabular_json,

@@ -29,6 +29,8 @@ int suite_openai(void);
 int suite_warehouse(void);
 int suite_jdbc(void);
 int suite_runner(void);
+/* long polls off the workers: waiter redirects, pool shares */
+int suite_wait(void);
 int suite_dest(void);
 /* storage explorer: tables and links */
 int suite_table_name(void);

@@ -709,6 +709,10 @@ static int load_file(struct fs_run *r, int fd, const struct fs_file *f,
 		         f->path, why);
 		goto out;
 	}
+	if (state_save_rows(r->env, r->env->rows_loaded + ld.rows, why, sizeof why) != 0) {
+		str_errf(err, errlen, "%s: %s", f->path, why);
+		goto out;
+	}
 	if (wh_commit(r->env->wh) != 0) {
 		str_errf(err, errlen, "%s: commit failed: %s", f->path, wh_error(r->env->wh));
 		goto out;

@@ -539,6 +539,8 @@ static int commit_point(struct singer *s, char *err, size_t errlen)
 	if (s->state_unsaved &&
 	    state_save_singer(s->env, s->job->job_id, s->state, err, errlen) != 0)
 		return -1;
+	if (state_save_rows(s->env, s->committed_rows + s->pending_rows, err, errlen) != 0)
+		return -1;
 	if (wh_commit(s->env->wh) != 0) {
 		str_errf(err, errlen, "warehouse: commit failed: %s", wh_error(s->env->wh));
 		return -1;

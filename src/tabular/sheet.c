@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tabular/internal.h"
 #include "tabular/sheet.h"
 #include "util/str.h"
 
@@ -198,7 +199,7 @@ enum sheet_datefmt sheet_format_kind(const char *code)
 
 /* ---- serials ------------------------------------------------------------ */
 
-/* Days since 1970-01-01 of a civil date, and back (H. Hinnant's algorithms). */
+/* Days since 1970-01-01 of a civil date (H. Hinnant's algorithm). */
 static long long days_from_civil(long long y, unsigned m, unsigned d)
 {
 	y -= m <= 2;
@@ -207,19 +208,6 @@ static long long days_from_civil(long long y, unsigned m, unsigned d)
 	unsigned doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1;
 	unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
 	return era * 146097 + (long long)doe - 719468;
-}
-
-static void civil_from_days(long long z, long long *y, unsigned *m, unsigned *d)
-{
-	z += 719468;
-	long long era = (z >= 0 ? z : z - 146096) / 146097;
-	unsigned doe = (unsigned)(z - era * 146097);
-	unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-	unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-	unsigned mp = (5 * doy + 2) / 153;
-	*d = doy - (153 * mp + 2) / 5 + 1;
-	*m = mp < 10 ? mp + 3 : mp - 9;
-	*y = (long long)yoe + era * 400 + (*m <= 2);
 }
 
 #define MS_PER_DAY 86400000LL
@@ -268,7 +256,7 @@ int sheet_serial_text(double serial, bool date1904, enum sheet_datefmt kind, cha
 	} else {
 		z = days_from_civil(1899, 12, 30) + day;      /* past the phantom day */
 	}
-	civil_from_days(z, &y, &m, &d);
+	tab_civil_from_days(z, &y, &m, &d);
 	if (y > 9999)
 		return -1;
 	if (kind == SHEET_FMT_DATE) {

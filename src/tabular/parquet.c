@@ -469,7 +469,7 @@ static int walk_node(struct walk *w, size_t parent, const char *prefix, int def,
 		}
 		/* inside a nested column a leaf's annotation only shapes its
 		 * JSON: one that does not fit leaves the physical type */
-		if (leaf_type(e, ic, nd, cols ? w->err : NULL, 0) != 0) {
+		if (leaf_type(e, ic, nd, cols ? w->err : NULL, cols ? w->errlen : 0) != 0) {
 			if (cols)
 				return -1;
 			nd->kind = physical_kind(e->type);

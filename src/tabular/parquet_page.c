@@ -10,9 +10,11 @@
  * definition levels (each RLE with a 4-byte length) and the values.  Data
  * page v2: the levels come first, never compressed, with their lengths in
  * the header; only the values may be compressed.  Values are PLAIN,
- * dictionary indices (PLAIN_DICTIONARY, RLE_DICTIONARY) or, for booleans,
- * RLE; the other encodings (DELTA_*, BYTE_STREAM_SPLIT) are refused with
- * their name.  Levels and indices are the RLE / bit-packing hybrid.
+ * dictionary indices (PLAIN_DICTIONARY, RLE_DICTIONARY), RLE (booleans),
+ * DELTA_BINARY_PACKED (integers), DELTA_LENGTH_BYTE_ARRAY and
+ * DELTA_BYTE_ARRAY (bytes) or BYTE_STREAM_SPLIT (fixed-size values); the
+ * old BIT_PACKED levels are refused.  Levels and indices are the RLE /
+ * bit-packing hybrid.
  *
  * Nothing here trusts the file: every size is checked against what is left
  * of its buffer and against the caps of parquet.h before it is used or
@@ -49,6 +51,15 @@ static const char *encoding_name(int e)
 		"RLE_DICTIONARY", "BYTE_STREAM_SPLIT",
 	};
 	return e >= 0 && (size_t)e < sizeof names / sizeof names[0] ? names[e] : "unknown";
+}
+
+static const char *type_name(int t)
+{
+	static const char *const names[] = {
+		"BOOLEAN", "INT32", "INT64", "INT96", "FLOAT", "DOUBLE", "BYTE_ARRAY",
+		"FIXED_LEN_BYTE_ARRAY",
+	};
+	return t >= 0 && (size_t)t < sizeof names / sizeof names[0] ? names[t] : "unknown";
 }
 
 static const char *codec_name(int c)
@@ -161,6 +172,132 @@ static int bit_width(int max)
 	return w;
 }
 
+/* ---- DELTA_BINARY_PACKED ---------------------------------------------- */
+
+/* Blocks of miniblocks of bit-packed deltas from a minimum, after a
+ * header: block size, miniblocks a block, value count, first value. */
+struct delta {
+	const uint8_t *p, *end;
+	uint64_t per_mini, nmini, left;
+	uint64_t last;                   /* wraps as the writer's arithmetic does */
+	bool first;                      /* the first value not handed out yet */
+	uint64_t min_delta;
+	const uint8_t *widths;           /* of the block's miniblocks */
+	uint64_t mini;                   /* current miniblock, nmini: none */
+	uint64_t in_mini;                /* values read of it */
+	const uint8_t *mp;
+	uint64_t mbit, mbits;
+	int bw;
+};
+
+static int uleb64(const uint8_t **p, const uint8_t *end, uint64_t *v)
+{
+	uint64_t x = 0;
+
+	for (int shift = 0; shift < 70; shift += 7) {
+		if (*p >= end)
+			return -1;
+		uint8_t b = *(*p)++;
+		if (shift == 63 && b > 1)
+			return -1;
+		x |= (uint64_t)(b & 0x7f) << shift;
+		if (!(b & 0x80)) {
+			*v = x;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+static uint64_t zigzag64(uint64_t u)
+{
+	return (u >> 1) ^ (0 - (u & 1));
+}
+
+static int delta_init(struct delta *d, const uint8_t *p, const uint8_t *end)
+{
+	uint64_t block, first;
+
+	memset(d, 0, sizeof *d);
+	d->p = p;
+	d->end = end;
+	if (uleb64(&d->p, end, &block) != 0 || uleb64(&d->p, end, &d->nmini) != 0 ||
+	    uleb64(&d->p, end, &d->left) != 0 || uleb64(&d->p, end, &first) != 0)
+		return -1;
+	if (d->nmini == 0 || d->nmini > 4096 || block == 0 || block > (1u << 24) ||
+	    block % d->nmini != 0 || (block / d->nmini) % 8 != 0)
+		return -1;
+	d->per_mini = block / d->nmini;
+	d->last = zigzag64(first);
+	d->first = d->left > 0;
+	d->mini = d->nmini;
+	return 0;
+}
+
+/* The next value: 0, or -1 when the data ends or is malformed. */
+static int delta_next(struct delta *d, uint64_t *v)
+{
+	if (d->left == 0)
+		return -1;
+	d->left--;
+	if (d->first) {
+		d->first = false;
+		*v = d->last;
+		return 0;
+	}
+	if (d->mini < d->nmini && d->in_mini == d->per_mini)
+		d->mini++;
+	if (d->mini >= d->nmini) {                 /* a new block */
+		uint64_t md;
+		if (uleb64(&d->p, d->end, &md) != 0 || (uint64_t)(d->end - d->p) < d->nmini)
+			return -1;
+		d->min_delta = zigzag64(md);
+		d->widths = d->p;
+		d->p += d->nmini;
+		d->mini = 0;
+		d->in_mini = d->per_mini;              /* the miniblock is opened below */
+		d->bw = -1;
+	}
+	if (d->in_mini == d->per_mini || d->bw < 0) {   /* open miniblock d->mini */
+		uint64_t bytes, have = (uint64_t)(d->end - d->p);
+		d->bw = d->widths[d->mini];
+		if (d->bw > 64)
+			return -1;
+		bytes = d->per_mini * (uint64_t)d->bw / 8;
+		d->mp = d->p;
+		d->mbits = (bytes < have ? bytes : have) * 8;
+		d->p += bytes < have ? bytes : have;
+		d->mbit = 0;
+		d->in_mini = 0;
+	}
+	uint64_t delta = 0;
+	if (d->bw > 0) {
+		if (d->mbit + (uint64_t)d->bw > d->mbits)
+			return -1;
+		for (int k = 0; k < d->bw; k++, d->mbit++)
+			delta |= (uint64_t)((d->mp[d->mbit / 8] >> (d->mbit % 8)) & 1) << k;
+	}
+	d->in_mini++;
+	d->last += d->min_delta + delta;
+	*v = d->last;
+	return 0;
+}
+
+/* Where the delta stream at p ends: every value read through. */
+static const uint8_t *delta_end(const uint8_t *p, const uint8_t *end, uint64_t *count)
+{
+	struct delta d;
+	uint64_t v;
+
+	if (delta_init(&d, p, end) != 0)
+		return NULL;
+	*count = d.left;
+	while (d.left > 0)
+		if (delta_next(&d, &v) != 0)
+			return NULL;
+	return d.p;
+}
+
 /* ---- the cursor ------------------------------------------------------- */
 
 struct dict_value {
@@ -183,6 +320,14 @@ struct pq_cursor {
 	const uint8_t *vp, *vend;        /* PLAIN values */
 	uint64_t vbit;                   /* PLAIN booleans: the next bit */
 	struct hyb idx;                  /* dictionary indices, RLE booleans */
+	struct delta dv;                 /* DELTA_BINARY_PACKED values; the lengths
+	                                  * of DELTA_LENGTH_BYTE_ARRAY, the
+	                                  * suffixes' of DELTA_BYTE_ARRAY */
+	struct delta dp;                 /* DELTA_BYTE_ARRAY: the prefixes */
+	uint64_t bss_n, bss_i;           /* BYTE_STREAM_SPLIT: values, the next */
+	uint8_t *prev;                   /* DELTA_BYTE_ARRAY: the last value */
+	size_t prev_len, prev_cap;
+	uint8_t scratch[16];             /* BYTE_STREAM_SPLIT: one value put together */
 
 	uint8_t *raw;                    /* page header window, compressed body */
 	size_t raw_cap;
@@ -526,6 +671,55 @@ static int plain_value(const struct pq_cursor *c, const uint8_t **p, const uint8
 	return 0;
 }
 
+/* The width of a fixed-size value of the column, 0 for BYTE_ARRAY. */
+static size_t fixed_width(const struct pq_cursor *c)
+{
+	switch (c->d.type) {
+	case PT_INT32: case PT_FLOAT: return 4;
+	case PT_INT64: case PT_DOUBLE: return 8;
+	case PT_INT96: return 12;
+	case PT_FLBA: return (size_t)c->d.type_length;
+	default: return 0;
+	}
+}
+
+/* BYTE_STREAM_SPLIT: byte k of value i is at k * n + i. */
+static int bss_value(struct pq_cursor *c, struct dict_value *v)
+{
+	size_t w = fixed_width(c);
+	const uint8_t *q = c->scratch;
+	uint64_t bit = 0;
+
+	if (c->bss_i >= c->bss_n || w == 0 || w > sizeof c->scratch)
+		return -1;
+	for (size_t k = 0; k < w; k++)
+		c->scratch[k] = c->vp[k * c->bss_n + c->bss_i];
+	c->bss_i++;
+	return plain_value(c, &q, c->scratch + w, &bit, v);
+}
+
+/* DELTA_BYTE_ARRAY: the previous value's first prefix bytes, then the
+ * suffix. */
+static int delta_value(struct pq_cursor *c, struct dict_value *v)
+{
+	uint64_t pre, suf;
+	int rc;
+
+	if (delta_next(&c->dp, &pre) != 0 || delta_next(&c->dv, &suf) != 0 ||
+	    pre > c->prev_len || suf > (uint64_t)(c->vend - c->vp) ||
+	    pre + suf > PARQUET_PAGE_MAX)
+		return -1;
+	rc = grow(c, (void **)&c->prev, &c->prev_cap, (size_t)(pre + suf) + 1, 1, NULL, 0);
+	if (rc != 0)
+		return -1;
+	memcpy(c->prev + pre, c->vp, (size_t)suf);
+	c->vp += suf;
+	c->prev_len = (size_t)(pre + suf);
+	v->b = c->prev;
+	v->n = c->prev_len;
+	return 0;
+}
+
 static int read_value(struct pq_cursor *c, struct pq_entry *e)
 {
 	struct dict_value v = { 0 };
@@ -540,6 +734,30 @@ static int read_value(struct pq_cursor *c, struct pq_entry *e)
 		if (hyb_next(&c->idx, &k) != 0)
 			return -1;
 		v.i = k & 1;
+		break;
+	case ENC_DELTA_BINARY_PACKED: {
+		uint64_t u;
+		if (delta_next(&c->dv, &u) != 0)
+			return -1;
+		v.i = c->d.type == PT_INT32 ? (int32_t)(uint32_t)u : (int64_t)u;
+		break;
+	}
+	case ENC_DELTA_LENGTH_BYTE_ARRAY: {
+		uint64_t n;
+		if (delta_next(&c->dv, &n) != 0 || n > (uint64_t)(c->vend - c->vp))
+			return -1;
+		v.b = c->vp;
+		v.n = (size_t)n;
+		c->vp += n;
+		break;
+	}
+	case ENC_DELTA_BYTE_ARRAY:
+		if (delta_value(c, &v) != 0)
+			return -1;
+		break;
+	case ENC_BYTE_STREAM_SPLIT:
+		if (bss_value(c, &v) != 0)
+			return -1;
 		break;
 	default:                           /* dictionary indices */
 		if (hyb_next(&c->idx, &k) != 0 || k >= c->ndict)
@@ -641,6 +859,8 @@ static int start_values(struct pq_cursor *c, int enc, const uint8_t *p, const ui
 {
 	c->enc = enc;
 	c->vbit = 0;
+	memset(&c->dv, 0, sizeof c->dv);
+	memset(&c->dp, 0, sizeof c->dp);
 	switch (enc) {
 	case ENC_PLAIN:
 		c->vp = p;
@@ -665,12 +885,51 @@ static int start_values(struct pq_cursor *c, int enc, const uint8_t *p, const ui
 			return cfail(c, err, errlen, "RLE booleans run past the page's end");
 		hyb_init(&c->idx, p + 4, (uint32_t)le(p, 4), 1);
 		return 0;
+	case ENC_DELTA_BINARY_PACKED:
+		if (c->d.type != PT_INT32 && c->d.type != PT_INT64)
+			break;
+		if (p < end && delta_init(&c->dv, p, end) != 0)
+			return cfail(c, err, errlen, "a damaged DELTA_BINARY_PACKED header");
+		return 0;
+	case ENC_DELTA_LENGTH_BYTE_ARRAY:
+	case ENC_DELTA_BYTE_ARRAY: {
+		const uint8_t *q = p;
+		uint64_t n1 = 0, n2 = 0;
+		if (c->d.type != PT_BYTE_ARRAY && c->d.type != PT_FLBA)
+			break;
+		if (p == end)
+			return 0;                  /* no value (all nulls) */
+		if (enc == ENC_DELTA_BYTE_ARRAY) {
+			if ((q = delta_end(p, end, &n1)) == NULL || delta_init(&c->dp, p, end) != 0)
+				return cfail(c, err, errlen, "damaged DELTA_BYTE_ARRAY prefixes");
+			c->prev_len = 0;
+		}
+		c->vp = delta_end(q, end, &n2);
+		if (c->vp == NULL || delta_init(&c->dv, q, end) != 0 ||
+		    (enc == ENC_DELTA_BYTE_ARRAY && n1 != n2))
+			return cfail(c, err, errlen, "damaged %s lengths", encoding_name(enc));
+		c->vend = end;
+		return 0;
+	}
+	case ENC_BYTE_STREAM_SPLIT: {
+		size_t w = fixed_width(c);
+		if (w == 0 || w > sizeof c->scratch)
+			break;
+		if ((size_t)(end - p) % w != 0)
+			return cfail(c, err, errlen, "BYTE_STREAM_SPLIT values of %zu bytes in %zu",
+			             w, (size_t)(end - p));
+		c->vp = p;
+		c->bss_n = (uint64_t)(end - p) / w;
+		c->bss_i = 0;
+		return 0;
+	}
 	default:
 		break;
 	}
-	return cfail(c, err, errlen, "values encoded %s are not supported (PLAIN, "
-	             "PLAIN_DICTIONARY, RLE_DICTIONARY and RLE for booleans are)",
-	             encoding_name(enc));
+	return cfail(c, err, errlen, "values encoded %s are not supported for %s (PLAIN, "
+	             "PLAIN_DICTIONARY, RLE_DICTIONARY, RLE, DELTA_BINARY_PACKED, "
+	             "DELTA_LENGTH_BYTE_ARRAY, DELTA_BYTE_ARRAY and BYTE_STREAM_SPLIT are, "
+	             "each for its types)", encoding_name(enc), type_name(c->d.type));
 }
 
 static int start_v1(struct pq_cursor *c, const struct page_header *h, char *err, size_t errlen)
@@ -845,5 +1104,6 @@ void pq_cursor_free(struct pq_cursor *c)
 	free(c->page);
 	free(c->dict_bytes);
 	free(c->dict);
+	free(c->prev);
 	free(c);
 }

@@ -94,6 +94,9 @@ struct tab_stats {
 	char delimiter;                   /* CSV/TXT: the one used */
 	bool has_header;
 	char sheet_name[TAB_SHEET_MAX];   /* XLSX/XLS: the sheet read */
+	long long header_line;            /* XLSX/XLS: the header's sheet row (1-based) */
+	long long preamble_rows;          /* XLSX/XLS: non-blank rows above a detected
+	                                   * header, skipped (a title, notes) */
 };
 
 /* Callbacks of tab_read.  header comes once, before any row, with the

@@ -20,7 +20,7 @@ enum tab_format {
 	TAB_JSON,           /* an array of objects, or JSON lines */
 	TAB_XLSX,
 	TAB_XLS,
-	TAB_PARQUET,        /* schema and row count from the footer only */
+	TAB_PARQUET,        /* schema from the footer; rows page by page */
 };
 
 /* The format a file name's extension names (case-insensitive: .csv .txt
@@ -121,8 +121,7 @@ enum tab_err {
 };
 
 /* Stream the file at path through sink.  0 or a negative enum tab_err;
- * stats (may be NULL) is filled either way.  Parquet rows are not decoded:
- * tab_read answers TAB_ERR_FORMAT for it. */
+ * stats (may be NULL) is filled either way. */
 int tab_read(const char *path, enum tab_format f, const struct tab_opts *o,
              const struct tab_sink *sink, struct tab_stats *stats,
              char *err, size_t errlen);

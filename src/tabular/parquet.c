@@ -915,15 +915,11 @@ int pq_meta_read(int fd, uint64_t size, bool with_row_groups, struct pq_meta *m,
 	return rc;
 }
 
-int parquet_infer(const char *path, struct infer_result *out, char *err, size_t errlen)
+int pq_file_open(const char *path, uint64_t *size, char *err, size_t errlen)
 {
-	unsigned char *footer = NULL;
-	uint32_t flen = 0;
-	int fd, rc;
 	struct stat st;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
 
-	memset(out, 0, sizeof *out);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0 || fstat(fd, &st) != 0) {
 		str_errf(err, errlen, "cannot open: %s", strerror(errno));
 		if (fd >= 0)
@@ -935,7 +931,21 @@ int parquet_infer(const char *path, struct infer_result *out, char *err, size_t 
 		close(fd);
 		return TAB_ERR_FORMAT;
 	}
-	rc = footer_read(fd, (uint64_t)st.st_size, &footer, &flen, err, errlen);
+	*size = (uint64_t)st.st_size;
+	return fd;
+}
+
+int parquet_infer(const char *path, struct infer_result *out, char *err, size_t errlen)
+{
+	unsigned char *footer = NULL;
+	uint32_t flen = 0;
+	uint64_t size = 0;
+	int fd, rc;
+
+	memset(out, 0, sizeof *out);
+	if ((fd = pq_file_open(path, &size, err, errlen)) < 0)
+		return fd;
+	rc = footer_read(fd, size, &footer, &flen, err, errlen);
 	if (rc == 0)
 		rc = parquet_footer_parse(footer, flen, out, err, errlen);
 	free(footer);

@@ -108,6 +108,10 @@ int pq_meta_parse(const unsigned char *buf, size_t len, bool with_row_groups,
                   struct pq_meta *m, char *err, size_t errlen);
 void pq_meta_free(struct pq_meta *m);
 
+/* The regular file at path opened for reading: its descriptor (its size
+ * in *size), or a negative enum tab_err with the reason in err. */
+int pq_file_open(const char *path, uint64_t *size, char *err, size_t errlen);
+
 /* The footer of the open file fd (size bytes) read and decoded.  0, or a
  * negative enum tab_err. */
 int pq_meta_read(int fd, uint64_t size, bool with_row_groups, struct pq_meta *m,

@@ -90,17 +90,18 @@ static void hyb_init(struct hyb *h, const uint8_t *p, size_t n, int bw)
 	h->bw = bw;
 }
 
-static int uleb32(const uint8_t **p, const uint8_t *end, uint32_t *v)
+/* An unsigned LEB128 varint of at most 64 bits. */
+static int uleb64(const uint8_t **p, const uint8_t *end, uint64_t *v)
 {
-	uint32_t x = 0;
+	uint64_t x = 0;
 
-	for (int shift = 0; shift < 35; shift += 7) {
+	for (int shift = 0; shift < 70; shift += 7) {
 		if (*p >= end)
 			return -1;
 		uint8_t b = *(*p)++;
-		if (shift == 28 && b > 0x0f)
+		if (shift == 63 && b > 1)
 			return -1;
-		x |= (uint32_t)(b & 0x7f) << shift;
+		x |= (uint64_t)(b & 0x7f) << shift;
 		if (!(b & 0x80)) {
 			*v = x;
 			return 0;
@@ -115,8 +116,8 @@ static int uleb32(const uint8_t **p, const uint8_t *end, uint32_t *v)
 static int hyb_next(struct hyb *h, uint32_t *v)
 {
 	while (h->left == 0) {
-		uint32_t hdr;
-		if (uleb32(&h->p, h->end, &hdr) != 0)
+		uint64_t hdr;
+		if (uleb64(&h->p, h->end, &hdr) != 0 || hdr > UINT32_MAX)
 			return -1;
 		if (!(hdr & 1)) {              /* an RLE run: count << 1 */
 			size_t nb = ((size_t)h->bw + 7) / 8;
@@ -189,25 +190,6 @@ struct delta {
 	uint64_t mbit, mbits;
 	int bw;
 };
-
-static int uleb64(const uint8_t **p, const uint8_t *end, uint64_t *v)
-{
-	uint64_t x = 0;
-
-	for (int shift = 0; shift < 70; shift += 7) {
-		if (*p >= end)
-			return -1;
-		uint8_t b = *(*p)++;
-		if (shift == 63 && b > 1)
-			return -1;
-		x |= (uint64_t)(b & 0x7f) << shift;
-		if (!(b & 0x80)) {
-			*v = x;
-			return 0;
-		}
-	}
-	return -1;
-}
 
 static uint64_t zigzag64(uint64_t u)
 {

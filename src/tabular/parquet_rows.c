@@ -19,15 +19,12 @@
  * fraction its unit has, trailing zeros dropped, TIME as HH:MM:SS[.f],
  * UUID in its 8-4-4-4-12 form, text as it is when it is valid UTF-8 (and
  * else \xHH for each byte). */
-#include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "tabular/formats.h"
@@ -830,24 +827,14 @@ int parquet_read(const char *path, const struct tab_opts *o, const struct tab_si
 	struct pq_meta m;
 	struct rows R = { .m = &m, .err = err, .errlen = errlen };
 	struct tab_cell *names = NULL;
-	struct stat st;
+	uint64_t size = 0;
 	int fd, rc;
 
 	(void)o;
 	memset(&m, 0, sizeof m);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0 || fstat(fd, &st) != 0) {
-		str_errf(err, errlen, "cannot open: %s", strerror(errno));
-		if (fd >= 0)
-			close(fd);
-		return TAB_ERR_IO;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		str_errf(err, errlen, "not a regular file");
-		rc = TAB_ERR_FORMAT;
-		goto out;
-	}
-	if ((rc = pq_meta_read(fd, (uint64_t)st.st_size, true, &m, err, errlen)) != 0)
+	if ((fd = pq_file_open(path, &size, err, errlen)) < 0)
+		return fd;
+	if ((rc = pq_meta_read(fd, size, true, &m, err, errlen)) != 0)
 		goto out;
 	R.ls = calloc(m.nleaves ? m.nleaves : 1, sizeof *R.ls);
 	R.text = calloc(m.ncols ? m.ncols : 1, sizeof *R.text);
@@ -874,7 +861,7 @@ int parquet_read(const char *path, const struct tab_opts *o, const struct tab_si
 			goto out;
 		}
 	}
-	struct pq_src src = { .fd = fd, .size = (uint64_t)st.st_size };
+	struct pq_src src = { .fd = fd, .size = size };
 	for (size_t g = 0; g < m.nrg; g++) {
 		rc = read_group(&R, &src, g, sink, stats);
 		if (rc == 1) {

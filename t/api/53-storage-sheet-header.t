@@ -14,17 +14,9 @@ use Test::More;
 
 use SluiceTest;
 use StorageTest;
-use TablesFixture qw(create_table link_dataset wait_link wh_query);
+use TablesFixture qw(create_table link_dataset wait_link wh_query fixture_bytes);
 
 my ($tok, $cid) = sx_customer('st-sheet-header');
-
-sub fixture {
-	my ($name) = @_;
-	my $f = env('SLUICE_ROOT') . "/t/fixtures/storage/binary/$name";
-	open my $fh, '<:raw', $f or die "$f: $!";
-	local $/;
-	return scalar <$fh>;
-}
 
 sub refresh {
 	my ($id, $body) = @_;
@@ -33,8 +25,8 @@ sub refresh {
 
 sub names { [ map { $_->{name} } @{ $_[0]{columns} } ] }
 
-my $res = upload($tok, 'sheets', [ 'titled.xlsx', fixture('titled.xlsx') ],
-		 [ 'titled.xls', fixture('titled.xls') ]);
+my $res = upload($tok, 'sheets', [ 'titled.xlsx', fixture_bytes('titled.xlsx') ],
+		 [ 'titled.xls', fixture_bytes('titled.xls') ]);
 is($res->{status}, 201, 'upload') or diag describe($res);
 my $x = dataset_of($res, 'titled.xlsx');
 my $xl = dataset_of($res, 'titled.xls');

@@ -22,25 +22,6 @@ my $t = tag();
 my ($cid, $tok) = customer_with_token("pq-a-$t");
 my (undef, $tok_b) = customer_with_token("pq-b-$t");
 
-sub fixture {
-	my ($name) = @_;
-	my $f = env('SLUICE_ROOT') . "/t/fixtures/storage/binary/$name";
-	open my $fh, '<:raw', $f or die "$f: $!";
-	local $/;
-	return scalar <$fh>;
-}
-
-# Table columns from an inferred schema: the same types, sized.
-sub columns_of {
-	my ($schema) = @_;
-	return [ map {
-		my $type = $_->{inferred_type};
-		$type = "DECIMAL($_->{precision},$_->{scale})" if $type eq 'DECIMAL';
-		{ name => $_->{name}, type => $type,
-		  nullable => $_->{nullable} ? JSON::PP::true : JSON::PP::false };
-	} @{ $schema->{columns} } ];
-}
-
 # Two JSON values the same, numbers by value.
 sub json_same {
 	my ($a, $b) = @_;
@@ -89,7 +70,7 @@ sub cell_ok {
 # compare the warehouse rows (ordered by id) with NAME.expected.json.
 sub load_and_compare {
 	my ($file, $expected, $table_name) = @_;
-	my $res = upload($tok, "pq/$t", [ $file, fixture($file) ]);
+	my $res = upload($tok, "pq/$t", [ $file, fixture_bytes($file) ]);
 	is($res->{status}, 201, "$file: uploaded") or diag describe($res);
 	my $ds_id = dataset_of($res, $file);
 	my $ds = wait_dataset($tok, $ds_id);
@@ -100,7 +81,7 @@ sub load_and_compare {
 	my $done = wait_link($tok, $table->{table_id}, $res->{json}{link_id}, 60);
 	is($done->{sync_status}, 'done', "$file: loaded") or diag explain $done;
 
-	my $want = decode_json(fixture("$expected.expected.json"));
+	my $want = decode_json(fixture_bytes("$expected.expected.json"));
 	my @names = @{ $want->{columns} };
 	my %type = map { $_->{name} => $_->{inferred_type} } @{ $ds->{schema}{columns} };
 	is_deeply([ map { $_->{name} } @{ $ds->{schema}{columns} } ], \@names,
@@ -132,7 +113,7 @@ is_deeply([ map { $_->[0] } @tags ], [ 'NULL', '[]', '[2,-2]', '[3,null]' ],
 
 # Pages damaged past the footer: the schema is read, the load fails naming
 # the column, and the table has no row of it.
-my $bad = fixture('duck-dict.parquet');
+my $bad = fixture_bytes('duck-dict.parquet');
 substr($bad, 3000, 200) = "\xff" x 200;
 my $res = upload($tok, "pq/$t", [ 'damaged.parquet', $bad ]);
 my $bad_id = dataset_of($res, 'damaged.parquet');

@@ -37,17 +37,6 @@ sub wait_ready {
 	return $ds;
 }
 
-# Table columns from an inferred schema: the same types, sized.
-sub columns_of {
-	my ($schema) = @_;
-	return [ map {
-		my $type = $_->{inferred_type};
-		$type = "DECIMAL($_->{precision},$_->{scale})" if $type eq 'DECIMAL';
-		{ name => $_->{name}, type => $type,
-		  nullable => $_->{nullable} ? JSON::PP::true : JSON::PP::false };
-	} @{ $schema->{columns} } ];
-}
-
 my $csv = "order_id,customer,total,paid,ordered_on\n"
 	. "1001,Ada,19.99,true,2024-07-01\n"
 	. "1002,Grace,5.00,false,2024-07-02\n"
@@ -101,15 +90,7 @@ is(wh_count($b_table), 4, "B's table has its own 4");
 
 # --- a spreadsheet (ExcelJS fixture): typed cells into typed columns ------------------
 
-sub fixture {
-	my ($name) = @_;
-	my $f = env('SLUICE_ROOT') . "/t/fixtures/storage/binary/$name";
-	open my $fh, '<:raw', $f or die "$f: $!";
-	local $/;
-	return scalar <$fh>;
-}
-
-$res = upload($tok, "sheets/$t", 'types.xlsx', fixture('types.xlsx'));
+$res = upload($tok, "sheets/$t", 'types.xlsx', fixture_bytes('types.xlsx'));
 is($res->{status}, 201, 'upload the XLSX') or diag describe($res);
 my $x_id = $res->{json}{files}[0]{dataset_id};
 my $x = wait_ready($tok, $x_id);
@@ -135,7 +116,7 @@ is_deeply(\@rows, [
 
 # A real Parquet file (DuckDB): its schema is read and its rows loaded,
 # every type of it into a table made from that schema.
-$res = upload($tok, "pq/$t", 'types.parquet', fixture('types.parquet'));
+$res = upload($tok, "pq/$t", 'types.parquet', fixture_bytes('types.parquet'));
 my $pq = $res->{json}{files}[0]{dataset_id};
 my $pq_ds = wait_ready($tok, $pq);
 is($pq_ds->{status}, 'ready', 'Parquet schema read');

@@ -14,6 +14,7 @@ use Test::More;
 use ConnectorFixture;
 use JobsFixture;
 use SluiceTest;
+use TablesFixture qw(fixture_bytes);
 
 my ($token, $cid) = customer_token('demo');
 my $SCHEMA = 't75_parquet';
@@ -23,16 +24,8 @@ my $base = "$area/t75";
 system('rm', '-rf', $base);
 my $t0 = time - 1000;
 
-sub fixture {
-	my ($name) = @_;
-	my $f = env('SLUICE_ROOT') . "/t/fixtures/storage/binary/$name";
-	open my $fh, '<:raw', $f or die "$f: $!";
-	local $/;
-	return scalar <$fh>;
-}
-
-put_file("$base/pq/a.parquet", fixture('types.parquet'), $t0);
-put_file("$base/pq/b.parquet", fixture('duck-zstd.parquet'), $t0 + 1);
+put_file("$base/pq/a.parquet", fixture_bytes('types.parquet'), $t0);
+put_file("$base/pq/b.parquet", fixture_bytes('duck-zstd.parquet'), $t0 + 1);
 my $T = "`$SCHEMA`.`types`";
 
 my $p = make_pipeline($token, [ {
@@ -64,7 +57,7 @@ is_deeply([ wh_rows("SELECT _source_file, _source_row, i32, i64, d, f, b, dt, ts
 ], 'every value of both files in place, NULLs as NULL');
 
 # a damaged page: that file fails alone, the others stay
-my $bad = fixture('types.parquet');
+my $bad = fixture_bytes('types.parquet');
 substr($bad, 60, 30) = "\xff" x 30;
 put_file("$base/pq/c-damaged.parquet", $bad, $t0 + 2);
 $run = run_pipeline($token, $cid, $p->{pipeline_id});
@@ -77,7 +70,7 @@ is(scalar wh_rows("SELECT 1 FROM $T WHERE _source_file = 't75/pq/c-damaged.parqu
    'nothing half-loaded');
 
 # the Rust writer's file: pages v2, DELTA encodings, a LIST as JSON text
-put_file("$base/arrow/rows.parquet", fixture('arrow-v2-delta.parquet'), $t0);
+put_file("$base/arrow/rows.parquet", fixture_bytes('arrow-v2-delta.parquet'), $t0);
 my $p2 = make_pipeline($token, [ {
 	input => { connector => 'file_storage', plugin => 'local', prefix => 't75/arrow/' },
 	table_name => 'arrow_rows', table_schema => $SCHEMA } ]);

@@ -17,7 +17,8 @@ use SluiceTest;
 use TablesFixture qw(fixture_bytes);
 
 my ($token, $cid) = customer_token('demo');
-my $SCHEMA = 't75_parquet';
+my $LOGICAL = 't75_parquet';
+my $SCHEMA = wh_schema($cid, $LOGICAL);    # the demo customer's own database
 drop_schema($SCHEMA);
 my $area = storage_area($cid);
 my $base = "$area/t75";
@@ -30,7 +31,7 @@ my $T = "`$SCHEMA`.`types`";
 
 my $p = make_pipeline($token, [ {
 	input => { connector => 'file_storage', plugin => 'local', prefix => 't75/pq/' },
-	table_name => 'types', table_schema => $SCHEMA } ]);
+	table_name => 'types', table_schema => $LOGICAL } ]);
 my $run = run_pipeline($token, $cid, $p->{pipeline_id});
 is($run->{status}, 'SUCCESS', 'two Parquet files: SUCCESS')
 	or diag(log_text($token, $run->{run_id}));
@@ -73,7 +74,7 @@ is(scalar wh_rows("SELECT 1 FROM $T WHERE _source_file = 't75/pq/c-damaged.parqu
 put_file("$base/arrow/rows.parquet", fixture_bytes('arrow-v2-delta.parquet'), $t0);
 my $p2 = make_pipeline($token, [ {
 	input => { connector => 'file_storage', plugin => 'local', prefix => 't75/arrow/' },
-	table_name => 'arrow_rows', table_schema => $SCHEMA } ]);
+	table_name => 'arrow_rows', table_schema => $LOGICAL } ]);
 $run = run_pipeline($token, $cid, $p2->{pipeline_id});
 is($run->{status}, 'SUCCESS', 'parquet-wasm file: SUCCESS')
 	or diag(log_text($token, $run->{run_id}));

@@ -17,9 +17,12 @@
  * a tie to the wider) and the usual count W of non-empty cells (likewise)
  * are taken.  A leading row is preamble, and skipped, while it ends left of
  * R and has fewer than W - W/4 non-empty cells; the first row that is not
- * is the header.  So a title in A1 over a table of two or more columns is
- * skipped, while a header with an empty first name (a spreadsheet written
- * with its index, as pandas does) or a few empty names ends at R and is
+ * is the header; but while the row so found holds a number, date or
+ * boolean and the row above it is text only, of two cells or more, that
+ * row above is the header (names over a table wider than they are).  So a
+ * title in A1 over a table of two or more columns is skipped, while a
+ * header with an empty first name (a spreadsheet written with its index,
+ * as pandas does), a few empty names, or unnamed columns on the right is
  * kept.  The count of skipped rows goes to the stats, for a warning. */
 #include <math.h>
 #include <stdio.h>
@@ -182,6 +185,18 @@ static size_t mode_of(size_t *v, size_t n)
 	return best;
 }
 
+/* Has held row r a non-empty cell that is not text (a number, a date, a
+ * boolean)? */
+static bool has_typed(const struct sheet_rows *s, const struct sheet_hrow *r)
+{
+	for (size_t i = 0; i < r->n; i++) {
+		enum tab_cell_kind k = s->hcells[r->first + i].kind;
+		if (k != TAB_NULL && k != TAB_TEXT)
+			return true;
+	}
+	return false;
+}
+
 /* The held row that is the header, by the rule at the top. */
 static size_t header_of_held(const struct sheet_rows *s)
 {
@@ -205,7 +220,18 @@ static size_t header_of_held(const struct sheet_rows *s)
 		if (e >= R || f >= W - W / 4)
 			break;
 	}
-	return k < s->nhrows ? k : 0;
+	if (k >= s->nhrows)
+		return 0;
+	/* a row of names narrower than its table (unnamed columns on the
+	 * right) over a row with numbers or dates is the header after all */
+	while (k > 0 && has_typed(s, &s->hrows[k]) && !has_typed(s, &s->hrows[k - 1])) {
+		size_t e, f;
+		row_shape(s, &s->hrows[k - 1], &e, &f);
+		if (f < 2)
+			break;
+		k--;
+	}
+	return k;
 }
 
 /* Choose the header among the held rows, then pass them on: 0, 1 when

@@ -715,8 +715,9 @@ static void test_infer(void)
 
 /* The header rule: a title and a "Generated" line over a four-column
  * table are skipped and the schema says so; header_row overrides the rule;
- * a header with an empty first name over an index column (pandas) is the
- * header; a plain table has no warning. */
+ * a header with an empty first name over an index column (pandas), or
+ * names over a wider table of numbers, is the header; a plain table has no
+ * warning. */
 static void test_header_rule(void)
 {
 	const char *path = FIXTURE("titled.xlsx");
@@ -728,6 +729,8 @@ static void test_header_rule(void)
 	expect_sheet_header(path, TAB_XLSX, "Report", 0, "Sales report, third quarter", NULL);
 	expect_sheet_header(path, TAB_XLSX, "Report", 3, "region|product|units|revenue", NULL);
 	expect_sheet_header(path, TAB_XLSX, "Indexed", -1, "column0|name|score", NULL);
+	/* two names over rows of four numbers: the names are the header */
+	expect_sheet_header(path, TAB_XLSX, "Short header", -1, "a|b", NULL);
 	expect_sheet_header(path, TAB_XLSX, "Plain", -1, "k|v", NULL);
 	expect_sheet_header(FIXTURE("types.xlsx"), TAB_XLSX, "With title", -1, "region|total",
 	                    "the header is row 3 of the sheet: 1 non-blank row above it (a title "

@@ -146,10 +146,6 @@ int storage_link_post(struct req *r)
 			storage_table_reply(r, LINK_NOT_INFERRED, ds.status, NULL, NULL);
 		goto out;
 	}
-	if (strcmp(ds.format, "parquet") == 0) {
-		storage_table_reply(r, LINK_NOT_LOADABLE, NULL, NULL, NULL);
-		goto out;
-	}
 	st = db_query(r->db, "SELECT schema_json FROM datasets WHERE id = ? AND customer_id = ?",
 	              "ss", ds.id, customer);
 	if (st == NULL) {

@@ -71,8 +71,6 @@ static const struct {
 	    "inference failed: refresh its schema, then link it", "" },
 	[LINK_NO_SCHEMA] = { 409, "dataset_not_ready", "The dataset has no readable "
 	    "schema: refresh its schema, then link it", "" },
-	[LINK_NOT_LOADABLE] = { 422, "format_not_loadable", "Parquet datasets are read for "
-	    "their schema only: their rows cannot be loaded into a table", "" },
 };
 
 int storage_table_reply(struct req *r, enum table_reply what, const char *arg,

@@ -157,7 +157,6 @@ enum table_reply {
 	LINK_NOT_INFERRED,                /* 409 [dataset status] */
 	LINK_INFERENCE_FAILED,            /* 409 */
 	LINK_NO_SCHEMA,                   /* 409 */
-	LINK_NOT_LOADABLE,                /* 422 */
 };
 int storage_table_reply(struct req *r, enum table_reply what, const char *arg,
                         const char *key, const char *val);

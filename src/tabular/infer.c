@@ -569,6 +569,19 @@ struct json_object *infer_result_json(const struct infer_result *r)
 	if (add(o, "row_count", json_object_new_int64(r->row_count)) != 0 ||
 	    add(o, "analyzed_rows", json_object_new_int64(r->analyzed_rows)) != 0)
 		goto fail;
+	if (r->stats.preamble_rows > 0) {
+		struct json_object *w = json_object_new_array();
+		char msg[256];
+
+		snprintf(msg, sizeof msg, "the header is row %lld of the sheet: %lld non-blank "
+		         "row%s above it (a title or notes) %s skipped; refresh the schema with "
+		         "header_row to take another row", r->stats.header_line,
+		         r->stats.preamble_rows, r->stats.preamble_rows == 1 ? "" : "s",
+		         r->stats.preamble_rows == 1 ? "was" : "were");
+		if (add(o, "warnings", w) != 0 ||
+		    json_object_array_add(w, json_object_new_string(msg)) != 0)
+			goto fail;
+	}
 	return o;
 fail:
 	json_object_put(cols);

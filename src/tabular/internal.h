@@ -88,6 +88,9 @@ size_t tab_utf8_cut(const char *s, size_t n, size_t max);
 
 /* ---- values (tabular.c) ------------------------------------------------ */
 
+/* The civil date of day z (days since 1970-01-01, proleptic Gregorian). */
+void tab_civil_from_days(long long z, long long *y, unsigned *m, unsigned *d);
+
 /* s without the spaces and tabs around it (*n updated). */
 const char *tab_trim_blanks(const char *s, size_t *n);
 /* Is s (blanks around it aside) one of o's missing-value markers? */

@@ -20,6 +20,7 @@
 
 #include "tabular/formats.h"
 #include "tabular/internal.h"
+#include "tabular/parquet.h"
 #include "util/str.h"
 
 #define MAX_ANALYZE_ROWS_DEFAULT 100000
@@ -124,6 +125,20 @@ bool tab_opts_is_marker(const struct tab_opts *o, const char *s, size_t n)
 		if (o->null_markers[i][n] == '\0' && memcmp(o->null_markers[i], s, n) == 0)
 			return true;
 	return false;
+}
+
+/* H. Hinnant's civil_from_days. */
+void tab_civil_from_days(long long z, long long *y, unsigned *m, unsigned *d)
+{
+	z += 719468;
+	long long era = (z >= 0 ? z : z - 146096) / 146097;
+	unsigned doe = (unsigned)(z - era * 146097);
+	unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+	unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+	unsigned mp = (5 * doy + 2) / 153;
+	*d = doy - (153 * mp + 2) / 5 + 1;
+	*m = mp < 10 ? mp + 3 : mp - 9;
+	*y = (long long)yoe + era * 400 + (*m <= 2);
 }
 
 bool tab_is_nan_inf(const char *s, size_t n)
@@ -509,8 +524,7 @@ static int dispatch(const char *path, enum tab_format f, const struct tab_opts *
 	case TAB_XLS:
 		return xls_read(path, o, sink, stats, err, errlen);
 	case TAB_PARQUET:
-		str_errf(err, errlen, "parquet rows are not read, only the schema in the footer");
-		return TAB_ERR_FORMAT;
+		return parquet_read(path, o, sink, stats, err, errlen);
 	}
 	str_errf(err, errlen, "unknown format");
 	return TAB_ERR_FORMAT;

@@ -20,7 +20,7 @@ enum tab_format {
 	TAB_JSON,           /* an array of objects, or JSON lines */
 	TAB_XLSX,
 	TAB_XLS,
-	TAB_PARQUET,        /* schema and row count from the footer only */
+	TAB_PARQUET,        /* schema from the footer; rows page by page */
 };
 
 /* The format a file name's extension names (case-insensitive: .csv .txt
@@ -94,6 +94,9 @@ struct tab_stats {
 	char delimiter;                   /* CSV/TXT: the one used */
 	bool has_header;
 	char sheet_name[TAB_SHEET_MAX];   /* XLSX/XLS: the sheet read */
+	long long header_line;            /* XLSX/XLS: the header's sheet row (1-based) */
+	long long preamble_rows;          /* XLSX/XLS: non-blank rows above a detected
+	                                   * header, skipped (a title, notes) */
 };
 
 /* Callbacks of tab_read.  header comes once, before any row, with the
@@ -118,8 +121,7 @@ enum tab_err {
 };
 
 /* Stream the file at path through sink.  0 or a negative enum tab_err;
- * stats (may be NULL) is filled either way.  Parquet rows are not decoded:
- * tab_read answers TAB_ERR_FORMAT for it. */
+ * stats (may be NULL) is filled either way. */
 int tab_read(const char *path, enum tab_format f, const struct tab_opts *o,
              const struct tab_sink *sink, struct tab_stats *stats,
              char *err, size_t errlen);

@@ -33,6 +33,7 @@ int main(void)
 		suite_storage_paths,
 		suite_tabular_infer, suite_tabular_csv, suite_tabular_json,
 		suite_tabular_xlsx, suite_tabular_xls, suite_tabular_parquet,
+		suite_tabular_parquet_rows,
 		/* storage explorer: tables and links */
 		suite_table_name, suite_table_types,
 	};

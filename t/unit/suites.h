@@ -44,6 +44,7 @@ int suite_tabular_json(void);
 int suite_tabular_xlsx(void);
 int suite_tabular_xls(void);
 int suite_tabular_parquet(void);
+int suite_tabular_parquet_rows(void);
 
 /* Add a suite and its NULL-terminated test list in one go. */
 struct test_case { const char *name; CU_TestFunc fn; };

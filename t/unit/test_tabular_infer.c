@@ -394,13 +394,14 @@ static void test_opts(void)
 	o.delimiter = '\n';
 	CU_ASSERT_EQUAL(tt_infer(TAB_CSV, "a\n1\n", 4, &o, &r, err, sizeof err), TAB_ERR_OPTION);
 
-	/* parquet rows are not read by tab_read */
+	/* a file that is no Parquet: tab_read refuses it with the reader's reason */
 	{
 		char path[512];
 		struct tab_sink sink = { 0 };
 		CU_ASSERT_FATAL(tt_write(path, sizeof path, ".parquet", "PAR1", 4) == 0);
 		CU_ASSERT_EQUAL(tab_read(path, TAB_PARQUET, NULL, &sink, NULL, err, sizeof err),
 		                TAB_ERR_FORMAT);
+		CU_ASSERT_STRING_EQUAL(err, "not a Parquet file: 4 bytes is too short");
 		unlink(path);
 	}
 	/* a file that is not there */

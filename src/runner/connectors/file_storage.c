@@ -827,10 +827,10 @@ int file_storage_extract_load(const struct job_spec *job, struct task_env *env,
 		struct stat st;
 		int p, lr, fd;
 
-		if (tab_format_from_name(f->path, &fmt) != 0 || fmt == TAB_PARQUET) {
+		if (tab_format_from_name(f->path, &fmt) != 0) {
 			if (unsupported++ == 0)
 				LOGW(env, "%s: not a format this connector loads (CSV, TXT, "
-				     "TSV, JSON, JSON lines, XLSX, XLS): skipped", f->path);
+				     "TSV, JSON, JSON lines, XLSX, XLS, Parquet): skipped", f->path);
 			continue;
 		}
 		mtime_sql(&f->mtime, mtime, sizeof mtime);

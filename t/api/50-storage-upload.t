@@ -431,8 +431,14 @@ sub proc_kb {
 	my $ds = wait_dataset($tok, $id, 300);
 	is($ds->{status}, 'ready', 'the 1 GiB CSV is inferred') or diag explain $ds;
 	is($ds->{schema}{row_count}, $mib * 16384, 'with the exact row count');
-	my ($rss) = map { /kind=storage_infer .*rss_kb=(\d+)/ ? $1 : () }
-		grep { /msg="work finished"/ && /outcome=done/ } work_log_lines($work_log0);
+	# The child settles the dataset before it exits; the supervisor logs
+	# the child's end when it reaps it, a moment later.
+	my $rss;
+	wait_until(30, sub {
+		($rss) = map { /kind=storage_infer .*rss_kb=(\d+)/ ? $1 : () }
+			grep { /msg="work finished"/ && /outcome=done/ } work_log_lines($work_log0);
+		defined $rss;
+	});
 	diag sprintf('sluice work: its child peaked at %s kB RSS inferring it (%.1f s after '
 		     . 'the upload)', $rss // '?', time - $t0 - $secs);
 	ok(defined $rss, 'the inference is logged with its peak RSS');

@@ -203,7 +203,23 @@ static int dataset_post(struct req *r)
 
 /* --- GET /dataset/{id} ----------------------------------------------------------- */
 
+static int dataset_get_read(struct req *r);
+
+/* The counts and the status are read in one snapshot (one read-only
+ * transaction under REPEATABLE READ): read apart, a dataset that settled
+ * in between showed "success" beside the documents still processing. */
 static int dataset_get(struct req *r)
+{
+	int rc;
+
+	if (db_begin(r->db) != 0)
+		return resp_db_error(r, db_last_err(r->db));
+	rc = dataset_get_read(r);
+	db_rollback(r->db);
+	return rc;
+}
+
+static int dataset_get_read(struct req *r)
 {
 	struct rag_dataset ds;
 	struct json_object *o = NULL, *progress;

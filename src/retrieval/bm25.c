@@ -410,19 +410,16 @@ struct bm25 *bm25_load(const void *p, size_t len)
 
 /* ---- query --------------------------------------------------------------------------- */
 
-size_t bm25_topk(const struct bm25 *b, const char *query, size_t qlen,
-                 const uint8_t *keep, size_t k, struct vec_hit *out)
+int bm25_score(const struct bm25 *b, const char *query, size_t qlen,
+               const uint8_t *keep, struct bm25_scores *out)
 {
 	const double k1 = BM25_K1, bb = BM25_B, N = b->hdr->ndocs;
 	long qterms[BM25_MAX_QUERY_TERMS];
-	size_t nq = 0, ntouched = 0, n;
+	size_t nq = 0, n;
 	struct tok_iter it;
 	char tok[TOKEN_MAX];
-	float *score = NULL;
-	struct vec_hit *touched = NULL;
 
-	if (k == 0 || b->hdr->ndocs == 0)
-		return 0;
+	memset(out, 0, sizeof *out);
 	tok_init(&it, query, qlen);
 	while (nq < BM25_MAX_QUERY_TERMS && (n = tok_next(&it, tok)) > 0) {
 		long t = term_find(b, tok, tok_stem(tok, n));
@@ -432,32 +429,54 @@ size_t bm25_topk(const struct bm25 *b, const char *query, size_t qlen,
 		if (t >= 0 && !seen)
 			qterms[nq++] = t;
 	}
-	if (nq == 0)
-		return 0;
-	score = calloc(b->hdr->ndocs, sizeof *score);
-	touched = malloc(b->hdr->ndocs * sizeof *touched);
-	if (score == NULL || touched == NULL)
-		goto out;
+	out->score = calloc(N > 0 ? N : 1, sizeof *out->score);
+	out->touched = malloc((N > 0 ? N : 1) * sizeof *out->touched);
+	if (out->score == NULL || out->touched == NULL) {
+		bm25_scores_free(out);
+		return -1;
+	}
 	for (size_t q = 0; q < nq; q++) {
 		const struct bm25_term *t = &b->terms[qterms[q]];
 		double idf = log(1.0 + (N - t->df + 0.5) / (t->df + 0.5));
+
+		out->perfect += idf * (k1 + 1.0);
 		for (uint64_t i = t->post_off; i < t->post_off + t->df; i++) {
 			const struct bm25_post *p = &b->posts[i];
 			if (keep != NULL && !keep[p->doc])
 				continue;
 			double tf = p->tf;
 			double norm = k1 * (1.0 - bb + bb * b->doclen[p->doc] / b->avgdl);
-			if (score[p->doc] == 0.0f)
-				touched[ntouched++].row = p->doc;
-			score[p->doc] += (float)(idf * tf * (k1 + 1.0) / (tf + norm));
+			if (out->score[p->doc] == 0.0f)
+				out->touched[out->ntouched++] = p->doc;
+			out->score[p->doc] += (float)(idf * tf * (k1 + 1.0) / (tf + norm));
 		}
 	}
-	for (size_t i = 0; i < ntouched; i++)
-		touched[i].score = score[touched[i].row];
-	ntouched = vec_hits_best(VEC_DOT, touched, ntouched, k);
-	memcpy(out, touched, ntouched * sizeof *out);
-out:
-	free(score);
-	free(touched);
-	return ntouched;
+	return 0;
+}
+
+void bm25_scores_free(struct bm25_scores *s)
+{
+	free(s->score);
+	free(s->touched);
+	memset(s, 0, sizeof *s);
+}
+
+size_t bm25_topk(const struct bm25 *b, const char *query, size_t qlen,
+                 const uint8_t *keep, size_t k, struct vec_hit *out)
+{
+	struct bm25_scores s;
+	struct vec_hit *h;
+	size_t n = 0;
+
+	if (k == 0 || b->hdr->ndocs == 0 || bm25_score(b, query, qlen, keep, &s) != 0)
+		return 0;
+	if ((h = malloc((s.ntouched ? s.ntouched : 1) * sizeof *h)) != NULL) {
+		for (size_t i = 0; i < s.ntouched; i++)
+			h[i] = (struct vec_hit){ s.touched[i], s.score[s.touched[i]] };
+		n = vec_hits_best(VEC_DOT, h, s.ntouched, k);
+		memcpy(out, h, n * sizeof *out);
+		free(h);
+	}
+	bm25_scores_free(&s);
+	return n;
 }

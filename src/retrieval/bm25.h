@@ -22,6 +22,23 @@ size_t bm25_count(const struct bm25 *b);            /* documents */
 size_t bm25_topk(const struct bm25 *b, const char *query, size_t qlen,
                  const uint8_t *keep, size_t k, struct vec_hit *out);
 
+/* Every document's score for one query (bm25_score): score[d] for all d
+ * (0 where no query term occurs), touched[0..ntouched) the documents with a
+ * term in common, in no particular order, and perfect = the sum over the
+ * query's distinct terms known to the index of idf * (k1 + 1), the most a
+ * document can score, so score / perfect is in [0, 1) on every index.
+ * The caller frees with bm25_scores_free. */
+struct bm25_scores {
+	float *score;
+	uint32_t *touched;
+	size_t ntouched;
+	double perfect;
+};
+/* 0, or -1 when out of memory (*out is then empty). */
+int bm25_score(const struct bm25 *b, const char *query, size_t qlen,
+               const uint8_t *keep, struct bm25_scores *out);
+void bm25_scores_free(struct bm25_scores *s);
+
 /* Serialised form, stored in the index file (little-endian, self-checking
  * on load).  bm25_serialized_size tells how many bytes bm25_serialize
  * writes.  bm25_load reads len bytes at p without copying the postings

@@ -408,8 +408,7 @@ int rag_question_answer(struct db *db, const struct config *cfg,
 	}
 	if (params_to_rank(params, &rp, &filter, err, errlen) != 0)
 		goto out;
-	rp.vec_weight = strcmp(embedder, "builtin") == 0 ? RANK_VEC_WEIGHT_BUILTIN
-	                                                 : RANK_VEC_WEIGHT_LEARNED;
+	rank_params_embedder(&rp, strcmp(embedder, "builtin") == 0);
 	if ((ix = rag_index_get(db, cfg, dataset_id, dim, err, errlen)) == NULL)
 		goto out;
 	qvec = malloc(dim * sizeof *qvec);

@@ -20,7 +20,10 @@
  *   hash slots             uint32_t[nslots], term + 1 or 0 (padded to 8)
  *   terms                  struct bm25_term[nterms]
  *   postings               struct bm25_post[npostings], per term by doc
- *   term text              char[strbytes]
+ *   term text              char[strbytes]                  (padded to 8)
+ *   with words: word offs  uint64_t[ndocs + 1], into words
+ *               words      uint32_t[total_len]: each document's terms in
+ *                          text order (proximity.c reads them)
  *
  * The slots are an open-addressing table (linear probing, power-of-two
  * size, at most half full) keyed by the term's hash. */
@@ -37,7 +40,7 @@
 
 struct bm25_hdr {
 	uint32_t magic, ndocs, nterms, nslots;
-	uint64_t npostings, strbytes, total_len;
+	uint64_t npostings, strbytes, total_len, nwords;   /* nwords: 0 or total_len */
 };
 struct bm25_term { uint64_t post_off; uint32_t str_off, str_len, df, pad; };
 struct bm25_post { uint32_t doc, tf; };
@@ -51,10 +54,12 @@ struct bm25 {
 	const struct bm25_term *terms;
 	const struct bm25_post *posts;
 	const char *strs;
+	const uint64_t *word_off;        /* NULL without words */
+	const uint32_t *words;
 	double avgdl;
 };
 
-struct layout { size_t doclen, slots, terms, posts, strs, total; };
+struct layout { size_t doclen, slots, terms, posts, strs, word_off, words, total; };
 
 static size_t pad8(size_t n)
 {
@@ -63,18 +68,23 @@ static size_t pad8(size_t n)
 
 /* Section offsets for these counts; -1 when they do not fit in size_t. */
 static int layout_of(uint64_t ndocs, uint64_t nslots, uint64_t nterms,
-                     uint64_t npostings, uint64_t strbytes, struct layout *l)
+                     uint64_t npostings, uint64_t strbytes, uint64_t nwords,
+                     struct layout *l)
 {
-	if (npostings > SIZE_MAX / 16 || strbytes > SIZE_MAX / 4)
+	if (npostings > SIZE_MAX / 16 || strbytes > SIZE_MAX / 4 || nwords > SIZE_MAX / 8)
 		return -1;
 	l->doclen = sizeof(struct bm25_hdr);
 	l->slots = l->doclen + pad8(ndocs * 4);
 	l->terms = l->slots + pad8(nslots * 4);
 	l->posts = l->terms + nterms * sizeof(struct bm25_term);
 	l->strs = l->posts + npostings * sizeof(struct bm25_post);
-	if (l->strs < l->posts || strbytes > SIZE_MAX - l->strs)
+	if (l->strs < l->posts || strbytes > SIZE_MAX / 2 - l->strs)
 		return -1;
-	l->total = l->strs + strbytes;
+	l->word_off = l->strs + pad8(strbytes);
+	l->words = l->word_off + (nwords > 0 ? (ndocs + 1) * 8 : 0);
+	if (nwords * 4 > SIZE_MAX / 2 - l->words)
+		return -1;
+	l->total = l->words + nwords * 4;
 	return 0;
 }
 
@@ -96,7 +106,7 @@ static void bind(struct bm25 *b, const unsigned char *blob, size_t len)
 	const struct bm25_hdr *h = (const struct bm25_hdr *)blob;
 	struct layout l;
 
-	layout_of(h->ndocs, h->nslots, h->nterms, h->npostings, h->strbytes, &l);
+	layout_of(h->ndocs, h->nslots, h->nterms, h->npostings, h->strbytes, h->nwords, &l);
 	b->blob = blob;
 	b->len = len;
 	b->hdr = h;
@@ -105,6 +115,8 @@ static void bind(struct bm25 *b, const unsigned char *blob, size_t len)
 	b->terms = (const struct bm25_term *)(blob + l.terms);
 	b->posts = (const struct bm25_post *)(blob + l.posts);
 	b->strs = (const char *)(blob + l.strs);
+	b->word_off = h->nwords > 0 ? (const uint64_t *)(blob + l.word_off) : NULL;
+	b->words = h->nwords > 0 ? (const uint32_t *)(blob + l.words) : NULL;
 	b->avgdl = h->ndocs > 0 ? (double)h->total_len / h->ndocs : 1.0;
 	if (!(b->avgdl > 0.0))
 		b->avgdl = 1.0;
@@ -138,6 +150,8 @@ struct builder {
 	struct pair { uint32_t term, tf; } *pairs; size_t npairs, paircap;
 	uint32_t *doclen;
 	uint64_t total_len;
+	bool keep_words;
+	uint32_t *words; size_t wordcap;             /* every document's terms, in order */
 };
 
 static void *grow(void *p, size_t *cap, size_t need, size_t elem)
@@ -230,7 +244,15 @@ static int builder_doc(struct builder *bd, size_t d, const char *text, size_t le
 		*ids = p;
 		(*ids)[nids++] = (uint32_t)t;
 	}
-	bd->doclen[d] = nids > UINT32_MAX ? UINT32_MAX : (uint32_t)nids;
+	if (nids > UINT32_MAX)
+		return -1;
+	bd->doclen[d] = (uint32_t)nids;
+	if (bd->keep_words) {
+		if ((p = grow(bd->words, &bd->wordcap, bd->total_len + nids, sizeof *bd->words)) == NULL)
+			return -1;
+		bd->words = p;
+		memcpy(bd->words + bd->total_len, *ids, nids * sizeof **ids);
+	}
 	bd->total_len += bd->doclen[d];
 	if (nids > 1)
 		qsort(*ids, nids, sizeof **ids, cmp_u32);
@@ -257,14 +279,16 @@ static unsigned char *builder_blob(struct builder *bd, size_t n, const size_t *p
 
 	while (nslots < bd->nterms * 2 + 1)
 		nslots *= 2;
-	if (layout_of(n, nslots, bd->nterms, bd->npairs, bd->strbytes, &l) != 0)
+	uint64_t nwords = bd->keep_words ? bd->total_len : 0;
+	if (layout_of(n, nslots, bd->nterms, bd->npairs, bd->strbytes, nwords, &l) != 0)
 		return NULL;
 	unsigned char *blob = calloc(1, l.total ? l.total : 1);
 	if (blob == NULL)
 		return NULL;
 	struct bm25_hdr *h = (struct bm25_hdr *)blob;
 	*h = (struct bm25_hdr){ BM25_MAGIC, (uint32_t)n, (uint32_t)bd->nterms,
-	                        (uint32_t)nslots, bd->npairs, bd->strbytes, bd->total_len };
+	                        (uint32_t)nslots, bd->npairs, bd->strbytes, bd->total_len,
+	                        nwords };
 	memcpy(blob + l.doclen, bd->doclen, n * 4);
 	uint32_t *slots = (uint32_t *)(blob + l.slots);
 	struct bm25_term *terms = (struct bm25_term *)(blob + l.terms);
@@ -294,13 +318,21 @@ static unsigned char *builder_blob(struct builder *bd, size_t n, const size_t *p
 	free(fill);
 	if (bd->strbytes > 0)
 		memcpy(blob + l.strs, bd->strs, bd->strbytes);
+	if (nwords > 0) {
+		uint64_t *woff = (uint64_t *)(blob + l.word_off);
+		woff[0] = 0;
+		for (size_t d = 0; d < n; d++)
+			woff[d + 1] = woff[d] + bd->doclen[d];
+		memcpy(blob + l.words, bd->words, nwords * sizeof *bd->words);
+	}
 	*lenp = l.total;
 	return blob;
 }
 
-struct bm25 *bm25_build(const char *const *texts, const size_t *lens, size_t n)
+struct bm25 *bm25_build(const char *const *texts, const size_t *lens, size_t n,
+                        bool keep_words)
 {
-	struct builder bd = { 0 };
+	struct builder bd = { .keep_words = keep_words };
 	struct bm25 *b = NULL;
 	size_t *pair_start = NULL, idcap = 0, len = 0;
 	uint32_t *ids = NULL;
@@ -336,6 +368,7 @@ out:
 	free(bd.map);
 	free(bd.pairs);
 	free(bd.doclen);
+	free(bd.words);
 	return b;
 }
 
@@ -350,6 +383,21 @@ void bm25_free(struct bm25 *b)
 size_t bm25_count(const struct bm25 *b)
 {
 	return b->hdr->ndocs;
+}
+
+long bm25_term_id(const struct bm25 *b, const char *stem, size_t n)
+{
+	return term_find(b, stem, n);
+}
+
+const uint32_t *bm25_words(const struct bm25 *b, size_t doc, size_t *n)
+{
+	if (b->words == NULL || doc >= b->hdr->ndocs) {
+		*n = 0;
+		return NULL;
+	}
+	*n = b->word_off[doc + 1] - b->word_off[doc];
+	return b->words + b->word_off[doc];
 }
 
 /* ---- serialised form --------------------------------------------------------------- */
@@ -378,7 +426,8 @@ struct bm25 *bm25_load(const void *p, size_t len)
 	memcpy(&h, blob, sizeof h);
 	if (h.magic != BM25_MAGIC || h.nslots == 0 || (h.nslots & (h.nslots - 1)) != 0 ||
 	    h.nterms >= h.nslots || h.npostings > len || h.strbytes > len ||
-	    layout_of(h.ndocs, h.nslots, h.nterms, h.npostings, h.strbytes, &l) != 0 ||
+	    (h.nwords != 0 && h.nwords != h.total_len) ||
+	    layout_of(h.ndocs, h.nslots, h.nterms, h.npostings, h.strbytes, h.nwords, &l) != 0 ||
 	    l.total != len)
 		return NULL;
 	const uint32_t *slots = (const uint32_t *)(blob + l.slots);
@@ -402,6 +451,21 @@ struct bm25 *bm25_load(const void *p, size_t len)
 	for (size_t i = 0; i < h.npostings; i++)
 		if (posts[i].doc >= h.ndocs)
 			return NULL;
+	if (h.nwords > 0) {
+		const uint32_t *doclen = (const uint32_t *)(blob + l.doclen);
+		const uint64_t *off = (const uint64_t *)(blob + l.word_off);
+		const uint32_t *words = (const uint32_t *)(blob + l.words);
+		if (off[0] != 0)
+			return NULL;
+		for (size_t d = 0; d < h.ndocs; d++)
+			if (off[d + 1] != off[d] + doclen[d])
+				return NULL;
+		if (off[h.ndocs] != h.nwords)
+			return NULL;
+		for (size_t i = 0; i < h.nwords; i++)
+			if (words[i] >= h.nterms)
+				return NULL;
+	}
 	if ((b = calloc(1, sizeof *b)) == NULL)
 		return NULL;
 	bind(b, blob, len);

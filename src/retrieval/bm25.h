@@ -3,6 +3,7 @@
 #ifndef SLUICE_BM25_H
 #define SLUICE_BM25_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -12,10 +13,17 @@
 #define BM25_B 0.75
 
 struct bm25;
-/* NULL on allocation failure or more than UINT32_MAX documents. */
-struct bm25 *bm25_build(const char *const *texts, const size_t *lens, size_t n);
+/* keep_words: also keep each document's terms in text order (bm25_words).
+ * NULL on allocation failure or more than UINT32_MAX documents. */
+struct bm25 *bm25_build(const char *const *texts, const size_t *lens, size_t n,
+                        bool keep_words);
 void bm25_free(struct bm25 *b);
 size_t bm25_count(const struct bm25 *b);            /* documents */
+/* The id of a (stemmed) term, or -1 when no document has it. */
+long bm25_term_id(const struct bm25 *b, const char *stem, size_t n);
+/* Document doc's term ids in text order, *n of them; NULL (and *n = 0)
+ * when the index was built without words. */
+const uint32_t *bm25_words(const struct bm25 *b, size_t doc, size_t *n);
 /* Top-k documents for the query, skipping row i when keep && !keep[i];
  * only documents sharing a term with the query are returned.
  * score = BM25, larger better; ties by row. */

@@ -316,8 +316,8 @@ static int derive(size_t n, const char *const *doc_ids, const char *const *tx,
 			dtext[d][dlen[d]++] = '\n';    /* a word never spans two snippets */
 		}
 	}
-	if ((dv->bm = bm25_build(tx, lens, n)) == NULL ||
-	    (dv->bm_docs = bm25_build((const char *const *)dtext, dlen, dv->ndocs)) == NULL ||
+	if ((dv->bm = bm25_build(tx, lens, n, true)) == NULL ||
+	    (dv->bm_docs = bm25_build((const char *const *)dtext, dlen, dv->ndocs, false)) == NULL ||
 	    (dv->blob = malloc(bm25_serialized_size(dv->bm))) == NULL ||
 	    (dv->blob_docs = malloc(bm25_serialized_size(dv->bm_docs))) == NULL)
 		goto out;

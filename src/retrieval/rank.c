@@ -145,8 +145,17 @@ static double lexical_of(const struct rindex *ix, const struct lexical *lx,
 	return s;
 }
 
-/* The hybrid list into pool (capacity k) with each one's relevance for MMR
- * in rel; its length, or -1 when out of memory. */
+static float metric_of(const struct rindex *ix, enum vec_metric m, const float *q,
+                       float qnorm, uint32_t row)
+{
+	size_t dim = rindex_dim(ix);
+
+	return vec_score(m, q, qnorm, rindex_vectors(ix) + (size_t)row * dim,
+	                 rindex_norms(ix)[row], dim);
+}
+
+/* The hybrid list into pool (capacity k), best first, with each one's
+ * fused score in rel; its length, or -1 when out of memory. */
 static long hybrid_rank(const struct rindex *ix, const float *q, float qnorm,
                         const char *question, size_t qlen, const struct rank_params *p,
                         const uint8_t *keep, size_t k, struct vec_hit *pool, double *rel)
@@ -155,7 +164,7 @@ static long hybrid_rank(const struct rindex *ix, const float *q, float qnorm,
 	const struct rank_weights *w = &p->w;
 	struct lexical lx;
 	struct cand *c = NULL;
-	struct vec_hit *vhits = NULL;
+	struct vec_hit *vhits = NULL, *best = NULL;
 	uint8_t *seen = NULL;
 	long rc = -1;
 
@@ -163,12 +172,16 @@ static long hybrid_rank(const struct rindex *ix, const float *q, float qnorm,
 		goto out;
 	nlex = lx.rows.ntouched;
 	ncap = (k > RANK_CANDIDATES ? k : RANK_CANDIDATES) + k;
-	if ((c = malloc((nlex > ncap ? nlex : ncap) * sizeof *c)) == NULL)
+	if ((c = malloc(ncap * sizeof *c)) == NULL ||
+	    (best = malloc((nlex ? nlex : 1) * sizeof *best)) == NULL)
 		goto out;
+	/* The best ncap - k by lex, in O(nlex log ncap). */
 	for (size_t i = 0; i < nlex; i++)
-		c[i] = (struct cand){ lx.rows.touched[i], lexical_of(ix, &lx, w, lx.rows.touched[i]), 0 };
-	qsort(c, nlex, sizeof *c, cmp_cand);
-	nc = nlex < ncap - k ? nlex : ncap - k;
+		best[i] = (struct vec_hit){ lx.rows.touched[i],
+		                            (float)lexical_of(ix, &lx, w, lx.rows.touched[i]) };
+	nc = vec_hits_best(VEC_DOT, best, nlex, ncap - k);
+	for (size_t i = 0; i < nc; i++)
+		c[i] = (struct cand){ best[i].row, best[i].score, 0 };
 	/* The vector top-k joins when it may matter. */
 	if (p->vec_search || nc < k) {
 		size_t nv;
@@ -193,19 +206,22 @@ static long hybrid_rank(const struct rindex *ix, const float *q, float qnorm,
 	float lo = 0.0f, hi = 0.0f;
 
 	if (w->prox != 0.0)
-		prox_query_init(&pq, question, qlen);
+		prox_query_init(&pq, rindex_bm25(ix), question, qlen);
 	for (size_t i = 0; i < nc; i++) {
 		uint32_t row = c[i].row;
-		const char *text = rindex_text(ix, row);
 
-		c[i].metric = vec_score(p->metric, q, qnorm, rindex_vectors(ix) + (size_t)row * dim,
-		                        rindex_norms(ix)[row], dim);
+		if (w->prox != 0.0 && i < k) {
+			size_t nw;
+			const uint32_t *words = bm25_words(rindex_bm25(ix), row, &nw);
+			c[i].fused += w->prox * prox_score(&pq, words, nw);
+		}
+		if (w->vec == 0.0)
+			continue;                /* the metric of the k kept, below */
+		c[i].metric = metric_of(ix, p->metric, q, qnorm, row);
 		if (i == 0 || c[i].metric < lo)
 			lo = c[i].metric;
 		if (i == 0 || c[i].metric > hi)
 			hi = c[i].metric;
-		if (w->prox != 0.0)
-			c[i].fused += w->prox * prox_score(&pq, text, strlen(text));
 	}
 	for (size_t i = 0; i < nc && hi > lo; i++)
 		c[i].fused += w->vec * (larger ? c[i].metric - lo : hi - c[i].metric) / (hi - lo);
@@ -226,16 +242,15 @@ static long hybrid_rank(const struct rindex *ix, const float *q, float qnorm,
 	if (nc > k)
 		nc = k;
 	for (size_t i = 0; i < nc; i++) {
-		/* Min-max over the list: 1 for the best, 0 for the last, so MMR's
-		 * relevance spans what its cosine redundancy term does. */
-		double top = c[0].fused, last = c[nc - 1].fused;
-		rel[i] = top > last ? (c[i].fused - last) / (top - last) : 1.0;
-		pool[i] = (struct vec_hit){ c[i].row, c[i].metric };
+		rel[i] = c[i].fused;
+		pool[i] = (struct vec_hit){ c[i].row, w->vec != 0.0 ? c[i].metric
+		                            : metric_of(ix, p->metric, q, qnorm, c[i].row) };
 	}
 	rc = (long)nc;
 out:
 	lexical_free(&lx);
 	free(c);
+	free(best);
 	free(vhits);
 	free(seen);
 	return rc;
@@ -278,6 +293,12 @@ size_t rank_question(const struct rindex *ix, const float *qvec, const char *que
 	}
 	if (p->mmr) {
 		size_t nc = p->fetch_k < np ? p->fetch_k : np;
+		/* The fused scores scaled over MMR's candidates: 1 for the best,
+		 * 0 for the last, so relevance spans what the cosine redundancy
+		 * term does. */
+		double top = nc > 0 ? rel[0] : 0.0, last = nc > 0 ? rel[nc - 1] : 0.0;
+		for (size_t i = 0; hybrid && i < nc; i++)
+			rel[i] = top > last ? (rel[i] - last) / (top - last) : 1.0;
 		if (hybrid)
 			nsel = mmr_select_rel(rindex_vectors(ix), rindex_norms(ix), dim, pool, rel,
 			                      nc, p->lambda_mult, top_n, sel);

@@ -29,14 +29,14 @@ struct rank_weights {
 	double vec;       /* the metric's value, scaled 0..1 over the candidates */
 	double repeat;    /* factor on a further snippet of a document ranked higher */
 };
-#define RANK_WEIGHT_DOC 0.5
-#define RANK_WEIGHT_HEAD 0.5
+#define RANK_WEIGHT_DOC 0.8
+#define RANK_WEIGHT_HEAD 0.8
 #define RANK_WEIGHT_PROX 0.2
 #define RANK_WEIGHT_REPEAT 0.5
 /* The vector term's weight: the built-in embedder's (measured), and an
  * external model's, trusted as much as the snippet's BM25 (not measured
  * here: no model is downloaded). */
-#define RANK_VEC_WEIGHT_BUILTIN 0.2
+#define RANK_VEC_WEIGHT_BUILTIN 0.3
 #define RANK_VEC_WEIGHT_LEARNED 1.0
 
 struct rank_params {

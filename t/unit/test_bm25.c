@@ -23,7 +23,7 @@ static struct bm25 *build(void)
 	size_t lens[3];
 	for (int i = 0; i < 3; i++)
 		lens[i] = strlen(docs[i]);
-	return bm25_build(docs, lens, 3);
+	return bm25_build(docs, lens, 3, true);
 }
 
 static void check_example(const struct bm25 *b)
@@ -101,7 +101,7 @@ static void test_serialise(void)
 	free(buf);
 	bm25_free(b);
 	/* No documents at all. */
-	b = bm25_build(NULL, NULL, 0);
+	b = bm25_build(NULL, NULL, 0, true);
 	CU_ASSERT_FATAL(b != NULL);
 	struct vec_hit h[1];
 	CU_ASSERT_EQUAL(bm25_topk(b, "cat", 3, NULL, 1, h), 0);

@@ -1,32 +1,64 @@
-/* test_proximity.c - neighbouring question words close together. */
+/* test_proximity.c - neighbouring question words close together, on the
+ * term ids of a BM25 index. */
 #include <string.h>
 
 #include "suites.h"
+#include "retrieval/bm25.h"
 #include "retrieval/proximity.h"
 
-static double prox(const char *q, const char *text)
+static const char *const texts[] = {
+	"It converts the strings to an integer.",                          /* 0 */
+	"convert a string to an integer",                                  /* 1 */
+	"integer one two three four an five six seven to eight string",    /* 2 */
+	"apple red",                                                       /* 3 */
+	"red one two apple",                                               /* 4 */
+	"red one two three apple",                                         /* 5 */
+	"CRÈME BRÛLÉE",                                                    /* 6 */
+};
+#define NT (sizeof texts / sizeof texts[0])
+
+static struct bm25 *b;
+
+static double prox(const char *q, size_t doc)
 {
 	struct prox_query pq;
+	const uint32_t *w;
+	size_t n;
 
-	prox_query_init(&pq, q, strlen(q));
-	return prox_score(&pq, text, strlen(text));
+	prox_query_init(&pq, b, q, strlen(q));
+	w = bm25_words(b, doc, &n);
+	return prox_score(&pq, w, n);
 }
 
 static void test_pairs(void)
 {
 	struct prox_query pq;
+	size_t lens[NT], n;
+
+	for (size_t i = 0; i < NT; i++)
+		lens[i] = strlen(texts[i]);
+	b = bm25_build(texts, lens, NT, true);
+	CU_ASSERT_FATAL(b != NULL);
+	/* The words in text order, as stems: "it convert the string ..." */
+	const uint32_t *w = bm25_words(b, 0, &n);
+	CU_ASSERT_EQUAL_FATAL(n, 7);
+	CU_ASSERT_EQUAL(w[1], bm25_term_id(b, "convert", 7));
+	CU_ASSERT_EQUAL(w[3], bm25_term_id(b, "string", 6));
+	CU_ASSERT_EQUAL(bm25_term_id(b, "zebra", 5), -1);
 
 	/* convert-a, a-string, string-to, to-an, an-integer */
-	prox_query_init(&pq, "convert a string to an integer", 30);
-	CU_ASSERT_EQUAL(pq.nstems, 6);
+	prox_query_init(&pq, b, "convert a string to an integer", 30);
+	CU_ASSERT_EQUAL(pq.nterms, 6);
 	CU_ASSERT_EQUAL(pq.npairs, 5);
-	/* "cat cat dog": one pair, the repeated word is not one */
-	prox_query_init(&pq, "cat cat dog", 11);
-	CU_ASSERT_EQUAL(pq.nstems, 2);
+	/* "cat cat dog": one pair, the repeated word is not one; unknown
+	 * words still make pairs, which no text has. */
+	prox_query_init(&pq, b, "cat cat dog", 11);
+	CU_ASSERT_EQUAL(pq.nterms, 2);
 	CU_ASSERT_EQUAL(pq.npairs, 1);
-	prox_query_init(&pq, "", 0);
+	CU_ASSERT_EQUAL(pq.term[0], -1);
+	prox_query_init(&pq, b, "", 0);
 	CU_ASSERT_EQUAL(pq.npairs, 0);
-	CU_ASSERT_DOUBLE_EQUAL(prox_score(&pq, "anything", 8), 0.0, 1e-12);
+	CU_ASSERT_DOUBLE_EQUAL(prox_score(&pq, w, n), 0.0, 1e-12);
 }
 
 static void test_scores(void)
@@ -36,23 +68,24 @@ static void test_scores(void)
 	/* Inflected ("converts", "strings"): stems match; "the" stands
 	 * between convert and string, within the window; a-string is missed
 	 * (the text has no "a"), string-to, to-an and an-integer are there. */
-	CU_ASSERT_DOUBLE_EQUAL(prox(q, "It converts the strings to an integer."), 3.0 / 5, 1e-12);
-	CU_ASSERT_DOUBLE_EQUAL(prox(q, "convert a string to an integer"), 1.0, 1e-12);
+	CU_ASSERT_DOUBLE_EQUAL(prox(q, 0), 3.0 / 5, 1e-12);
+	CU_ASSERT_DOUBLE_EQUAL(prox(q, 1), 1.0, 1e-12);
 	/* The same words scattered, or in the other order: nothing. */
-	CU_ASSERT_DOUBLE_EQUAL(prox(q, "integer one two three four an five six seven to "
-	                              "eight nine ten eleven string"), 0.0, 1e-12);
-	CU_ASSERT_DOUBLE_EQUAL(prox("red apple", "apple red"), 0.0, 1e-12);
+	CU_ASSERT_DOUBLE_EQUAL(prox(q, 2), 0.0, 1e-12);
+	CU_ASSERT_DOUBLE_EQUAL(prox("red apple", 3), 0.0, 1e-12);
 	/* The window: b at most PROX_WINDOW words after a. */
-	CU_ASSERT_DOUBLE_EQUAL(prox("red apple", "red one two apple"), 1.0, 1e-12);
-	CU_ASSERT_DOUBLE_EQUAL(prox("red apple", "red one two three apple"), 0.0, 1e-12);
+	CU_ASSERT_DOUBLE_EQUAL(prox("red apple", 4), 1.0, 1e-12);
+	CU_ASSERT_DOUBLE_EQUAL(prox("red apple", 5), 0.0, 1e-12);
 	/* Case and accents fold as everywhere in retrieval. */
-	CU_ASSERT_DOUBLE_EQUAL(prox("Crème brûlée", "CREME BRULEE"), 1.0, 1e-12);
+	CU_ASSERT_DOUBLE_EQUAL(prox("Crème brûlée", 6), 1.0, 1e-12);
+	bm25_free(b);
+	b = NULL;
 }
 
 int suite_proximity(void)
 {
 	static const struct test_case tests[] = {
-		{ "the question's pairs", test_pairs },
+		{ "the question's pairs and the words kept", test_pairs },
 		{ "scores: inflections, order, window", test_scores },
 		{ NULL, NULL },
 	};

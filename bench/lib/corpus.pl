@@ -4,7 +4,8 @@
 #
 #   perl bench/lib/corpus.pl NAME DOCS BODY_MAX > corpus.json
 #
-# DOCS is a number, or "all".
+# DOCS is a number, or "all".  NAME may join several with "+"
+# ("man1+man3+perl+debian"): their documents together, in that order.
 # Prints a JSON array of {"source", "question", "text"}: text is a document
 # nobody here wrote, question a one-line description of it written by its
 # own author, which the text itself does not contain.  Every question is
@@ -35,15 +36,16 @@ use warnings;
 use JSON::PP;
 
 my ($name, $ndocs, $body_max) = @ARGV;
-die "usage: corpus.pl man1|man3|perl|debian DOCS BODY_MAX\n"
+die "usage: corpus.pl man1|man3|perl|debian[+...] DOCS BODY_MAX\n"
 	unless defined $body_max && $ndocs =~ /^([1-9][0-9]*|all)$/ && $body_max =~ /^[1-9][0-9]*$/;
 
 my %build = (man1 => sub { man_pages(1, 1500) }, man3 => sub { man_pages(3, 700) },
 	perl => \&perl_modules, debian => \&debian_packages);
-my $build = $build{$name} or die "corpus.pl: unknown corpus '$name'\n";
+my @parts = split /\+/, $name;
+$build{$_} or die "corpus.pl: unknown corpus '$_'\n" for @parts;
 
 my (%seen_q, @docs);
-for my $d ($build->()) {
+for my $d (map { $build{$_}->() } @parts) {
 	my $q = $d->{question};
 	$q =~ s/\s+/ /g;
 	$q =~ s/^ | $//g;

@@ -67,7 +67,7 @@ mkdir -p "$RESULTS" "$DATA"
 		echo
 		echo "== corpus $c (DOCS=$DOCS BODY_MAX=$BODY_MAX)"
 		"$TMP/ablation" "$json"
-		"$TMP/ablation-base" "$json" base | tail -n 1
+		"$TMP/ablation-base" "$json" base | sed -n -e 's/^[0-9].*snippets;/base tree: &/p' -e '/base tree)/p'
 	done
 } 2>&1 | tee "$OUT"
 echo "saved to ${OUT#"$ROOT"/}"

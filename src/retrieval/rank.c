@@ -16,10 +16,11 @@
  *    texts say what they are.  The best RANK_CANDIDATES (at least k) go on;
  *    with vec_search, or when they are fewer than k, the exact vector top-k
  *    joins them (its rows get lex too, often 0).
- * 2. each candidate adds w.prox * proximity (proximity.c) and w.vec * its
- *    metric value scaled over the candidates to 0 (worst) .. 1 (best) in
- *    the metric's own direction, so the metric a caller picks decides the
- *    vector term.  Sorted by this sum; then each further snippet of a
+ * 2. the first k candidates add w.prox * proximity (proximity.c; deeper
+ *    ones seldom reach the answer, and it is the costliest term), and each
+ *    adds w.vec * its metric value scaled over the candidates to 0 (worst)
+ *    .. 1 (best) in the metric's own direction, so the metric a caller
+ *    picks decides the vector term.  Sorted by this sum; then each further snippet of a
  *    document already listed has its sum multiplied by w.repeat and the
  *    list is sorted again, so the answer covers documents before it
  *    repeats one (the ones after, with a large enough lead, still come

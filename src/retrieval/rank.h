@@ -16,7 +16,8 @@
 #include "retrieval/index.h"
 #include "retrieval/vec.h"
 
-/* Lexical candidates the hybrid ranking scores in full (at least k). */
+/* Lexical candidates the hybrid ranking keeps for the vector term (at
+ * least k; the first k also get the proximity term). */
 #define RANK_CANDIDATES 50
 
 /* The hybrid ranking's weights; rank.c says what each earned on the

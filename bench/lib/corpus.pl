@@ -28,6 +28,13 @@
 #   debian  descriptions of the installed Debian packages (dpkg's status
 #           file): the question is the synopsis line, the text the long
 #           description.  Short documents, mostly one snippet each.
+#   gcide   not technical: entries of the Collaborative International
+#           Dictionary of English (Webster's 1913 and its editors;
+#           Debian's dict-gcide), each a headword's every entry; the
+#           question is WordNet's gloss of the word's most used sense
+#           (Princeton's writers; Debian's wordnet-base), without its
+#           examples, and never naming the word.  Words WordNet saw in
+#           its tagged texts, at most 1500 at an even stride.
 #
 # Texts are cut to BODY_MAX characters at a line end.
 use strict;
@@ -36,11 +43,11 @@ use warnings;
 use JSON::PP;
 
 my ($name, $ndocs, $body_max) = @ARGV;
-die "usage: corpus.pl man1|man3|perl|debian[+...] DOCS BODY_MAX\n"
+die "usage: corpus.pl man1|man3|perl|debian|gcide[+...] DOCS BODY_MAX\n"
 	unless defined $body_max && $ndocs =~ /^([1-9][0-9]*|all)$/ && $body_max =~ /^[1-9][0-9]*$/;
 
 my %build = (man1 => sub { man_pages(1, 1500) }, man3 => sub { man_pages(3, 700) },
-	perl => \&perl_modules, debian => \&debian_packages);
+	perl => \&perl_modules, debian => \&debian_packages, gcide => \&gcide_entries);
 my @parts = split /\+/, $name;
 $build{$_} or die "corpus.pl: unknown corpus '$_'\n" for @parts;
 
@@ -163,4 +170,70 @@ sub debian_packages {
 		push @out, { source => $pkg, question => $desc, text => $long, min_len => 200 };
 	}
 	return sort { $a->{source} cmp $b->{source} } @out;
+}
+
+# --- dictionary entries -----------------------------------------------------------
+
+# WordNet's glosses of the words its tagged texts used: word => the gloss of
+# its most used sense, in the part of speech it was tagged most in.
+sub wordnet_glosses {
+	my %best;
+	for my $pos (qw(noun verb adj adv)) {
+		open my $fh, '<', "/usr/share/wordnet/index.$pos" or die "wordnet $pos: $!\n";
+		while (<$fh>) {
+			next if /^ /;
+			my @f = split;
+			my ($word, $np) = ($f[0], $f[3]);
+			next unless $word =~ /^[a-z]{4,}$/;
+			my ($tagged, $offset) = @f[5 + $np, 6 + $np];
+			next unless $tagged > 0 && (!$best{$word} || $tagged > $best{$word}[0]);
+			$best{$word} = [ $tagged, $pos, $offset ];
+		}
+	}
+	my %gloss;
+	for my $pos (qw(noun verb adj adv)) {
+		open my $fh, '<', "/usr/share/wordnet/data.$pos" or die "wordnet $pos: $!\n";
+		for my $word (grep { $best{$_}[1] eq $pos } keys %best) {
+			seek $fh, $best{$word}[2], 0;
+			my ($g) = <$fh> =~ /\| (.*)$/ or next;
+			$g =~ s/;?\s*".*//;            # the examples
+			$gloss{$word} = $g unless $g =~ /\b\Q$word\E/i;
+		}
+	}
+	return \%gloss;
+}
+
+sub dictd_number {
+	my $n = 0;
+	$n = $n * 64 + index('ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/', $_)
+		for split //, $_[0];
+	return $n;
+}
+
+sub gcide_entries {
+	my $gloss = wordnet_glosses();
+	my %where;
+	open my $ix, '<', '/usr/share/dictd/gcide.index' or die "gcide index: $!\n";
+	while (<$ix>) {
+		chomp;
+		my ($head, $off, $len) = split /\t/;
+		push @{ $where{ lc $head } }, [ dictd_number($off), dictd_number($len) ]
+			if defined $len && $gloss->{ lc $head };
+	}
+	my $dict = `gzip -dc /usr/share/dictd/gcide.dict.dz`;
+	die "gcide: cannot read the dictionary\n" unless length $dict;
+	my @words = sort keys %where;
+	my $n = @words < 1500 ? @words : 1500;
+	my @out;
+	for my $word (@words[ map { int($_ * @words / $n) } 0 .. $n - 1 ]) {
+		my $text = join "\n", map { substr($dict, $_->[0], $_->[1]) } @{ $where{$word} };
+		utf8::decode($text);
+		$text =~ s/^\s*\[[^\]\n]*\]\s*$//mg;      # [1913 Webster], [PJC]: editors' marks
+		$text =~ s/\\[^\\\n]*\\//g;                # \Ac*cred"it\ : the syllables
+		$text =~ s/ ?\([^()\n]{0,40}[?"][^()\n]{0,40}\)//g;   # (k?l"t?r): the pronunciation
+		$text =~ s/[{}]//g;
+		push @out, { source => $word, question => $gloss->{$word}, text => $text,
+			min_len => 100 };
+	}
+	return @out;
 }

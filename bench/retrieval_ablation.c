@@ -2,7 +2,8 @@
  * hybrid ranking, and its cost, on the project's own ranking code without
  * the service around it.
  *
- *   retrieval_ablation CORPUS.json [base]
+ *   retrieval_ablation CORPUS.json [base] [INDEX]
+ *   retrieval_ablation CORPUS.json cost INDEX
  *
  * CORPUS.json is what bench/lib/corpus.pl prints.  Each document is cut
  * into snippets by chunk.c (800 characters, 100 overlap: the defaults of
@@ -21,6 +22,10 @@
  * after a warm-up pass).  With "base", compiled against an
  * older tree (-DRANK_BASE, bench/retrieval_ablation.sh), only the FTS5
  * rows and that tree's defaults are run, so one run compares both.
+ * INDEX keeps the index file at that path.  "cost" opens an INDEX kept so
+ * and ranks each question once with the defaults and nothing else, for
+ * valgrind --tool=callgrind --toggle-collect=rank_question: instruction
+ * counts that do not depend on what else the machine is doing.
  * Built and run by bench/retrieval_ablation.sh. */
 #include <ctype.h>
 #include <stdbool.h>
@@ -255,18 +260,47 @@ static void builtin(struct rank_params *p)
 #endif
 }
 
+/* Each question ranked once with the defaults, and nothing else. */
+static void cost(const char *path)
+{
+	char err[256];
+	struct rindex *ix = rindex_open(path, err, sizeof err);
+	float *q = malloc(DIM * sizeof *q);
+	struct vec_hit h[10];
+	struct rank_params p;
+
+	if (ix == NULL || q == NULL)
+		die(ix == NULL ? err : "out of memory");
+	builtin(&p);
+	p.top_n = 10;
+	for (size_t d = 0; d < ndocs; d++) {
+		embed_builtin(docs[d].question, strlen(docs[d].question), q, DIM);
+		rank_question(ix, q, docs[d].question, strlen(docs[d].question), &p, h, 10);
+	}
+	printf("%zu questions ranked\n", ndocs);
+	rindex_close(ix);
+	free(q);
+}
+
 int main(int argc, char **argv)
 {
 	bool base = argc > 2 && strcmp(argv[2], "base") == 0;
-	char dir[] = "/tmp/sluice-ablation-XXXXXX", path[64], err[256];
+	const char *keep = argc > 3 ? argv[3] : argc > 2 && !base ? argv[2] : NULL;
+	char dir[] = "/tmp/sluice-ablation-XXXXXX", tmp[64], err[256];
+	const char *path = tmp;
 	struct json_object *corpus;
 	float *vecs, *qvecs;
 	char **ids, **dids;
 	double t0, embed_ms, index_ms, ms;
 
-	if (argc < 2)
-		die("usage: retrieval_ablation CORPUS.json [base]");
+	if (argc < 2 || (argc > 2 && strcmp(argv[2], "cost") == 0 && argc < 4))
+		die("usage: retrieval_ablation CORPUS.json [base] [INDEX] | CORPUS.json cost INDEX");
 	corpus = load(argv[1]);
+	if (argc > 3 && strcmp(argv[2], "cost") == 0) {
+		cost(argv[3]);
+		json_object_put(corpus);
+		return 0;
+	}
 	vecs = malloc(nsnip * DIM * sizeof *vecs);
 	qvecs = malloc(ndocs * DIM * sizeof *qvecs);
 	ids = malloc(nsnip * sizeof *ids);
@@ -289,9 +323,13 @@ int main(int argc, char **argv)
 		    texts[i] == NULL)
 			die("out of memory");
 	}
-	if (mkdtemp(dir) == NULL)
-		die("mkdtemp");
-	snprintf(path, sizeof path, "%s/a.idx", dir);
+	if (keep != NULL) {
+		path = keep;
+	} else {
+		if (mkdtemp(dir) == NULL)
+			die("mkdtemp");
+		snprintf(tmp, sizeof tmp, "%s/a.idx", dir);
+	}
 	t0 = now_ms();
 #ifdef RANK_BASE
 	if (rindex_write(path, nsnip, DIM, vecs, (const char *const *)ids, NULL, texts,
@@ -348,8 +386,10 @@ int main(int argc, char **argv)
 	}
 #endif
 	rindex_close(ix);
-	unlink(path);
-	rmdir(dir);
+	if (keep == NULL) {
+		unlink(path);
+		rmdir(dir);
+	}
 	for (size_t i = 0; i < nsnip; i++) {
 		free(ids[i]);
 		free(dids[i]);

@@ -13,9 +13,14 @@
 # cost of both is measured on the same machine minutes apart, as medians
 # of one rank_question call per question.  No service is started: the
 # program links src/retrieval/*.c with the flags the project builds with.
+# With CALLGRIND=1 (the default when valgrind is installed) each tree's
+# defaults are also run once per question under valgrind's callgrind,
+# counting the instructions of rank_question alone: a cost figure that
+# other processes on the machine do not move.
 # Results: bench/results/retrieval-ablation-<date>.txt.
 #
-# Environment: CORPORA, DOCS (all), BODY_MAX (6000 characters), BASE, CC.
+# Environment: CORPORA, DOCS (all), BODY_MAX (6000 characters), BASE, CC,
+# CALLGRIND (1, or 0 to skip).
 set -euo pipefail
 
 ROOT=$(dirname "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")")
@@ -27,6 +32,7 @@ CC=${CC:-cc}
 CFLAGS="-std=gnu11 -O2 -g -D_GNU_SOURCE -Wall -Wextra -Wshadow -Wstrict-prototypes
 	-Wmissing-prototypes -Wformat=2 -Wno-format-nonliteral -Werror"
 LIBS="-ljson-c -lsqlite3 -lstemmer -lm"
+CALLGRIND=${CALLGRIND:-$(command -v valgrind >/dev/null 2>&1 && echo 1 || echo 0)}
 RESULTS=$ROOT/bench/results
 DATA=$ROOT/var/bench-data
 OUT=$RESULTS/retrieval-ablation-$(date -u +%Y%m%d-%H%M%S).txt
@@ -34,9 +40,11 @@ TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 
 [[ $DOCS =~ ^([1-9][0-9]*|all)$ ]] || { echo "DOCS must be a number or all" >&2; exit 2; }
-# The corpora are rendered by man-db (manual pages) and pod2text (perl).
+# The corpora are rendered by man-db (manual pages) and pod2text (perl);
+# gcide reads dict-gcide and wordnet-base (all in scripts/dev's DEPS).
 command -v man >/dev/null 2>&1 && command -v col >/dev/null 2>&1 &&
-	[[ -f /usr/include/sqlite3.h ]] || "$ROOT/scripts/dev" deps
+	[[ -f /usr/include/sqlite3.h && -f /usr/share/dictd/gcide.index &&
+	   -f /usr/share/wordnet/index.noun ]] || "$ROOT/scripts/dev" deps
 
 # shellcheck disable=SC2086
 build() {    # build OUT SRCDIR [extra flags]
@@ -53,6 +61,18 @@ mkdir -p "$TMP/base"
 git -C "$ROOT" archive "$BASE" src | tar -x -C "$TMP/base"
 build "$TMP/ablation-base" "$TMP/base/src" -DRANK_BASE
 
+# Instructions of rank_question per question: tree (ablation or
+# ablation-base), corpus, its index file.
+instructions() {
+	local out=$TMP/callgrind.out
+	valgrind --tool=callgrind --toggle-collect=rank_question --callgrind-out-file="$out" \
+		"$TMP/$1" "$2" cost "$3" >"$TMP/cost.txt" 2>/dev/null
+	local n total
+	n=$(awk '{print $1; exit}' "$TMP/cost.txt")
+	total=$(callgrind_annotate "$out" 2>/dev/null | awk '/PROGRAM TOTALS/ {gsub(",", "", $1); print $1; exit}')
+	awk -v t="$total" -v n="$n" 'BEGIN { printf "%.0f", t / n }'
+}
+
 mkdir -p "$RESULTS" "$DATA"
 {
 	echo "== retrieval ablation $(date -u +%Y-%m-%dT%H:%M:%SZ), $(uname -m)," \
@@ -66,8 +86,16 @@ mkdir -p "$RESULTS" "$DATA"
 		fi
 		echo
 		echo "== corpus $c (DOCS=$DOCS BODY_MAX=$BODY_MAX)"
-		"$TMP/ablation" "$json"
-		"$TMP/ablation-base" "$json" base | sed -n -e 's/^[0-9].*snippets;/base tree: &/p' -e '/base tree)/p'
+		"$TMP/ablation" "$json" "$TMP/this.idx"
+		"$TMP/ablation-base" "$json" base "$TMP/base.idx" |
+			sed -n -e 's/^[0-9].*snippets;/base tree: &/p' -e '/base tree)/p'
+		if ((CALLGRIND)); then
+			this=$(instructions ablation "$json" "$TMP/this.idx")
+			base=$(instructions ablation-base "$json" "$TMP/base.idx")
+			echo "instructions per question (callgrind, rank_question): this tree $this," \
+				"base tree $base, ratio $(awk -v a="$this" -v b="$base" 'BEGIN { printf "%.2f", a / b }')"
+		fi
+		rm -f "$TMP/this.idx" "$TMP/base.idx"
 	done
 } 2>&1 | tee "$OUT"
 echo "saved to ${OUT#"$ROOT"/}"

@@ -2,7 +2,7 @@
 # bench/retrieval_ablation.sh - what each part of the hybrid ranking earns
 # on known-item questions, and what it costs, on several corpora.
 #
-#   bench/retrieval_ablation.sh                 # CORPORA="man1 man3 perl debian"
+#   bench/retrieval_ablation.sh      # every corpus, and the four technical ones joined
 #   CORPORA=perl DOCS=300 bench/retrieval_ablation.sh
 #
 # For each corpus (bench/lib/corpus.pl says what they are), builds the
@@ -24,7 +24,7 @@
 set -euo pipefail
 
 ROOT=$(dirname "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")")
-CORPORA=${CORPORA:-man1 man3 perl debian}
+CORPORA=${CORPORA:-man1 man3 perl debian gcide man1+man3+perl+debian}
 DOCS=${DOCS:-all}
 BODY_MAX=${BODY_MAX:-6000}
 BASE=${BASE:-31afb0a}
@@ -50,7 +50,7 @@ command -v man >/dev/null 2>&1 && command -v col >/dev/null 2>&1 &&
 build() {    # build OUT SRCDIR [extra flags]
 	local out=$1 src=$2 files=()
 	shift 2
-	for f in vec tokenize embed chunk bm25 proximity mmr filter index rank; do
+	for f in vec tokenize embed chunk bm25 lexical proximity mmr filter index rank; do
 		[[ -f $src/retrieval/$f.c ]] && files+=("$src/retrieval/$f.c")
 	done
 	$CC $CFLAGS "$@" -I"$src" $(pkg-config --cflags json-c) -o "$out" \

@@ -10,6 +10,11 @@
  * term in most documents still counts a little instead of penalising.
  * Tokens come from tokenize.c, the same words the embedder sees.
  *
+ * Everything but the query is known when the index is built, so each
+ * posting stores its impact, tf * (k1 + 1) / (tf + k1 * (1 - b + b * |d| /
+ * avgdl)), and each term its idf: a query multiplies and adds, with no
+ * division or logarithm per posting.
+ *
  * The index is one flat little blob, built once and never changed, which
  * is also its serialised form in the index file (native byte order: the
  * index header records it), so opening an index costs one validation pass
@@ -20,6 +25,7 @@
  *   hash slots             uint32_t[nslots], term + 1 or 0 (padded to 8)
  *   terms                  struct bm25_term[nterms]
  *   postings               struct bm25_post[npostings], per term by doc
+ *                          (doc and impact)
  *   term text              char[strbytes]                  (padded to 8)
  *   with words: word offs  uint64_t[ndocs + 1], into words
  *               words      uint32_t[total_len]: each document's terms in
@@ -42,8 +48,7 @@ struct bm25_hdr {
 	uint32_t magic, ndocs, nterms, nslots;
 	uint64_t npostings, strbytes, total_len, nwords;   /* nwords: 0 or total_len */
 };
-struct bm25_term { uint64_t post_off; uint32_t str_off, str_len, df, pad; };
-struct bm25_post { uint32_t doc, tf; };
+struct bm25_term { uint64_t post_off; uint32_t str_off, str_len, df; float idf; };
 
 struct bm25 {
 	const unsigned char *blob;
@@ -56,7 +61,6 @@ struct bm25 {
 	const char *strs;
 	const uint64_t *word_off;        /* NULL without words */
 	const uint32_t *words;
-	double avgdl;
 };
 
 struct layout { size_t doclen, slots, terms, posts, strs, word_off, words, total; };
@@ -117,9 +121,6 @@ static void bind(struct bm25 *b, const unsigned char *blob, size_t len)
 	b->strs = (const char *)(blob + l.strs);
 	b->word_off = h->nwords > 0 ? (const uint64_t *)(blob + l.word_off) : NULL;
 	b->words = h->nwords > 0 ? (const uint32_t *)(blob + l.words) : NULL;
-	b->avgdl = h->ndocs > 0 ? (double)h->total_len / h->ndocs : 1.0;
-	if (!(b->avgdl > 0.0))
-		b->avgdl = 1.0;
 }
 
 /* Term index of s, or -1. */
@@ -294,6 +295,7 @@ static unsigned char *builder_blob(struct builder *bd, size_t n, const size_t *p
 	struct bm25_term *terms = (struct bm25_term *)(blob + l.terms);
 	struct bm25_post *posts = (struct bm25_post *)(blob + l.posts);
 	uint64_t off = 0;
+	double avgdl = n > 0 && bd->total_len > 0 ? (double)bd->total_len / (double)n : 1.0;
 	for (size_t t = 0; t < bd->nterms; t++) {
 		size_t i = bd->hashes[t] & (nslots - 1);
 		while (slots[i] != 0)
@@ -301,6 +303,7 @@ static unsigned char *builder_blob(struct builder *bd, size_t n, const size_t *p
 		slots[i] = (uint32_t)(t + 1);
 		terms[t] = bd->terms[t];
 		terms[t].post_off = off;
+		terms[t].idf = (float)log(1.0 + ((double)n - terms[t].df + 0.5) / (terms[t].df + 0.5));
 		off += terms[t].df;
 	}
 	/* Counting sort by term; documents in order keep each list sorted. */
@@ -312,8 +315,9 @@ static unsigned char *builder_blob(struct builder *bd, size_t n, const size_t *p
 	for (size_t d = 0; d < n; d++)
 		for (size_t i = pair_start[d]; i < pair_start[d + 1]; i++) {
 			const struct pair *pp = &bd->pairs[i];
+			double tf = pp->tf, norm = BM25_K1 * (1.0 - BM25_B + BM25_B * bd->doclen[d] / avgdl);
 			posts[terms[pp->term].post_off + fill[pp->term]++] =
-				(struct bm25_post){ (uint32_t)d, pp->tf };
+				(struct bm25_post){ (uint32_t)d, (float)(tf * (BM25_K1 + 1.0) / (tf + norm)) };
 		}
 	free(fill);
 	if (bd->strbytes > 0)
@@ -390,6 +394,34 @@ long bm25_term_id(const struct bm25 *b, const char *stem, size_t n)
 	return term_find(b, stem, n);
 }
 
+float bm25_idf(const struct bm25 *b, uint32_t term)
+{
+	return b->terms[term].idf;
+}
+
+const struct bm25_post *bm25_postings(const struct bm25 *b, uint32_t term, size_t *n)
+{
+	*n = b->terms[term].df;
+	return b->posts + b->terms[term].post_off;
+}
+
+float bm25_impact(const struct bm25 *b, uint32_t term, uint32_t doc)
+{
+	size_t n, lo = 0;
+	const struct bm25_post *p = bm25_postings(b, term, &n);
+
+	while (n > 0) {                          /* the first posting with p.doc >= doc */
+		size_t half = n / 2;
+		if (p[lo + half].doc < doc) {
+			lo += half + 1;
+			n -= half + 1;
+		} else {
+			n = half;
+		}
+	}
+	return lo < b->terms[term].df && p[lo].doc == doc ? p[lo].impact : 0.0f;
+}
+
 const uint32_t *bm25_words(const struct bm25 *b, size_t doc, size_t *n)
 {
 	if (b->words == NULL || doc >= b->hdr->ndocs) {
@@ -445,11 +477,13 @@ struct bm25 *bm25_load(const void *p, size_t len)
 		const struct bm25_term *tm = &terms[t];
 		if (tm->str_len == 0 || tm->str_len > TOKEN_MAX ||
 		    (uint64_t)tm->str_off + tm->str_len > h.strbytes ||
-		    tm->post_off > h.npostings || tm->df > h.npostings - tm->post_off)
+		    tm->post_off > h.npostings || tm->df > h.npostings - tm->post_off ||
+		    !(tm->idf > 0.0f && tm->idf < 64.0f))
 			return NULL;
 	}
 	for (size_t i = 0; i < h.npostings; i++)
-		if (posts[i].doc >= h.ndocs)
+		if (posts[i].doc >= h.ndocs || !(posts[i].impact > 0.0f &&
+		                                  posts[i].impact <= BM25_K1 + 1.0))
 			return NULL;
 	if (h.nwords > 0) {
 		const uint32_t *doclen = (const uint32_t *)(blob + l.doclen);
@@ -477,7 +511,7 @@ struct bm25 *bm25_load(const void *p, size_t len)
 int bm25_score(const struct bm25 *b, const char *query, size_t qlen,
                const uint8_t *keep, struct bm25_scores *out)
 {
-	const double k1 = BM25_K1, bb = BM25_B, N = b->hdr->ndocs;
+	const double N = b->hdr->ndocs;
 	long qterms[BM25_MAX_QUERY_TERMS];
 	size_t nq = 0, n;
 	struct tok_iter it;
@@ -501,18 +535,15 @@ int bm25_score(const struct bm25 *b, const char *query, size_t qlen,
 	}
 	for (size_t q = 0; q < nq; q++) {
 		const struct bm25_term *t = &b->terms[qterms[q]];
-		double idf = log(1.0 + (N - t->df + 0.5) / (t->df + 0.5));
 
-		out->perfect += idf * (k1 + 1.0);
+		out->perfect += t->idf * (BM25_K1 + 1.0);
 		for (uint64_t i = t->post_off; i < t->post_off + t->df; i++) {
 			const struct bm25_post *p = &b->posts[i];
 			if (keep != NULL && !keep[p->doc])
 				continue;
-			double tf = p->tf;
-			double norm = k1 * (1.0 - bb + bb * b->doclen[p->doc] / b->avgdl);
 			if (out->score[p->doc] == 0.0f)
 				out->touched[out->ntouched++] = p->doc;
-			out->score[p->doc] += (float)(idf * tf * (k1 + 1.0) / (tf + norm));
+			out->score[p->doc] += t->idf * p->impact;
 		}
 	}
 	return 0;

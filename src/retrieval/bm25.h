@@ -21,6 +21,15 @@ void bm25_free(struct bm25 *b);
 size_t bm25_count(const struct bm25 *b);            /* documents */
 /* The id of a (stemmed) term, or -1 when no document has it. */
 long bm25_term_id(const struct bm25 *b, const char *stem, size_t n);
+/* A posting: a document holding the term, and the term's BM25 in it
+ * before idf, tf * (k1 + 1) / (tf + k1 * (1 - b + b * |d| / avgdl)). */
+struct bm25_post { uint32_t doc; float impact; };
+/* For a term id (from bm25_term_id): its idf, its postings (*n of them,
+ * by document), and its impact in one document (0 when absent; a binary
+ * search). */
+float bm25_idf(const struct bm25 *b, uint32_t term);
+const struct bm25_post *bm25_postings(const struct bm25 *b, uint32_t term, size_t *n);
+float bm25_impact(const struct bm25 *b, uint32_t term, uint32_t doc);
 /* Document doc's term ids in text order, *n of them; NULL (and *n = 0)
  * when the index was built without words. */
 const uint32_t *bm25_words(const struct bm25 *b, size_t doc, size_t *n);

@@ -46,7 +46,8 @@
 #include "retrieval/vec.h"
 
 #define RINDEX_MAGIC "SLRIDX\r\n"
-#define RINDEX_VERSION 3u      /* 2: BM25 terms are Snowball stems; 3: documents */
+#define RINDEX_VERSION 4u      /* 2: BM25 terms are Snowball stems; 3: documents;
+                                * 4: BM25 impacts and idf stored */
 #define RINDEX_BYTE_ORDER 0x01020304u
 #define RINDEX_ALIGN 64
 
@@ -600,6 +601,8 @@ const struct bm25 *rindex_bm25_docs(const struct rindex *ix) { return ix->bm25_d
 size_t rindex_doc_count(const struct rindex *ix) { return ix->ndocs; }
 uint32_t rindex_row_doc(const struct rindex *ix, size_t row) { return ix->row_doc[row]; }
 size_t rindex_doc_first_row(const struct rindex *ix, size_t doc) { return ix->doc_first[doc]; }
+const uint32_t *rindex_row_docs(const struct rindex *ix) { return ix->row_doc; }
+const uint32_t *rindex_doc_first_rows(const struct rindex *ix) { return ix->doc_first; }
 
 static const char *row_string(const struct rindex *ix, size_t row, int which)
 {

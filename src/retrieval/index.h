@@ -40,5 +40,9 @@ const struct bm25 *rindex_bm25_docs(const struct rindex *ix);   /* documents */
 size_t rindex_doc_count(const struct rindex *ix);
 uint32_t rindex_row_doc(const struct rindex *ix, size_t row);   /* row < count */
 size_t rindex_doc_first_row(const struct rindex *ix, size_t doc); /* doc <= ndocs */
+/* The same as arrays, for loops over many rows: count rows' documents,
+ * and ndocs + 1 documents' first rows. */
+const uint32_t *rindex_row_docs(const struct rindex *ix);
+const uint32_t *rindex_doc_first_rows(const struct rindex *ix);
 
 #endif

@@ -13,25 +13,20 @@
 #include "retrieval/proximity.h"
 #include "retrieval/tokenize.h"
 
-void prox_query_init(struct prox_query *q, const struct bm25 *b,
-                     const char *question, size_t qlen)
+void prox_query_init(struct prox_query *q, const struct bm25 *b, const struct tok_words *w)
 {
-	char stems[PROX_MAX_WORDS][TOKEN_MAX], tok[TOKEN_MAX];
-	size_t lens[PROX_MAX_WORDS], n, words = 0;
-	struct tok_iter it;
 	int prev = -1;
 
 	memset(q, 0, sizeof *q);
-	tok_init(&it, question, qlen);
-	while (words < PROX_MAX_WORDS && (n = tok_next(&it, tok)) > 0) {
-		size_t s = 0;
+	for (size_t i = 0; i < w->n && i < PROX_MAX_WORDS; i++) {
+		const char *tok = w->w[i];
+		size_t s = 0, n = w->len[i];
 
-		n = tok_stem(tok, n);
-		while (s < q->nterms && !(lens[s] == n && memcmp(stems[s], tok, n) == 0))
+		while (s < q->nterms && !(w->len[q->word[s]] == n &&
+		                          memcmp(w->w[q->word[s]], tok, n) == 0))
 			s++;
 		if (s == q->nterms) {
-			memcpy(stems[s], tok, n);
-			lens[s] = n;
+			q->word[s] = (unsigned char)i;
 			q->term[s] = bm25_term_id(b, tok, n);
 			if (q->term[s] >= 0)
 				q->mask |= 1ull << (q->term[s] & 63);
@@ -43,7 +38,6 @@ void prox_query_init(struct prox_query *q, const struct bm25 *b,
 			q->npairs++;
 		}
 		prev = (int)s;
-		words++;
 	}
 }
 

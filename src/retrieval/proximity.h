@@ -7,12 +7,14 @@
 #include <stdint.h>
 
 #include "retrieval/bm25.h"
+#include "retrieval/tokenize.h"
 
 #define PROX_MAX_WORDS 64      /* question words looked at */
 #define PROX_WINDOW 3          /* "b" counts within this many words after "a" */
 
 struct prox_query {
 	long term[PROX_MAX_WORDS];           /* each distinct stem's id, -1 unknown */
+	unsigned char word[PROX_MAX_WORDS];  /* and its first word in the question */
 	size_t nterms;
 	uint64_t mask;                       /* bit id % 64 of each known term */
 	struct { unsigned char a, b; } pair[PROX_MAX_WORDS];
@@ -20,8 +22,7 @@ struct prox_query {
 };
 
 /* The question's first PROX_MAX_WORDS words, as terms of b. */
-void prox_query_init(struct prox_query *q, const struct bm25 *b,
-                     const char *question, size_t qlen);
+void prox_query_init(struct prox_query *q, const struct bm25 *b, const struct tok_words *w);
 
 /* The share (0..1) of the question's neighbouring word pairs "a b" for
  * which the text (its term ids in order: bm25_words) has b within

@@ -51,6 +51,7 @@
 #include <json-c/json.h>
 
 #include "retrieval/bm25.h"
+#include "retrieval/lexical.h"
 #include "retrieval/mmr.h"
 #include "retrieval/proximity.h"
 #include "retrieval/rank.h"
@@ -93,57 +94,22 @@ static long filter_mask(const struct rindex *ix, const struct meta_filter *f, ui
 /* A candidate: its row, fused score and metric value. */
 struct cand { uint32_t row; double fused; float metric; };
 
-static int cmp_cand(const void *pa, const void *pb)
+static bool cand_before(const struct cand *a, const struct cand *b)
 {
-	const struct cand *a = pa, *b = pb;
-	if (a->fused != b->fused)
-		return a->fused > b->fused ? -1 : 1;
-	return a->row < b->row ? -1 : a->row > b->row;
+	return a->fused != b->fused ? a->fused > b->fused : a->row < b->row;
 }
 
-/* The lexical evidence of one question: snippet and document BM25. */
-struct lexical {
-	struct bm25_scores rows, docs;
-	uint8_t *keep_docs;              /* with a filter: a document with a kept row */
-};
-
-static void lexical_free(struct lexical *lx)
+/* Best first.  An insertion sort: the list comes nearly in order (by its
+ * lexical part), where it takes about one comparison per candidate. */
+static void sort_cands(struct cand *c, size_t n)
 {
-	bm25_scores_free(&lx->rows);
-	bm25_scores_free(&lx->docs);
-	free(lx->keep_docs);
-}
-
-static int lexical_score(const struct rindex *ix, const char *q, size_t qlen,
-                         const uint8_t *keep, const struct rank_weights *w,
-                         struct lexical *lx)
-{
-	memset(lx, 0, sizeof *lx);
-	if (bm25_score(rindex_bm25(ix), q, qlen, keep, &lx->rows) != 0)
-		return -1;
-	if (w->doc == 0.0)
-		return 0;
-	if (keep != NULL) {
-		if ((lx->keep_docs = calloc(rindex_doc_count(ix) + 1, 1)) == NULL)
-			return -1;
-		for (size_t i = 0; i < rindex_count(ix); i++)
-			lx->keep_docs[rindex_row_doc(ix, i)] |= keep[i];
+	for (size_t i = 1; i < n; i++) {
+		struct cand x = c[i];
+		size_t j = i;
+		for (; j > 0 && cand_before(&x, &c[j - 1]); j--)
+			c[j] = c[j - 1];
+		c[j] = x;
 	}
-	return bm25_score(rindex_bm25_docs(ix), q, qlen, lx->keep_docs, &lx->docs);
-}
-
-static double lexical_of(const struct rindex *ix, const struct lexical *lx,
-                         const struct rank_weights *w, uint32_t row)
-{
-	const struct bm25_scores *r = &lx->rows, *d = &lx->docs;
-	uint32_t doc = rindex_row_doc(ix, row);
-	double s = 0.0;
-
-	if (r->perfect > 0.0)
-		s = (r->score[row] + w->head * r->score[rindex_doc_first_row(ix, doc)]) / r->perfect;
-	if (d->perfect > 0.0)
-		s += w->doc * d->score[doc] / d->perfect;
-	return s;
 }
 
 static float metric_of(const struct rindex *ix, enum vec_metric m, const float *q,
@@ -161,41 +127,39 @@ static long hybrid_rank(const struct rindex *ix, const float *q, float qnorm,
                         const char *question, size_t qlen, const struct rank_params *p,
                         const uint8_t *keep, size_t k, struct vec_hit *pool, double *rel)
 {
-	size_t n = rindex_count(ix), dim = rindex_dim(ix), nc = 0, ncap, nlex;
+	size_t n = rindex_count(ix), dim = rindex_dim(ix), nc, ncap;
 	const struct rank_weights *w = &p->w;
-	struct lexical lx;
+	struct tok_words *tw = NULL;
+	struct lex_question lq;
 	struct cand *c = NULL;
-	struct vec_hit *vhits = NULL, *best = NULL;
+	struct vec_hit *best = NULL;
 	uint8_t *seen = NULL;
-	long rc = -1;
+	long rc = -1, nl;
 
-	if (lexical_score(ix, question, qlen, keep, w, &lx) != 0)
-		goto out;
-	nlex = lx.rows.ntouched;
 	ncap = (k > RANK_CANDIDATES ? k : RANK_CANDIDATES) + k;
-	if ((c = malloc(ncap * sizeof *c)) == NULL ||
-	    (best = malloc((nlex ? nlex : 1) * sizeof *best)) == NULL)
+	if ((tw = malloc(sizeof *tw)) == NULL)
 		goto out;
-	/* The best ncap - k by lex, in O(nlex log ncap). */
-	for (size_t i = 0; i < nlex; i++)
-		best[i] = (struct vec_hit){ lx.rows.touched[i],
-		                            (float)lexical_of(ix, &lx, w, lx.rows.touched[i]) };
-	nc = vec_hits_best(VEC_DOT, best, nlex, ncap - k);
-	for (size_t i = 0; i < nc; i++)
-		c[i] = (struct cand){ best[i].row, best[i].score, 0 };
+	tok_words(tw, question, qlen);
+	lex_question_init(&lq, ix, tw, w->doc, w->head);
+	if ((c = malloc(ncap * sizeof *c)) == NULL ||
+	    (best = malloc(ncap * sizeof *best)) == NULL)
+		goto out;
+	if ((nl = lex_best(ix, &lq, keep, best, ncap - k)) < 0)
+		goto out;
+	for (nc = 0; nc < (size_t)nl; nc++)
+		c[nc] = (struct cand){ best[nc].row, best[nc].score, 0 };
 	/* The vector top-k joins when it may matter. */
 	if (p->vec_search || nc < k) {
-		size_t nv;
+		size_t nv = vec_topk(p->metric, q, qnorm, rindex_vectors(ix), rindex_norms(ix), n,
+		                     dim, keep, k, best);
 
-		if ((vhits = malloc(k * sizeof *vhits)) == NULL || (seen = calloc(n, 1)) == NULL)
-			goto out;
-		nv = vec_topk(p->metric, q, qnorm, rindex_vectors(ix), rindex_norms(ix), n, dim,
-		              keep, k, vhits);
-		for (size_t i = 0; i < nc; i++)
-			seen[c[i].row] = 1;
-		for (size_t i = 0; i < nv; i++)
-			if (!seen[vhits[i].row])
-				c[nc++] = (struct cand){ vhits[i].row, lexical_of(ix, &lx, w, vhits[i].row), 0 };
+		for (size_t i = 0; i < nv; i++) {
+			size_t j = 0;
+			while (j < (size_t)nl && c[j].row != best[i].row)
+				j++;
+			if (j == (size_t)nl)
+				c[nc++] = (struct cand){ best[i].row, lex_row(ix, &lq, best[i].row), 0 };
+		}
 	}
 	if (nc == 0) {
 		rc = 0;
@@ -207,11 +171,11 @@ static long hybrid_rank(const struct rindex *ix, const float *q, float qnorm,
 	float lo = 0.0f, hi = 0.0f;
 
 	if (w->prox != 0.0)
-		prox_query_init(&pq, rindex_bm25(ix), question, qlen);
+		prox_query_init(&pq, rindex_bm25(ix), tw);
 	for (size_t i = 0; i < nc; i++) {
 		uint32_t row = c[i].row;
 
-		if (w->prox != 0.0 && i < k) {
+		if (w->prox != 0.0 && i < RANK_PROX_ROWS) {
 			size_t nw;
 			const uint32_t *words = bm25_words(rindex_bm25(ix), row, &nw);
 			c[i].fused += w->prox * prox_score(&pq, words, nw);
@@ -226,10 +190,9 @@ static long hybrid_rank(const struct rindex *ix, const float *q, float qnorm,
 	}
 	for (size_t i = 0; i < nc && hi > lo; i++)
 		c[i].fused += w->vec * (larger ? c[i].metric - lo : hi - c[i].metric) / (hi - lo);
-	qsort(c, nc, sizeof *c, cmp_cand);
+	sort_cands(c, nc);
 	/* A document's further snippets count w.repeat times. */
 	if (w->repeat != 1.0) {
-		free(seen);
 		if ((seen = calloc(rindex_doc_count(ix) + 1, 1)) == NULL)
 			goto out;
 		for (size_t i = 0; i < nc; i++) {
@@ -238,7 +201,7 @@ static long hybrid_rank(const struct rindex *ix, const float *q, float qnorm,
 				c[i].fused *= w->repeat;
 			seen[doc] = 1;
 		}
-		qsort(c, nc, sizeof *c, cmp_cand);
+		sort_cands(c, nc);
 	}
 	if (nc > k)
 		nc = k;
@@ -249,10 +212,9 @@ static long hybrid_rank(const struct rindex *ix, const float *q, float qnorm,
 	}
 	rc = (long)nc;
 out:
-	lexical_free(&lx);
+	free(tw);
 	free(c);
 	free(best);
-	free(vhits);
 	free(seen);
 	return rc;
 }

@@ -19,13 +19,21 @@ static const char *const texts[] = {
 
 static struct bm25 *b;
 
+static void query(struct prox_query *pq, const char *q)
+{
+	static struct tok_words tw;
+
+	tok_words(&tw, q, strlen(q));
+	prox_query_init(pq, b, &tw);
+}
+
 static double prox(const char *q, size_t doc)
 {
 	struct prox_query pq;
 	const uint32_t *w;
 	size_t n;
 
-	prox_query_init(&pq, b, q, strlen(q));
+	query(&pq, q);
 	w = bm25_words(b, doc, &n);
 	return prox_score(&pq, w, n);
 }
@@ -47,16 +55,16 @@ static void test_pairs(void)
 	CU_ASSERT_EQUAL(bm25_term_id(b, "zebra", 5), -1);
 
 	/* convert-a, a-string, string-to, to-an, an-integer */
-	prox_query_init(&pq, b, "convert a string to an integer", 30);
+	query(&pq, "convert a string to an integer");
 	CU_ASSERT_EQUAL(pq.nterms, 6);
 	CU_ASSERT_EQUAL(pq.npairs, 5);
 	/* "cat cat dog": one pair, the repeated word is not one; unknown
 	 * words still make pairs, which no text has. */
-	prox_query_init(&pq, b, "cat cat dog", 11);
+	query(&pq, "cat cat dog");
 	CU_ASSERT_EQUAL(pq.nterms, 2);
 	CU_ASSERT_EQUAL(pq.npairs, 1);
 	CU_ASSERT_EQUAL(pq.term[0], -1);
-	prox_query_init(&pq, b, "", 0);
+	query(&pq, "");
 	CU_ASSERT_EQUAL(pq.npairs, 0);
 	CU_ASSERT_DOUBLE_EQUAL(prox_score(&pq, w, n), 0.0, 1e-12);
 }

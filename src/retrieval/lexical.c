@@ -223,6 +223,15 @@ long lex_best(const struct rindex *ix, const struct lex_question *q, const uint8
 			keep_docs[rindex_row_doc(ix, i)] |= keep[i];
 	}
 	nr = pass(rindex_bm25(ix), q, skip, false, keep, acc.row, acc.row_touched);
+	if (nskip > 0 && nr < max) {
+		/* Fewer than max share a rarer word: the common ones decide. */
+		for (size_t i = 0; i < nr; i++)
+			acc.row[acc.row_touched[i]] = 0.0f;
+		memset(skip, 0, sizeof skip);
+		nskip = 0;
+		cap = max;
+		nr = pass(rindex_bm25(ix), q, skip, false, keep, acc.row, acc.row_touched);
+	}
 	/* Documents of one snippet each have the snippets' very postings:
 	 * their pass would repeat this one. */
 	float *doc_acc = ndocs == nrows ? acc.row : acc.doc;

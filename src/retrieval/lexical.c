@@ -4,15 +4,12 @@
  * of those touched) belong to the thread and are all zero between
  * questions: each question clears only what it touched.  They grow with
  * the largest index ranked, a few bytes per snippet. */
+#include <float.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "retrieval/bm25.h"
 #include "retrieval/lexical.h"
-
-/* A binary search step against a posting added and its snippet listed,
- * for leave_out (measured: higher kept too many common words in). */
-#define LEX_SEARCH_COST 1
 
 struct accum {
 	float *row, *doc;
@@ -72,60 +69,41 @@ void lex_question_init(struct lex_question *q, const struct rindex *ix,
 	}
 }
 
-/* Which words the passes leave out when cap candidates are completed:
- * common ones whose postings cost more than the binary searches (three
- * per candidate: the snippet, its document's first, the document) that
- * complete the candidates, unless that would leave nothing to start from. */
-static size_t leave_out(const struct lex_question *q, size_t nrows, size_t cap, bool *out)
+/* Adds the question's words of one kind (common or not) over one index
+ * into v.  touch: an entry they make non-zero is listed in touched
+ * (after the nt listed); else they only add to entries already listed.
+ * idf and impacts are > 0 (bm25_load checks), so an entry still 0 has not
+ * been listed.  The new count listed. */
+static size_t pass(const struct bm25 *b, const struct lex_question *q, const bool *common,
+                   bool kind, bool touch, bool docs, const uint8_t *keep, float *v,
+                   uint32_t *touched, size_t nt)
 {
-	size_t n = 0;
-
-	for (size_t i = 0; i < q->n; i++) {
-		size_t df = q->t[i].df, steps = 1;
-		while ((df >> steps) > 0)
-			steps++;
-		out[i] = df * LEX_COMMON_SHARE > nrows && df > LEX_SEARCH_COST * cap * steps;
-		n += out[i];
-	}
-	if (n == q->n)
-		memset(out, 0, q->n * sizeof *out), n = 0;
-	return n;
-}
-
-/* Adds the question's rarer words' BM25 over one index into v, listing
- * each entry it makes non-zero in touched; the count listed. */
-static size_t pass(const struct bm25 *b, const struct lex_question *q, const bool *skip,
-                   bool docs, const uint8_t *keep, float *v, uint32_t *touched)
-{
-	size_t nt = 0;
-
 	for (size_t i = 0; i < q->n; i++) {
 		const struct lex_term *t = &q->t[i];
 		long id = docs ? t->doc : t->row;
 		float idf = docs ? t->doc_idf : t->row_idf;
 		size_t np;
 
-		if (skip[i] || id < 0)
+		if (common[i] != kind || id < 0)
 			continue;
-		/* idf and impacts are > 0 (bm25_load checks), so an entry
-		 * still 0 has not been touched. */
 		const struct bm25_post *p = bm25_postings(b, (uint32_t)id, &np);
 		for (size_t j = 0; j < np; j++) {
 			uint32_t d = p[j].doc;
 
 			if (keep != NULL && !keep[d])
 				continue;
-			if (v[d] == 0.0f)
+			if (v[d] == 0.0f) {
+				if (!touch)
+					continue;
 				touched[nt++] = d;
+			}
 			v[d] += idf * p[j].impact;
 		}
 	}
 	return nt;
 }
 
-/* The part of row's lex of the words in which (all when NULL). */
-static double part_of(const struct rindex *ix, const struct lex_question *q,
-                      uint32_t row, const bool *which)
+double lex_row(const struct rindex *ix, const struct lex_question *q, uint32_t row)
 {
 	const struct bm25 *rows = rindex_bm25(ix), *docs = rindex_bm25_docs(ix);
 	uint32_t doc = rindex_row_doc(ix, row), first = (uint32_t)rindex_doc_first_row(ix, doc);
@@ -134,8 +112,6 @@ static double part_of(const struct rindex *ix, const struct lex_question *q,
 	for (size_t i = 0; i < q->n; i++) {
 		const struct lex_term *t = &q->t[i];
 
-		if (which != NULL && !which[i])
-			continue;
 		float s = bm25_impact(rows, (uint32_t)t->row, row);
 		if (q->w_head != 0.0)
 			s += (float)q->w_head * (first == row ? s : bm25_impact(rows, (uint32_t)t->row, first));
@@ -145,11 +121,6 @@ static double part_of(const struct rindex *ix, const struct lex_question *q,
 	}
 	return (q->row_perfect > 0.0 ? r / q->row_perfect : 0.0) +
 	       (q->doc_perfect > 0.0 ? q->w_doc * d / q->doc_perfect : 0.0);
-}
-
-double lex_row(const struct rindex *ix, const struct lex_question *q, uint32_t row)
-{
-	return part_of(ix, q, row, NULL);
 }
 
 /* A min-heap of the best hits so far: the worst at h[0]. */
@@ -197,62 +168,79 @@ static void sort_best_first(struct vec_hit *h, size_t n)
 	}
 }
 
+/* The words in more than 1 / LEX_COMMON_SHARE of the snippets (none when
+ * every word is); whether there are any. */
+static bool mark_common(const struct lex_question *q, size_t nrows, bool *common)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < q->n; i++)
+		n += common[i] = q->t[i].df * LEX_COMMON_SHARE > nrows;
+	if (n == q->n)
+		memset(common, 0, q->n * sizeof *common);
+	return n > 0 && n < q->n;
+}
+
 long lex_best(const struct rindex *ix, const struct lex_question *q, const uint8_t *keep,
               struct vec_hit *out, size_t max)
 {
-	size_t nrows = rindex_count(ix), ndocs = rindex_doc_count(ix), nr, nd, n = 0, cap;
-	bool skip[LEX_MAX_TERMS];
+	size_t nrows = rindex_count(ix), ndocs = rindex_doc_count(ix), nr, nd = 0, n = 0;
+	const uint32_t *row_doc = rindex_row_docs(ix), *first = rindex_doc_first_rows(ix);
+	bool common[LEX_MAX_TERMS];
 	uint8_t *keep_docs = NULL;
 	struct vec_hit *h = NULL;
 	long rc = -1;
 
 	if (max == 0 || q->n == 0)
 		return 0;
-	/* With words left out, twice as many go on to be completed, so that
-	 * those words can still reorder the last of them. */
-	size_t nskip = leave_out(q, nrows, 2 * max, skip);
-	cap = nskip > 0 ? 2 * max : max;
 	if (grow(&acc.row, &acc.row_touched, &acc.row_cap, nrows) != 0 ||
 	    grow(&acc.doc, &acc.doc_touched, &acc.doc_cap, ndocs) != 0 ||
-	    (h = malloc(cap * sizeof *h)) == NULL)
+	    (h = malloc(max * sizeof *h)) == NULL)
 		goto out;
 	if (keep != NULL && q->w_doc != 0.0 && ndocs != nrows) {
 		if ((keep_docs = calloc(ndocs, 1)) == NULL)
 			goto out;
 		for (size_t i = 0; i < nrows; i++)
-			keep_docs[rindex_row_doc(ix, i)] |= keep[i];
+			keep_docs[row_doc[i]] |= keep[i];
 	}
-	nr = pass(rindex_bm25(ix), q, skip, false, keep, acc.row, acc.row_touched);
-	if (nskip > 0 && nr < max) {
-		/* Fewer than max share a rarer word: the common ones decide. */
-		for (size_t i = 0; i < nr; i++)
-			acc.row[acc.row_touched[i]] = 0.0f;
-		memset(skip, 0, sizeof skip);
-		nskip = 0;
-		cap = max;
-		nr = pass(rindex_bm25(ix), q, skip, false, keep, acc.row, acc.row_touched);
+	/* The rarer words list the candidates; the common ones only add to
+	 * them, unless fewer than max share a rarer word. */
+	bool some = mark_common(q, nrows, common);
+	nr = pass(rindex_bm25(ix), q, common, false, true, false, keep, acc.row, acc.row_touched, 0);
+	bool touch = nr < max;
+	/* A candidate's score reads its document's first snippet's, which the
+	 * common words must reach too. */
+	for (size_t i = 0, n0 = nr; some && !touch && q->w_head != 0.0 && i < n0; i++) {
+		uint32_t f = first[row_doc[acc.row_touched[i]]];
+		if (acc.row[f] == 0.0f && (keep == NULL || keep[f])) {
+			acc.row[f] = FLT_MIN;
+			acc.row_touched[nr++] = f;
+		}
 	}
+	if (some)
+		nr = pass(rindex_bm25(ix), q, common, true, touch, false, keep, acc.row,
+		          acc.row_touched, nr);
 	/* Documents of one snippet each have the snippets' very postings:
 	 * their pass would repeat this one. */
 	float *doc_acc = ndocs == nrows ? acc.row : acc.doc;
-	nd = q->w_doc != 0.0 && ndocs != nrows ?
-		pass(rindex_bm25_docs(ix), q, skip, true, keep_docs, acc.doc, acc.doc_touched) : 0;
-	double rp = q->row_perfect > 0.0 ? 1.0 / q->row_perfect : 0.0;
-	double dp = q->doc_perfect > 0.0 ? q->w_doc / q->doc_perfect : 0.0;
-	const uint32_t *row_doc = rindex_row_docs(ix), *first = rindex_doc_first_rows(ix);
-	float wh = (float)q->w_head, frp = (float)rp, fdp = (float)dp;
+	if (q->w_doc != 0.0 && ndocs != nrows) {
+		nd = pass(rindex_bm25_docs(ix), q, common, false, true, true, keep_docs, acc.doc,
+		          acc.doc_touched, 0);
+		if (some)
+			nd = pass(rindex_bm25_docs(ix), q, common, true, touch, true, keep_docs,
+			          acc.doc, acc.doc_touched, nd);
+	}
+	float frp = q->row_perfect > 0.0 ? (float)(1.0 / q->row_perfect) : 0.0f;
+	float fdp = q->doc_perfect > 0.0 ? (float)(q->w_doc / q->doc_perfect) : 0.0f;
+	float wh = (float)q->w_head;
 	for (size_t i = 0; i < nr; i++) {
 		uint32_t row = acc.row_touched[i], doc = row_doc[row];
 		float s = (acc.row[row] + wh * acc.row[first[doc]]) * frp + doc_acc[doc] * fdp;
 
-		if (n < cap || worse(&h[0], &(struct vec_hit){ row, s }))
-			heap_push(h, &n, cap, (struct vec_hit){ row, s });
+		if (n < max || worse(&h[0], &(struct vec_hit){ row, s }))
+			heap_push(h, &n, max, (struct vec_hit){ row, s });
 	}
-	for (size_t i = 0; nskip > 0 && i < n; i++)
-		h[i].score += (float)part_of(ix, q, h[i].row, skip);
 	sort_best_first(h, n);
-	if (n > max)
-		n = max;
 	memcpy(out, h, n * sizeof *out);
 	for (size_t i = 0; i < nr; i++)
 		acc.row[acc.row_touched[i]] = 0.0f;

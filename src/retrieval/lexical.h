@@ -9,10 +9,11 @@
  * One pass over each index's postings of the question's words, into
  * accumulators kept between questions (no per-question allocation beyond
  * a filter's document mask).  A word in more than 1 / LEX_COMMON_SHARE of
- * the snippets ("the", "of") whose postings outnumber the binary searches
- * that would replace them is left out of the passes, and added to the
- * best candidates afterwards by binary search, so their scores are exact
- * (only which snippets are candidates can differ). */
+ * the snippets ("the", "of") adds to the snippets the rarer words found
+ * (and their documents' first snippets) but makes none a candidate of its
+ * own: listing and ranking every snippet that says "the" is most of the
+ * cost of such a question, and none of them gets far on "the" alone.
+ * When fewer than asked share a rarer word, common words list too. */
 #ifndef SLUICE_LEXICAL_H
 #define SLUICE_LEXICAL_H
 

@@ -87,16 +87,23 @@ static size_t pass(const struct bm25 *b, const struct lex_question *q, const boo
 		if (common[i] != kind || id < 0)
 			continue;
 		const struct bm25_post *p = bm25_postings(b, (uint32_t)id, &np);
+		if (!touch) {
+			/* Entries listed already passed keep: the common words'
+			 * loop, kept to the few instructions a posting needs. */
+			for (size_t j = 0; j < np; j++) {
+				float x = v[p[j].doc];
+				if (x != 0.0f)
+					v[p[j].doc] = x + idf * p[j].impact;
+			}
+			continue;
+		}
 		for (size_t j = 0; j < np; j++) {
 			uint32_t d = p[j].doc;
 
 			if (keep != NULL && !keep[d])
 				continue;
-			if (v[d] == 0.0f) {
-				if (!touch)
-					continue;
+			if (v[d] == 0.0f)
 				touched[nt++] = d;
-			}
 			v[d] += idf * p[j].impact;
 		}
 	}
@@ -129,26 +136,30 @@ static bool worse(const struct vec_hit *a, const struct vec_hit *b)
 	return a->score != b->score ? a->score < b->score : a->row > b->row;
 }
 
+/* x into h[i]'s place, sifted down the heap h[0..n). */
+static void sift_down(struct vec_hit *h, size_t n, size_t i, struct vec_hit x)
+{
+	for (;;) {
+		size_t c = 2 * i + 1;
+		if (c >= n)
+			break;
+		if (c + 1 < n && worse(&h[c + 1], &h[c]))
+			c++;
+		if (!worse(&h[c], &x))
+			break;
+		h[i] = h[c];
+		i = c;
+	}
+	h[i] = x;
+}
+
 static void heap_push(struct vec_hit *h, size_t *n, size_t cap, struct vec_hit x)
 {
 	size_t i;
 
 	if (*n == cap) {
-		if (!worse(&h[0], &x))
-			return;
-		i = 0;                               /* x replaces the root, sifted down */
-		for (;;) {
-			size_t c = 2 * i + 1;
-			if (c >= *n)
-				break;
-			if (c + 1 < *n && worse(&h[c + 1], &h[c]))
-				c++;
-			if (!worse(&h[c], &x))
-				break;
-			h[i] = h[c];
-			i = c;
-		}
-		h[i] = x;
+		if (worse(&h[0], &x))
+			sift_down(h, *n, 0, x);      /* x replaces the root */
 		return;
 	}
 	for (i = (*n)++; i > 0 && worse(&x, &h[(i - 1) / 2]); i = (i - 1) / 2)
@@ -156,15 +167,13 @@ static void heap_push(struct vec_hit *h, size_t *n, size_t cap, struct vec_hit x
 	h[i] = x;
 }
 
-/* h[0..n) best first. */
+/* The heap h[0..n) best first: each worst in turn goes to the end. */
 static void sort_best_first(struct vec_hit *h, size_t n)
 {
-	for (size_t i = 1; i < n; i++) {
-		struct vec_hit x = h[i];
-		size_t j = i;
-		for (; j > 0 && worse(&h[j - 1], &x); j--)
-			h[j] = h[j - 1];
-		h[j] = x;
+	for (size_t end = n; end > 1; end--) {
+		struct vec_hit x = h[end - 1];
+		h[end - 1] = h[0];
+		sift_down(h, end - 1, 0, x);
 	}
 }
 

@@ -18,6 +18,7 @@ void prox_query_init(struct prox_query *q, const struct bm25 *b, const struct to
 	int prev = -1;
 
 	memset(q, 0, sizeof *q);
+	memset(q->slot_id, 0xff, sizeof q->slot_id);
 	for (size_t i = 0; i < w->n && i < PROX_MAX_WORDS; i++) {
 		const char *tok = w->w[i];
 		size_t s = 0, n = w->len[i];
@@ -28,13 +29,19 @@ void prox_query_init(struct prox_query *q, const struct bm25 *b, const struct to
 		if (s == q->nterms) {
 			q->word[s] = (unsigned char)i;
 			q->term[s] = bm25_term_id(b, tok, n);
-			if (q->term[s] >= 0)
-				q->mask |= 1ull << (q->term[s] & 63);
+			if (q->term[s] >= 0) {
+				size_t h = (size_t)q->term[s] & (PROX_SLOTS - 1);
+				while (q->slot_id[h] != PROX_EMPTY)
+					h = (h + 1) & (PROX_SLOTS - 1);
+				q->slot_id[h] = (uint32_t)q->term[s];
+				q->slot_term[h] = (unsigned char)s;
+			}
 			q->nterms++;
 		}
 		if (prev >= 0 && (size_t)prev != s) {
 			q->pair[q->npairs].a = (unsigned char)prev;
 			q->pair[q->npairs].b = (unsigned char)s;
+			q->ends[s] |= 1ull << q->npairs;
 			q->npairs++;
 		}
 		prev = (int)s;
@@ -44,28 +51,33 @@ void prox_query_init(struct prox_query *q, const struct bm25 *b, const struct to
 double prox_score(const struct prox_query *q, const uint32_t *words, size_t n)
 {
 	long last[PROX_MAX_WORDS];          /* word position of each term's last use */
-	unsigned char hit[PROX_MAX_WORDS] = { 0 };
+	uint64_t hit = 0, all;
 	size_t nhit = 0;
 
 	if (q->npairs == 0)
 		return 0.0;
+	all = (1ull << q->npairs) - 1;
 	for (size_t i = 0; i < q->nterms; i++)
 		last[i] = -PROX_WINDOW - 1;
-	for (size_t pos = 0; pos < n && nhit < q->npairs; pos++) {
-		size_t s = 0;
+	for (size_t pos = 0; pos < n; pos++) {
+		uint32_t id = words[pos];
+		size_t h = id & (PROX_SLOTS - 1), s;
 
-		if (!(q->mask >> (words[pos] & 63) & 1))
-			continue;                /* not a question word: most are not */
-		while (s < q->nterms && q->term[s] != (long)words[pos])
-			s++;
-		if (s == q->nterms)
+		/* Most words are not the question's: an empty slot at once. */
+		while (q->slot_id[h] != id && q->slot_id[h] != PROX_EMPTY)
+			h = (h + 1) & (PROX_SLOTS - 1);
+		if (q->slot_id[h] != id)
 			continue;
-		for (size_t p = 0; p < q->npairs; p++)
-			if (!hit[p] && q->pair[p].b == s &&
-			    (long)pos - last[q->pair[p].a] <= PROX_WINDOW) {
-				hit[p] = 1;
+		s = q->slot_term[h];
+		for (uint64_t m = q->ends[s] & ~hit; m != 0; m &= m - 1) {
+			int p = __builtin_ctzll(m);
+			if ((long)pos - last[q->pair[p].a] <= PROX_WINDOW) {
+				hit |= 1ull << p;
 				nhit++;
 			}
+		}
+		if (hit == all)
+			break;
 		last[s] = (long)pos;
 	}
 	return (double)nhit / (double)q->npairs;

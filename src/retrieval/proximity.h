@@ -11,14 +11,19 @@
 
 #define PROX_MAX_WORDS 64      /* question words looked at */
 #define PROX_WINDOW 3          /* "b" counts within this many words after "a" */
+#define PROX_SLOTS 256         /* hash slots of the known terms: a power of 2, >> PROX_MAX_WORDS */
+#define PROX_EMPTY UINT32_MAX  /* no term id (bm25 ids count from 0) */
 
 struct prox_query {
 	long term[PROX_MAX_WORDS];           /* each distinct stem's id, -1 unknown */
 	unsigned char word[PROX_MAX_WORDS];  /* and its first word in the question */
 	size_t nterms;
-	uint64_t mask;                       /* bit id % 64 of each known term */
+	uint32_t slot_id[PROX_SLOTS];        /* the known terms' ids by hash (linear
+	                                      * probing), PROX_EMPTY where none */
+	unsigned char slot_term[PROX_SLOTS]; /* and which term each is */
 	struct { unsigned char a, b; } pair[PROX_MAX_WORDS];
-	size_t npairs;                       /* neighbouring words of two stems */
+	uint64_t ends[PROX_MAX_WORDS];       /* bit p: pair p's second word is this term */
+	size_t npairs;                       /* neighbouring words of two stems, < 64 */
 };
 
 /* The question's first PROX_MAX_WORDS words, as terms of b. */

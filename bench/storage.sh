@@ -80,7 +80,7 @@ BIN=$ROOT/build/sluice
 # Deterministic rows (~110 bytes): quoted fields with commas and doubled
 # quotes, every inferred type.  Made once and kept in var/bench-data/.
 if [[ ! -s $CSV || $(stat -c %s "$CSV") -lt $((SIZE_MB * 1000000)) ]]; then
-	echo "generating $CSV ($SIZE_MB MB)..."
+	echo "generating ${CSV#"$ROOT"/} ($SIZE_MB MB)..."
 	awk -v target=$((SIZE_MB * 1000000)) 'BEGIN {
 		srand(42)
 		split("Oslo|Zürich, CH|São Paulo|Kraków|New York, NY|Malmö|Lyon", city, "|")
@@ -100,7 +100,7 @@ if [[ ! -s $CSV || $(stat -c %s "$CSV") -lt $((SIZE_MB * 1000000)) ]]; then
 	mv "$CSV.tmp" "$CSV"
 fi
 BYTES=$(stat -c %s "$CSV")
-echo "file: $CSV, $BYTES bytes"
+echo "file: ${CSV#"$ROOT"/}, $BYTES bytes"
 cat "$CSV" >/dev/null                       # into the page cache
 
 # --- 1. our inference, one core ---------------------------------------------------
@@ -128,16 +128,8 @@ echo "median: $OURS MB/s (row_count $rows exact, analyzed_rows $analyzed)"
 echo
 echo "== 2. DuckDB read_csv (count(*), threads = 1, taskset -c $CORE)"
 DUCK=$TOOLS/duckdb
-if [[ ! -d $DUCK/node_modules/@duckdb/node-api ]]; then
-	echo "installing @duckdb/node-api into $DUCK..."
-	mkdir -p "$DUCK"
-	[[ -f $DUCK/package.json ]] || echo '{"private": true}' >"$DUCK/package.json"
-	(cd "$DUCK" && npm install --no-audit --no-fund --loglevel=error @duckdb/node-api >"$TMP/npm.log" 2>&1) || {
-		cat "$TMP/npm.log"
-		echo "bench/storage.sh: npm install @duckdb/node-api failed" >&2
-		exit 1
-	}
-fi
+. "$ROOT/bench/lib/duckdb.sh"
+duckdb_install "$DUCK"
 cat >"$DUCK/read_csv.mjs" <<'EOF'
 // One read_csv of the file: DuckDB sniffs the dialect, detects the types and
 // counts every row; prints "seconds rows" and the detected types.
@@ -152,7 +144,6 @@ const d = await con.runAndReadAll(`DESCRIBE SELECT * FROM read_csv('${file}')`);
 console.log(((t1 - t0) / 1000).toFixed(3), String(r.getRows()[0][0]));
 console.log(d.getRows().map((c) => `${c[0]}:${c[1]}`).join(' '));
 EOF
-DUCK_VERSION=$(sed -n 's/.*"version": "\(.*\)".*/\1/p' "$DUCK/node_modules/@duckdb/node-api/package.json")
 duck=()
 for ((i = 1; i <= ROUNDS; i++)); do
 	(cd "$DUCK" && taskset -c "$CORE" node read_csv.mjs "$CSV") >"$TMP/duck.out"

@@ -1,6 +1,6 @@
 /* fuzz_csv.c - libFuzzer target: the CSV reader and the inference over it.
- * The first byte picks the options (encoding, delimiter, header, skipped
- * rows); the rest is the file. */
+ * The first byte picks the options (encoding; delimiter: detected, runs of
+ * blanks, comma or semicolon; header; skipped rows); the rest is the file. */
 #include <json-c/json.h>
 
 #include "fuzz_tabular.h"
@@ -11,7 +11,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static const char *const encodings[] = { "", "", "", "", "utf-8", "utf-16",
 	                                         "latin-1", "windows-1252" };
-	static const char delimiters[] = { 0, 0, ',', ';' };
+	static const char delimiters[] = { 0, ' ', ',', ';' };
 	struct tab_opts o;
 	char path[64];
 	int fd;

@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "admin/admin.h"
-#include "runner/work.h"
+#include "work/work.h"
 #include "serve/serve.h"
 #include "util/config.h"
 #include "util/log.h"

@@ -17,7 +17,8 @@ static const char usage[] =
 	"\"analyzed_rows\"}) and, on stderr, what was detected.  The format comes from\n"
 	"the file name (.csv .txt .tsv .json .jsonl .ndjson .xlsx .xls .parquet)\n"
 	"unless --format (csv, txt, json, xlsx, xls, parquet) names it.  --delimiter\n"
-	"is one character (\\t or 'tab' for a tab); --encoding one of utf-8, utf-16,\n"
+	"is one character (\\t or 'tab' for a tab, 'space' for runs of blanks);\n"
+	"--encoding one of utf-8, utf-16,\n"
 	"utf-16le, utf-16be, latin-1, iso-8859-1, windows-1252; --max-rows the rows\n"
 	"whose values are classified (default 100000; the rest are only counted).\n"
 	"-c FILE is accepted and ignored: no config is needed.\n"
@@ -67,6 +68,8 @@ int admin_infer(int argc, char **argv)
 		case 'd':
 			if (strcmp(optarg, "\\t") == 0 || strcmp(optarg, "tab") == 0)
 				o.delimiter = '\t';
+			else if (strcmp(optarg, "space") == 0)
+				o.delimiter = ' ';
 			else if (strlen(optarg) == 1)
 				o.delimiter = optarg[0];
 			else {
@@ -136,7 +139,7 @@ int admin_infer(int argc, char **argv)
 	fprintf(stderr, "format=%s encoding=%s delimiter=%s header=%s rows=%lld "
 	        "analyzed_rows=%lld ragged_rows=%lld first_ragged_row=%lld%s%s\n",
 	        tab_format_name(f), res.stats.encoding[0] ? res.stats.encoding : "-",
-	        res.stats.delimiter == '\t' ? "tab"
+	        res.stats.delimiter == '\t' ? "tab" : res.stats.delimiter == ' ' ? "space"
 	        : res.stats.delimiter == 0 ? "-" : (char[]){ res.stats.delimiter, 0 },
 	        res.stats.has_header ? "yes" : "no", res.row_count, res.analyzed_rows,
 	        res.stats.ragged_rows, res.stats.first_ragged_row,

@@ -37,6 +37,10 @@ int admin_migrate(int argc, char **argv)
 	}
 	if ((rc = admin_load_config(conf, &cfg)) != 0)
 		return rc;
+	if (config_use_migrate_account(&cfg, err, sizeof err) != 0) {
+		fprintf(stderr, "sluice: %s\n", err);
+		return EXIT_CONFIG;
+	}
 	if ((db = admin_connect(&cfg)) == NULL)
 		return 1;
 	rc = migrate_run(db, cfg.sql_dir, &applied, err, sizeof err);

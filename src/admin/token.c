@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "admin/admin.h"
+#include "auth/identity.h"
 #include "auth/jwt.h"
 #include "db/db.h"
 #include "util/config.h"
@@ -128,6 +129,12 @@ int admin_token(int argc, char **argv)
 		return EXIT_CONFIG;
 	}
 	if (customer == NULL) {
+		if (!identity_customer_id_ok(customer_id)) {
+			fprintf(stderr, "sluice: --customer-id must be 1..%d lower-case "
+			        "letters, digits, '-' or '_'\n", IDENTITY_CUSTOMER_ID_MAX);
+			explicit_bzero(cfg.jwt_secret, sizeof cfg.jwt_secret);
+			return EXIT_USAGE;
+		}
 		if (customer_id[0] == '\0' || customer_name[0] == '\0' ||
 		    str_copy(claims.customer_id, sizeof claims.customer_id,
 		             customer_id) != 0 ||

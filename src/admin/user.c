@@ -11,6 +11,7 @@
 
 #include "admin/admin.h"
 #include "auth/basic.h"
+#include "auth/identity.h"
 #include "db/db.h"
 #include "util/config.h"
 
@@ -18,19 +19,6 @@ static const char usage[] =
 	"usage: sluice user add NAME [--customer CUSTOMER] [--if-missing] [-c FILE]\n"
 	"       sluice user passwd NAME [-c FILE]\n"
 	"The password is the first line of standard input.\n";
-
-static bool name_ok(const char *s)
-{
-	size_t n = strlen(s);
-
-	if (n == 0 || n > BASIC_MAX_USER)
-		return false;
-	/* A colon would make the Basic header ambiguous. */
-	for (; *s != '\0'; s++)
-		if ((unsigned char)*s <= 0x20 || *s == 0x7f || *s == ':')
-			return false;
-	return true;
-}
 
 int admin_user(int argc, char **argv)
 {
@@ -69,7 +57,7 @@ int admin_user(int argc, char **argv)
 		fputs(usage, stderr);
 		return EXIT_USAGE;
 	}
-	if (!name_ok(name)) {
+	if (!identity_user_name_ok(name)) {
 		fprintf(stderr, "sluice: user name must be 1..%d characters without "
 		        "spaces or ':'\n", BASIC_MAX_USER);
 		return EXIT_USAGE;

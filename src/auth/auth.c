@@ -12,9 +12,12 @@
 
 #include "auth/auth.h"
 #include "auth/basic.h"
+#include "auth/identity.h"
 #include "auth/jwt.h"
+#include "auth/throttle.h"
 #include "db/db.h"
 #include "http/errors.h"
+#include "http/pool.h"
 #include "http/response.h"
 #include "util/arena.h"
 #include "util/config.h"
@@ -22,7 +25,7 @@
 #include "util/str.h"
 #include "util/timeutil.h"
 
-#define BASIC_CACHE_SLOTS 256
+#define BASIC_CACHE_SLOTS 4096
 
 /* ---- JWT ---------------------------------------------------------------- */
 
@@ -84,10 +87,17 @@ int auth_jwt_or_reply(struct req *r, const char *permission)
 		r->id.permissions[i] = arena_strdup(r->arena, c->permissions[i]);
 
 	/* A token without a customer cannot be scoped to one: refuse it
-	 * rather than let a handler run with an empty customer id. */
+	 * rather than let a handler run with an empty customer id.  Nor is a
+	 * look-alike of a customer's id (another case, a trailing space, an
+	 * accent) taken: only the canonical form, which compares exactly. */
 	if (c->customer_id[0] == '\0') {
 		r->id.customer_id = NULL;
 		return jwt_unauthorized(r, "Invalid token: missing customer_id");
+	}
+	if (!identity_customer_id_ok(c->customer_id)) {
+		r->id.customer_id = NULL;
+		return jwt_unauthorized(r, "Invalid token: customer_id must be 1 to 36 "
+		                        "lower-case letters, digits, '-' or '_'");
 	}
 	if (permission != NULL && !auth_has_permission(r, permission)) {
 		snprintf(detail, sizeof detail, "Missing permission %s", permission);
@@ -107,23 +117,73 @@ bool auth_has_permission(const struct req *r, const char *permission)
 
 /* ---- Basic -------------------------------------------------------------- */
 
-enum basic_result { BASIC_OK, BASIC_MISSING, BASIC_INVALID, BASIC_UNAVAILABLE };
+enum basic_result {
+	BASIC_OK, BASIC_MISSING, BASIC_INVALID, BASIC_UNAVAILABLE, BASIC_THROTTLED,
+	BASIC_BUSY,                       /* every password-check share is taken */
+};
 
-/* Per worker: verified credentials, and a hash to burn time on when the user
- * does not exist, so response time does not reveal which names exist. */
+/* How many workers may hash a password at once (http/pool.h). */
+static int password_checks_max(const struct config *cfg)
+{
+	int n = config_worker_count(cfg) / 4;
+
+	if (cfg->password_checks_max > 0)
+		return cfg->password_checks_max;
+	return n > 0 ? n : 1;
+}
+
+/* Verified credentials (shared by all workers when auth_shared_init ran in
+ * the master, else this process's own), and a hash to burn time on when
+ * the user does not exist, so response time does not reveal which names
+ * exist. */
 static struct basic_cache *cache;
 static char *dummy_hash;
 
-static enum basic_result basic_check(struct req *r)
+int auth_shared_init(void)
+{
+	if (throttle_init(THROTTLE_SLOTS) != 0)
+		return -1;
+	if (cache == NULL && (cache = basic_cache_new_shared(BASIC_CACHE_SLOTS)) == NULL)
+		return -1;
+	return 0;
+}
+
+/* Take an attempt from the user name's and the address's buckets: 0, or
+ * the seconds to wait (nothing taken). */
+static int basic_attempt_take(const struct req *r, const char *user, const char *addr)
+{
+	int wait;
+
+	wait = throttle_take(THROTTLE_USER, user, r->cfg->basic_fail_per_user,
+	                     r->cfg->basic_fail_refill_s);
+	if (wait > 0)
+		return wait;
+	wait = throttle_take(THROTTLE_ADDRESS, addr, r->cfg->basic_fail_per_address,
+	                     r->cfg->basic_fail_refill_s);
+	if (wait > 0)
+		throttle_give_back(THROTTLE_USER, user, r->cfg->basic_fail_refill_s);
+	return wait;
+}
+
+static void basic_attempt_give_back(const struct req *r, const char *user,
+                                    const char *addr)
+{
+	throttle_give_back(THROTTLE_USER, user, r->cfg->basic_fail_refill_s);
+	throttle_give_back(THROTTLE_ADDRESS, addr, r->cfg->basic_fail_refill_s);
+}
+
+/* The check itself.  *retry_after is set with BASIC_THROTTLED. */
+static enum basic_result basic_check(struct req *r, int *retry_after)
 {
 	char user[BASIC_MAX_USER + 1], password[BASIC_MAX_PASSWORD + 1];
+	char addr[64] = "";
 	const char *header = req_header(r, "Authorization");
 	const char *stored = NULL;
 	struct db_stmt *st = NULL;
 	struct db *db = r->db;
 	long long now = time_now_s(), user_id = 0;
 	enum basic_result res = BASIC_INVALID;
-	bool disabled = false;
+	bool disabled = false, taken = false;
 	int ok;
 
 	if (header == NULL || header[0] == '\0')
@@ -131,6 +191,12 @@ static enum basic_result basic_check(struct req *r)
 	if (basic_header_parse(header, user, sizeof user,
 	                       password, sizeof password) != 0)
 		return BASIC_INVALID;
+	/* A name no user can have (a space, a control character) is nobody:
+	 * no lookup, no hash, no attempt counted. */
+	if (!identity_user_name_ok(user)) {
+		explicit_bzero(password, sizeof password);
+		return BASIC_INVALID;
+	}
 
 	if (cache == NULL)
 		cache = basic_cache_new(BASIC_CACHE_SLOTS);
@@ -140,20 +206,31 @@ static enum basic_result basic_check(struct req *r)
 		goto out;
 	}
 
+	/* Past the budget of either bucket nothing costly happens. */
+	throttle_address_key(req_env(r, "REMOTE_ADDR"), addr, sizeof addr);
+	if ((*retry_after = basic_attempt_take(r, user, addr)) > 0) {
+		res = BASIC_THROTTLED;
+		goto out;
+	}
+	taken = true;
+
 	if (db_ensure(db) != DB_OK) {
 		res = BASIC_UNAVAILABLE;
 		goto out;
 	}
-	st = db_query(db, "SELECT id, password_hash, disabled FROM api_users "
+	st = db_query(db, "SELECT id, name, password_hash, disabled FROM api_users "
 	                  "WHERE name = ?", "s", user);
 	if (st == NULL) {
 		res = BASIC_UNAVAILABLE;
 		goto out;
 	}
-	if ((ok = db_fetch(st)) == 1) {
+	/* The column compares byte for byte (utf8mb4_nopad_bin); the name is
+	 * compared once more here, so no collation can ever match a
+	 * look-alike. */
+	if ((ok = db_fetch(st)) == 1 && strcmp(db_col_str(st, 1), user) == 0) {
 		user_id = db_col_ll(st, 0);
-		stored = arena_strdup(r->arena, db_col_str(st, 1));
-		disabled = db_col_ll(st, 2) != 0;
+		stored = arena_strdup(r->arena, db_col_str(st, 2));
+		disabled = db_col_ll(st, 3) != 0;
 	} else if (ok < 0) {
 		res = BASIC_UNAVAILABLE;
 		goto out;
@@ -161,15 +238,24 @@ static enum basic_result basic_check(struct req *r)
 	db_done(st);
 	st = NULL;
 
+	/* A PBKDF2 costs half a second of a worker: at most a share of the
+	 * pool spends it at once, whatever a flood of wrong passwords does. */
+	if (!pool_take(POOL_PASSWORD_CHECKS, password_checks_max(r->cfg))) {
+		res = BASIC_BUSY;
+		goto out;
+	}
 	if (stored == NULL) {
 		if (dummy_hash == NULL)
 			dummy_hash = basic_password_hash("not a password",
 			                 (unsigned)r->cfg->pbkdf2_iterations);
 		if (dummy_hash != NULL)
 			(void)basic_password_verify(password, dummy_hash);
+		pool_give(POOL_PASSWORD_CHECKS);
 		goto out;
 	}
-	if (basic_password_verify(password, stored) != 1 || disabled)
+	ok = basic_password_verify(password, stored);
+	pool_give(POOL_PASSWORD_CHECKS);
+	if (ok != 1 || disabled)
 		goto out;
 
 	res = BASIC_OK;
@@ -177,6 +263,10 @@ static enum basic_result basic_check(struct req *r)
 		basic_cache_put(cache, user, password, user_id, now,
 		                r->cfg->basic_cache_ttl);
 out:
+	/* Only a wrong answer keeps its attempt; a right one or an outage
+	 * gives it back. */
+	if (taken && res != BASIC_INVALID)
+		basic_attempt_give_back(r, user, addr);
 	db_done(st);
 	if (res == BASIC_OK) {
 		r->id.user_id = user_id;
@@ -193,15 +283,43 @@ static int basic_unauthorized(struct req *r, const char *detail)
 	return -1;
 }
 
+/* 429 with Retry-After: too many wrong attempts for this name or address. */
+static void basic_throttled_headers(struct req *r, int retry_after, char *detail,
+                                    size_t cap)
+{
+	char secs[16];
+
+	snprintf(secs, sizeof secs, "%d", retry_after);
+	resp_header(r, "Retry-After", secs);
+	snprintf(detail, cap, "Too many failed attempts: try again in %d s", retry_after);
+}
+
+/* 429 with Retry-After: every password-check share of the pool is taken. */
+static const char *basic_busy_headers(struct req *r)
+{
+	resp_header(r, "Retry-After", "1");
+	return "Too many password checks at once; retry in a moment";
+}
+
 int auth_basic_or_reply(struct req *r)
 {
-	switch (basic_check(r)) {
+	char detail[96];
+	int retry_after = 0;
+
+	switch (basic_check(r, &retry_after)) {
 	case BASIC_OK:
 		return 0;
 	case BASIC_MISSING:
 		return basic_unauthorized(r, "Not authenticated");
 	case BASIC_UNAVAILABLE:
 		return resp_db_error(r, DB_ERR_UNAVAILABLE);
+	case BASIC_THROTTLED:
+		basic_throttled_headers(r, retry_after, detail, sizeof detail);
+		resp_detail(r, 429, detail);
+		return -1;
+	case BASIC_BUSY:
+		resp_detail(r, 429, basic_busy_headers(r));
+		return -1;
 	case BASIC_INVALID:
 	default:
 		return basic_unauthorized(r, "Invalid credentials");
@@ -230,15 +348,23 @@ int auth_health_or_reply(struct req *r)
 {
 	/* The spec lets callers send Basic where anonymous calls are blocked;
 	 * it is checked only when the operator asks for it (health_auth). */
+	char detail[96];
+	int retry_after = 0;
+
 	if (!r->cfg->health_auth)
 		return 0;
-	switch (basic_check(r)) {
+	switch (basic_check(r, &retry_after)) {
 	case BASIC_OK:
 		return 0;
 	case BASIC_MISSING:
 		return health_refuse(r, 401, "Not authenticated");
 	case BASIC_UNAVAILABLE:
 		return health_refuse(r, 503, "database unreachable");
+	case BASIC_THROTTLED:
+		basic_throttled_headers(r, retry_after, detail, sizeof detail);
+		return health_refuse(r, 429, detail);
+	case BASIC_BUSY:
+		return health_refuse(r, 429, basic_busy_headers(r));
 	case BASIC_INVALID:
 	default:
 		return health_refuse(r, 401, "Invalid credentials");

@@ -7,6 +7,10 @@
 
 #include "http/request.h"
 
+/* In the serve master, before it forks: the Basic cache and the table of
+ * failed attempts, shared by every worker.  0, or -1 (errno set). */
+int auth_shared_init(void);
+
 int auth_jwt_or_reply(struct req *r, const char *permission);
 int auth_basic_or_reply(struct req *r);
 int auth_health_or_reply(struct req *r);

@@ -4,11 +4,13 @@
  * derived key is wiped with OPENSSL_cleanse before it is released, and
  * every comparison of secret-derived bytes is constant time. */
 #include <limits.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/mman.h>
 
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
@@ -17,6 +19,7 @@
 
 #include "auth/basic.h"
 #include "util/base64url.h"
+#include "util/shm.h"
 
 #define HASH_PREFIX "pbkdf2-sha256$"
 #define HASH_SALT_LEN 16
@@ -220,6 +223,8 @@ struct basic_cache_entry {
 struct basic_cache {
 	unsigned char key[32];
 	size_t nslots;
+	bool shared;                      /* a MAP_SHARED mapping, locked */
+	pthread_mutex_t lock;             /* when shared */
 	struct basic_cache_entry slot[];
 };
 
@@ -239,12 +244,51 @@ struct basic_cache *basic_cache_new(size_t slots)
 	return c;
 }
 
+struct basic_cache *basic_cache_new_shared(size_t slots)
+{
+	struct basic_cache *c;
+	size_t size;
+
+	if (slots == 0 || slots > CACHE_MAX_SLOTS)
+		return NULL;
+	size = sizeof *c + slots * sizeof c->slot[0];
+	if ((c = shm_map(size)) == NULL)
+		return NULL;
+	c->nslots = slots;
+	c->shared = true;
+	if (RAND_bytes(c->key, sizeof c->key) != 1 || shm_mutex_init(&c->lock) != 0) {
+		munmap(c, size);
+		return NULL;
+	}
+	return c;
+}
+
 void basic_cache_free(struct basic_cache *c)
 {
+	size_t size;
+
 	if (c == NULL)
 		return;
-	OPENSSL_cleanse(c, sizeof *c + c->nslots * sizeof c->slot[0]);
+	size = sizeof *c + c->nslots * sizeof c->slot[0];
+	if (c->shared) {
+		OPENSSL_cleanse(c, size);
+		munmap(c, size);
+		return;
+	}
+	OPENSSL_cleanse(c, size);
 	free(c);
+}
+
+static void cache_lock(struct basic_cache *c)
+{
+	if (c->shared)
+		shm_mutex_lock(&c->lock);
+}
+
+static void cache_unlock(struct basic_cache *c)
+{
+	if (c->shared)
+		shm_mutex_unlock(&c->lock);
 }
 
 /* HMAC-SHA256(cache key, user || 0x00 || password) into digest, and the
@@ -289,6 +333,7 @@ int basic_cache_get(struct basic_cache *c, const char *user,
 
 	if (cache_key(c, user, password, digest, &slot) != 0)
 		return 0;
+	cache_lock(c);
 	e = &c->slot[slot];
 	if (e->used && CRYPTO_memcmp(e->digest, digest, sizeof digest) == 0) {
 		if (now < e->expires) {
@@ -298,6 +343,7 @@ int basic_cache_get(struct basic_cache *c, const char *user,
 		} else
 			memset(e, 0, sizeof *e);
 	}
+	cache_unlock(c);
 	OPENSSL_cleanse(digest, sizeof digest);
 	return hit;
 }
@@ -314,11 +360,13 @@ void basic_cache_put(struct basic_cache *c, const char *user,
 		return;
 	if (cache_key(c, user, password, digest, &slot) != 0)
 		return;
+	cache_lock(c);
 	e = &c->slot[slot];
 	memcpy(e->digest, digest, sizeof digest);
 	e->user_id = user_id;
 	if (__builtin_add_overflow(now, (long long)ttl, &e->expires))
 		e->expires = LLONG_MAX;
 	e->used = true;
+	cache_unlock(c);
 	OPENSSL_cleanse(digest, sizeof digest);
 }

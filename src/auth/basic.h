@@ -32,11 +32,14 @@ int basic_password_verify(const char *password, const char *stored);
 int basic_header_parse(const char *header, char *user, size_t usercap,
                        char *password, size_t pwcap);
 
-/* Per-worker cache: remembers that (user, password) verified, until ttl.
- * Entries are keyed by an HMAC of user and password under a random
- * per-process key, so the cache never holds a password. */
+/* A cache that remembers that (user, password) verified, until ttl.
+ * Entries are keyed by an HMAC of user and password under a random key,
+ * so the cache never holds a password.  basic_cache_new makes one for this
+ * process; basic_cache_new_shared one in a shared mapping (with a lock)
+ * that processes forked afterwards use together, as serve's workers do. */
 struct basic_cache;
 struct basic_cache *basic_cache_new(size_t slots);
+struct basic_cache *basic_cache_new_shared(size_t slots);
 void basic_cache_free(struct basic_cache *c);
 /* 1 and *user_id when a fresh entry matches, else 0. */
 int basic_cache_get(struct basic_cache *c, const char *user,

@@ -20,6 +20,8 @@
 #define DB_MIN_COLBUF 64
 #define DB_RETRY_MS 250.0     /* between connect attempts while the server is down */
 
+static unsigned long long tx_retries;   /* this process's, for logs and tests */
+
 struct cached_stmt {
 	const char *sql;          /* the caller's string: literals live forever */
 	MYSQL_STMT *stmt;
@@ -197,7 +199,7 @@ int db_ensure(struct db *db)
 	    c->db_socket[0] != '\0' ? NULL : c->db_host,
 	    c->db_user, c->db_password, c->db_name,
 	    c->db_socket[0] != '\0' ? 0 : (unsigned int)c->db_port,
-	    c->db_socket[0] != '\0' ? c->db_socket : NULL, 0) == NULL) {
+	    c->db_socket[0] != '\0' ? c->db_socket : NULL, CLIENT_FOUND_ROWS) == NULL) {
 		err = classify(mysql_errno(m));
 		if (err != DB_ERR_ACCESS)
 			err = DB_ERR_UNAVAILABLE;
@@ -640,5 +642,65 @@ int db_exec_script(struct db *db, const char *sql, size_t len)
 	}
 	if (db->conn != NULL)
 		mysql_set_server_option(db->conn, MYSQL_OPTION_MULTI_STATEMENTS_OFF);
+	return rc;
+}
+
+int db_in_batch(struct db *db, const char *sql, const char *const *ids, size_t n,
+                bool *found)
+{
+	const char *v[DB_IN_BATCH];
+	struct db_stmt *st;
+	int rc;
+
+	if (n == 0 || n > DB_IN_BATCH)
+		return n == 0 ? 0 : DB_ERR;
+	for (size_t i = 0; i < DB_IN_BATCH; i++)
+		v[i] = ids[i < n ? i : 0];
+	st = db_query(db, sql, "ssssssssssssssss", v[0], v[1], v[2], v[3], v[4], v[5],
+	              v[6], v[7], v[8], v[9], v[10], v[11], v[12], v[13], v[14], v[15]);
+	if (st == NULL)
+		return db_last_err(db);
+	for (size_t i = 0; i < n; i++)
+		found[i] = false;
+	while ((rc = db_fetch(st)) == 1)
+		for (size_t i = 0; i < n; i++)
+			if (strcmp(ids[i], db_col_str(st, 0)) == 0)
+				found[i] = true;
+	db_done(st);
+	return rc < 0 ? rc : 0;
+}
+
+unsigned long long db_tx_retries(void)
+{
+	return tx_retries;
+}
+
+int db_tx(struct db *db, const char *what, db_tx_fn body, void *arg)
+{
+	int rc = DB_ERR;
+
+	for (int attempt = 1; attempt <= DB_TX_ATTEMPTS; attempt++) {
+		if ((rc = db_begin(db)) != DB_OK)
+			return rc;
+		rc = body(db, arg);
+		if (rc >= 0) {
+			int c = db_commit(db);
+
+			if (c == DB_OK)
+				return rc;
+			rc = c;
+		} else {
+			db_rollback(db);
+		}
+		if (rc != DB_ERR_DEADLOCK)
+			return rc;
+		/* A deadlock, a lock wait timeout or (on Galera) a certification
+		 * failure at COMMIT: nothing of this attempt was kept. */
+		tx_retries++;
+		log_kv(attempt < DB_TX_ATTEMPTS ? LOG_INFO : LOG_WARN,
+		       "transaction retried", "what=%s attempt=%d of=%d retries_total=%llu "
+		       "error=%s", what, attempt, DB_TX_ATTEMPTS, tx_retries,
+		       LOG_Q(db_error(db)));
+	}
 	return rc;
 }

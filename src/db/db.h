@@ -42,8 +42,11 @@ bool db_connected(const struct db *db);
 /* The last error text, for logs (never for clients: it may name tables). */
 const char *db_error(const struct db *db);
 
-/* Run a statement that returns no rows.  Returns the affected row count
- * (>= 0) or a negative enum db_err. */
+/* Run a statement that returns no rows.  Returns the number of rows the
+ * statement matched (>= 0; the connection asks for CLIENT_FOUND_ROWS, so an
+ * UPDATE that sets a row to the values it already has still counts it, and
+ * INSERT ... ON DUPLICATE KEY UPDATE answers 1 or 2), or a negative enum
+ * db_err.  Never take "no row changed" from it: read the row. */
 long long db_exec(struct db *db, const char *sql, const char *types, ...);
 long long db_last_insert_id(struct db *db);
 
@@ -61,10 +64,30 @@ unsigned db_col_count(const struct db_stmt *st);
 void db_done(struct db_stmt *st);                /* NULL is fine */
 int db_last_err(const struct db *db);
 
+/* Which of ids[0..n) (n <= DB_IN_BATCH) the query returns in its first
+ * column: found[i].  sql ends in an IN list of exactly DB_IN_BATCH string
+ * placeholders; the places past n repeat ids[0].  0 or < 0 enum db_err. */
+#define DB_IN_BATCH 16
+int db_in_batch(struct db *db, const char *sql, const char *const *ids, size_t n,
+                bool *found);
+
 /* Transactions.  db_rollback is safe to call when none is open. */
 int db_begin(struct db *db);
 int db_commit(struct db *db);
 void db_rollback(struct db *db);
+
+/* A transaction run whole, and again (at most DB_TX_ATTEMPTS times) when
+ * the server answers a deadlock, a lock wait timeout or a Galera
+ * certification failure, at any statement or at COMMIT.  body returns >= 0
+ * (handed back once the COMMIT succeeded) or a negative enum db_err (the
+ * transaction is rolled back).  body may run more than once: it must start
+ * from its arguments each time and keep nothing of an attempt that did not
+ * commit.  Retries are logged with what and counted (db_tx_retries). */
+#define DB_TX_ATTEMPTS 4
+typedef int (*db_tx_fn)(struct db *db, void *arg);
+int db_tx(struct db *db, const char *what, db_tx_fn body, void *arg);
+/* Transactions this process retried since it started. */
+unsigned long long db_tx_retries(void);
 
 /* Run a whole script of static SQL (migrations only: never request input). */
 int db_exec_script(struct db *db, const char *sql, size_t len);

@@ -16,6 +16,7 @@
 
 #include <mysql.h>
 #include <errmsg.h>
+#include <openssl/evp.h>
 
 #include "db/warehouse.h"
 #include "util/config.h"
@@ -25,6 +26,7 @@
 #define WH_BATCH_BYTES_MAX (8u << 20)    /* flush a batch at this many bytes */
 #define WH_QNAME_MAX (2 * WH_IDENT_MAX * 4 + 3)
 #define WH_QUALIFIED_MAX (2 * WH_QNAME_MAX + 2)
+#define WH_LOGICAL_MAX 255                /* bytes of a logical schema name */
 
 struct wh {
 	MYSQL *conn;
@@ -108,7 +110,91 @@ int wh_quote(const char *name, char *buf, size_t cap)
 	return 0;
 }
 
-/* `schema`.`table` into buf; an empty schema is the default one. */
+/* --- where a customer's schema lives ---------------------------------------- */
+
+static char ascii_lower(char c)
+{
+	return c >= 'A' && c <= 'Z' ? (char)(c - 'A' + 'a') : c;
+}
+
+int wh_schema_physical(const char *customer_id, const char *logical,
+                       char out[WH_IDENT_MAX + 1])
+{
+	static const char hex[] = "0123456789abcdef";
+	unsigned char md[EVP_MAX_MD_SIZE];
+	unsigned int mdlen = 0;
+	char input[WH_LOGICAL_MAX + 256];
+	size_t n, clen, o, chars = 0;
+	EVP_MD_CTX *ctx;
+	int ok;
+
+	out[0] = '\0';
+	if (customer_id == NULL || logical == NULL)
+		return -1;
+	n = strlen(logical);
+	clen = strlen(customer_id);
+	if (n == 0 || n > WH_LOGICAL_MAX || clen == 0 || clen > 255)
+		return -1;
+	memcpy(input, customer_id, clen);
+	input[clen] = '\n';
+	for (size_t i = 0; i < n; i++)
+		input[clen + 1 + i] = ascii_lower(logical[i]);
+	if ((ctx = EVP_MD_CTX_new()) == NULL)
+		return -1;
+	ok = EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) == 1 &&
+	     EVP_DigestUpdate(ctx, input, clen + 1 + n) == 1 &&
+	     EVP_DigestFinal_ex(ctx, md, &mdlen) == 1 && mdlen >= 8;
+	EVP_MD_CTX_free(ctx);
+	if (!ok)
+		return -1;
+
+	/* The readable part: one output character per input character, so
+	 * that SQL's REGEXP_REPLACE in migration 008 makes the same name. */
+	o = strlen(WH_SCHEMA_PREFIX);
+	memcpy(out, WH_SCHEMA_PREFIX, o);
+	for (size_t i = 0; i < n && chars < WH_SCHEMA_LOGICAL_CHARS; i++) {
+		char c = ascii_lower(logical[i]);
+
+		if ((unsigned char)c >= 0x80 && ((unsigned char)c & 0xc0) == 0x80)
+			continue;                    /* a continuation byte */
+		out[o++] = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_'
+		           ? c : '_';
+		chars++;
+	}
+	out[o++] = '_';
+	for (int i = 0; i < 8; i++) {
+		out[o++] = hex[md[i] >> 4];
+		out[o++] = hex[md[i] & 15];
+	}
+	out[o] = '\0';
+	return 0;
+}
+
+bool wh_schema_reserved(const char *logical, const char *service_db)
+{
+	static const char *const system[] = {
+		"mysql", "information_schema", "performance_schema", "sys",
+	};
+
+	if (logical == NULL)
+		return false;
+	for (size_t i = 0; i < sizeof system / sizeof system[0]; i++)
+		if (str_eq_nocase(logical, system[i]))
+			return true;
+	return service_db != NULL && str_eq_nocase(logical, service_db);
+}
+
+bool wh_schema_is_warehouse(const char *physical)
+{
+	size_t n = strlen(WH_SCHEMA_PREFIX);
+
+	return physical != NULL && strncmp(physical, WH_SCHEMA_PREFIX, n) == 0 &&
+	       physical[n] != '\0' && wh_ident_ok(physical);
+}
+
+/* `schema`.`table` into buf; an empty schema is the default one.  Only a
+ * warehouse database is ever named: a loader's statement cannot reach the
+ * service's or MariaDB's own schemas through here, whatever the caller. */
 static int qualified(const struct wh *w, const char *schema, const char *table,
                      char *buf, size_t cap)
 {
@@ -117,6 +203,8 @@ static int qualified(const struct wh *w, const char *schema, const char *table,
 
 	if (schema == NULL || schema[0] == '\0')
 		schema = w->default_schema;
+	if (!wh_schema_is_warehouse(schema))
+		return -1;
 	if (wh_quote(schema, qs, sizeof qs) != 0 || wh_quote(table, qt, sizeof qt) != 0)
 		return -1;
 	n = snprintf(buf, cap, "%s.%s", qs, qt);
@@ -150,43 +238,6 @@ static bool sql_type_ok(const char *t)
 
 /* --- connection ------------------------------------------------------------ */
 
-static int read_password(const char *path, char *buf, size_t cap,
-                         char *err, size_t errlen)
-{
-	size_t len = 0;
-	ssize_t n;
-	int fd;
-
-	buf[0] = '\0';
-	if (path[0] == '\0')
-		return 0;
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
-		str_errf(err, errlen, "cannot open warehouse_password_file '%s': %s",
-		         path, strerror(errno));
-		return -1;
-	}
-	while (len < cap - 1) {
-		n = read(fd, buf + len, cap - 1 - len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			str_errf(err, errlen, "cannot read warehouse_password_file '%s': %s",
-			         path, strerror(errno));
-			close(fd);
-			explicit_bzero(buf, cap);
-			return -1;
-		}
-		if (n == 0)
-			break;
-		len += (size_t)n;
-	}
-	close(fd);
-	while (len > 0 && (buf[len - 1] == '\n' || buf[len - 1] == '\r'))
-		len--;
-	buf[len] = '\0';
-	return 0;
-}
-
 struct wh *wh_open(const struct config *cfg, char *err, size_t errlen)
 {
 	char pw[WH_PASSWORD_MAX + 1];
@@ -212,9 +263,8 @@ struct wh *wh_open(const struct config *cfg, char *err, size_t errlen)
 		goto fail;
 	}
 	w->shares_app = cfg->warehouse_host[0] == '\0' &&
-	                cfg->warehouse_socket[0] == '\0' &&
-	                cfg->warehouse_user[0] == '\0';
-	if (cfg->warehouse_host[0] == '\0' && cfg->warehouse_socket[0] == '\0') {
+	                cfg->warehouse_socket[0] == '\0';
+	if (w->shares_app) {
 		host = cfg->db_host;
 		sock = cfg->db_socket;
 		port = (unsigned int)cfg->db_port;
@@ -223,16 +273,14 @@ struct wh *wh_open(const struct config *cfg, char *err, size_t errlen)
 		sock = cfg->warehouse_socket;
 		port = (unsigned int)cfg->warehouse_port;
 	}
-	if (cfg->warehouse_user[0] == '\0') {
-		user = cfg->db_user;
-		pass = cfg->db_password;
-	} else {
-		if (read_password(cfg->warehouse_password_file, pw, sizeof pw,
-		                  err, errlen) != 0)
-			goto fail;
-		user = cfg->warehouse_user;
-		pass = pw;
-	}
+	/* Always the loader account: its grants, not this code, are what
+	 * keeps a load out of every database but the warehouse's. */
+	if (config_read_password_file("warehouse_password_file",
+	                              cfg->warehouse_password_file, pw, sizeof pw,
+	                              err, errlen) != 0)
+		goto fail;
+	user = cfg->warehouse_user;
+	pass = pw;
 
 	if ((w->conn = mysql_init(NULL)) == NULL) {
 		str_errf(err, errlen, "out of memory");
@@ -250,7 +298,7 @@ struct wh *wh_open(const struct config *cfg, char *err, size_t errlen)
 	    "NO_ENGINE_SUBSTITUTION'");
 	if (mysql_real_connect(w->conn, sock[0] != '\0' ? NULL : host, user, pass,
 	                       NULL, sock[0] != '\0' ? 0 : port,
-	                       sock[0] != '\0' ? sock : NULL, 0) == NULL) {
+	                       sock[0] != '\0' ? sock : NULL, CLIENT_FOUND_ROWS) == NULL) {
 		str_errf(err, errlen, "cannot connect to the warehouse (%s): %s",
 		         sock[0] != '\0' ? sock : host, mysql_error(w->conn));
 		goto fail;
@@ -411,7 +459,7 @@ int wh_table_exists(struct wh *w, const char *schema, const char *table,
 
 	v[0] = schema_or_default(w, schema);
 	v[1] = table;
-	if (!wh_ident_ok(v[0]) || !wh_ident_ok(v[1])) {
+	if (!wh_schema_is_warehouse(v[0]) || !wh_ident_ok(v[1])) {
 		set_err(w, err, errlen, "warehouse", "invalid schema or table name");
 		return -1;
 	}
@@ -439,6 +487,60 @@ int wh_table_exists(struct wh *w, const char *schema, const char *table,
 		goto out;
 	}
 	rc = f == MYSQL_NO_DATA ? 0 : 1;
+out:
+	mysql_stmt_close(st);
+	return rc;
+}
+
+int wh_tables_like(struct wh *w, const char *like, int min_age_s,
+                   wh_table_fn fn, void *arg, char *err, size_t errlen)
+{
+	const char *sql = "SELECT TABLE_SCHEMA, TABLE_NAME FROM information_schema.TABLES "
+	                  "WHERE TABLE_NAME LIKE ? AND (CREATE_TIME IS NULL OR "
+	                  "CREATE_TIME < NOW() - INTERVAL ? SECOND)";
+	char names[2][WH_IDENT_MAX * 4 + 1];
+	unsigned long lens[3];
+	long long age = min_age_s;
+	MYSQL_STMT *st = NULL;
+	MYSQL_BIND in[2], out[2];
+	int rc = -1, f, n = 0;
+
+	if ((st = mysql_stmt_init(w->conn)) == NULL) {
+		conn_err(w, err, errlen, "warehouse");
+		return -1;
+	}
+	memset(in, 0, sizeof in);
+	memset(out, 0, sizeof out);
+	lens[2] = (unsigned long)strlen(like);
+	in[0].buffer_type = MYSQL_TYPE_STRING;
+	in[0].buffer = (void *)(uintptr_t)like;
+	in[0].buffer_length = lens[2];
+	in[0].length = &lens[2];
+	in[1].buffer_type = MYSQL_TYPE_LONGLONG;
+	in[1].buffer = &age;
+	for (int i = 0; i < 2; i++) {
+		out[i].buffer_type = MYSQL_TYPE_STRING;
+		out[i].buffer = names[i];
+		out[i].buffer_length = sizeof names[i];
+		out[i].length = &lens[i];
+	}
+	if (mysql_stmt_prepare(st, sql, (unsigned long)strlen(sql)) != 0 ||
+	    mysql_stmt_bind_param(st, in) != 0 || mysql_stmt_execute(st) != 0 ||
+	    mysql_stmt_store_result(st) != 0 || mysql_stmt_bind_result(st, out) != 0) {
+		set_err(w, err, errlen, "warehouse", mysql_stmt_error(st));
+		goto out;
+	}
+	while ((f = mysql_stmt_fetch(st)) == 0) {
+		names[0][lens[0] < sizeof names[0] ? lens[0] : sizeof names[0] - 1] = '\0';
+		names[1][lens[1] < sizeof names[1] ? lens[1] : sizeof names[1] - 1] = '\0';
+		fn(arg, names[0], names[1]);
+		n++;
+	}
+	if (f == 1) {
+		set_err(w, err, errlen, "warehouse", mysql_stmt_error(st));
+		goto out;
+	}
+	rc = n;
 out:
 	mysql_stmt_close(st);
 	return rc;
@@ -726,9 +828,12 @@ int wh_batch_flush(struct wh_batch *b, char *err, size_t errlen)
 				snprintf(first, sizeof first, "%s", row[2]);
 			mysql_free_result(res);
 		}
+		/* Said as it is: the caller rolls the transaction back, so
+		 * none of these rows stays, whatever the server accepted. */
 		snprintf(w->err, sizeof w->err,
-		         "warehouse load: %llu of %zu rows loaded, %u warnings%s%s",
-		         (unsigned long long)n, b->pending, warnings,
+		         "warehouse load refused a batch of %zu rows, rolled back "
+		         "(%llu accepted, %u warnings)%s%s",
+		         b->pending, (unsigned long long)n, warnings,
 		         first[0] != '\0' ? ": " : "", first);
 		str_errf(err, errlen, "%s", w->err);
 		goto out;

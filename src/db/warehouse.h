@@ -3,7 +3,14 @@
  *
  * A MariaDB server named by the warehouse_* config keys; by default the
  * service's own server, so that a load and the state it covers (a bookmark,
- * a Singer state, a processed file) commit in one transaction.
+ * a Singer state, a processed file) commit in one transaction.  Loads go
+ * through the loader account (warehouse_user), whose grants cover the
+ * warehouse databases (`wh\_%`) and the few state tables a load writes.
+ *
+ * Every customer's data lives in databases of its own: the logical schema
+ * a customer names (output.raw.table_schema, a storage table's
+ * schema_name) is mapped by wh_schema_physical, the one mapping of both
+ * areas, to `wh_<schema>_<16 hex>`.
  *
  * Identifiers are never taken from input unchecked: every schema, table and
  * column name passes wh_ident_ok and is written by wh_quote.  Values travel
@@ -19,6 +26,23 @@ struct wh;
 struct wh_batch;
 
 #define WH_IDENT_MAX 64             /* MariaDB's identifier length limit */
+#define WH_SCHEMA_PREFIX "wh_"      /* every warehouse database; the grant's pattern */
+#define WH_SCHEMA_LOGICAL_CHARS 44  /* of the logical name kept in the physical one */
+
+/* The database where customer_id's logical schema lives:
+ *   "wh_" + the logical name in lower case, each character other than
+ *   [a-z0-9_] as '_', cut to 44 characters + "_" + the first 16 hex digits
+ *   of SHA-256(customer_id "\n" the logical name in ASCII lower case).
+ * Two customers never share a database, the name never leaves the
+ * `wh\_%` pattern, and `Raw` and `raw` are one schema.  0, or -1 for an
+ * empty or over-long (255 bytes) name. */
+int wh_schema_physical(const char *customer_id, const char *logical,
+                       char out[WH_IDENT_MAX + 1]);
+/* A logical schema no customer may name: the service database (db_name)
+ * and MariaDB's own, compared without regard to ASCII case. */
+bool wh_schema_reserved(const char *logical, const char *service_db);
+/* True for a physical name inside the warehouse namespace (WH_SCHEMA_PREFIX). */
+bool wh_schema_is_warehouse(const char *physical);
 
 /* Connect.  NULL with the reason in err.  The connection is in autocommit
  * mode until wh_begin. */
@@ -51,8 +75,8 @@ int wh_commit(struct wh *w);
 void wh_rollback(struct wh *w);
 
 /* Run one statement built only from quoted identifiers and constants (DDL,
- * a qualify DELETE); values must go through wh_exec_bound.  Rows affected
- * (>= 0), or -1 with the reason in err. */
+ * a qualify DELETE); values must go through wh_exec_bound.  Rows matched
+ * (>= 0; CLIENT_FOUND_ROWS, as db_exec), or -1 with the reason in err. */
 long long wh_exec(struct wh *w, const char *sql, char *err, size_t errlen);
 /* The same with bound string parameters (NULL pointer = SQL NULL). */
 long long wh_exec_bound(struct wh *w, const char *sql, const char *const *params,
@@ -78,6 +102,12 @@ int wh_table_exists(struct wh *w, const char *schema, const char *table,
                     char *err, size_t errlen);
 int wh_table_drop(struct wh *w, const char *schema, const char *table,
                   char *err, size_t errlen);
+/* Call fn for every table (schema, name) of the warehouse whose name is
+ * LIKE like and that was created at least min_age_s seconds ago.  How many
+ * tables, or -1 with err. */
+typedef void (*wh_table_fn)(void *arg, const char *schema, const char *table);
+int wh_tables_like(struct wh *w, const char *like, int min_age_s,
+                   wh_table_fn fn, void *arg, char *err, size_t errlen);
 /* Atomically replace schema.table by schema.staging (RENAME TABLE of both
  * in one statement; the old table is dropped after).  When table does not
  * exist the staging table is simply renamed. */

@@ -158,7 +158,7 @@ void multipart_free(struct multipart *m)
 	free(m);
 }
 
-/* A header parameter value (token or quoted string with \-escapes) of
+/* A header parameter value (token or quoted string, \" and \\ escaped) of
  * name in s into out; 1 found, 0 absent, -1 malformed or too long. */
 static int header_param(const char *s, const char *name, char *out, size_t cap)
 {
@@ -178,7 +178,11 @@ static int header_param(const char *s, const char *name, char *out, size_t cap)
 			for (p++; *p != '"'; p++) {
 				if (*p == '\0')
 					return -1;
-				if (*p == '\\' && p[1] != '\0')
+				/* A quoted-pair only where one is needed (\" and
+				 * \\): browsers send a Windows path's backslashes
+				 * as they are ("C:\Users\me\win.csv"), so any
+				 * other backslash is a literal one. */
+				if (*p == '\\' && (p[1] == '"' || p[1] == '\\'))
 					p++;
 				if (n + 1 >= cap)
 					return -1;

@@ -13,6 +13,7 @@
 #include <json-c/json.h>
 
 #include "db/db.h"
+#include "db/warehouse.h"
 #include "http/errors.h"
 #include "http/request.h"
 #include "http/response.h"
@@ -40,6 +41,8 @@
 #define WAREHOUSE_NAME_MAX  64        /* MariaDB identifier length */
 #define CONNECTION_ID_LEN   36
 #define PIPELINE_RETRIES_MAX 5
+#define PIPELINE_RUN_TIMEOUT_MIN 5           /* seconds; as the column's CHECK */
+#define PIPELINE_RUN_TIMEOUT_MAX 604800
 
 /* ==== validation of a create body ========================================= */
 
@@ -55,6 +58,7 @@ struct pipeline_spec {
 	const char *name, *description, *cron;
 	const char *cron_timezone;           /* NULL: UTC */
 	long long retries;                   /* 0..PIPELINE_RETRIES_MAX */
+	long long run_timeout_s;             /* 0: the config's runner_run_timeout_s */
 	time_t next_run;                     /* 0: none */
 	size_t njobs;
 	struct job_spec jobs[PIPELINE_JOBS_MAX];
@@ -368,6 +372,13 @@ static void job_input(struct req *r, struct platform_verr *v, struct vpath *p,
 	} else {
 		want_str(v, p, in, "table_name", 1, JOB_TEXT_MAX, 1);
 	}
+	/* A singer plugin names a tap file in singer_taps_dir: no path, no
+	 * way out of it (the runner checks again before it runs one). */
+	if (strcmp(*c, "singer") == 0 && plugin != NULL &&
+	    !str_file_name_ok(plugin, JOB_PLUGIN_MAX))
+		platform_verr_add(v, vp(p, "plugin"), "INVALID_PLUGIN",
+		    "singer plugin must be a tap's file name: letters, digits, '.', "
+		    "'_', '-', '+', not starting with '.'");
 	if (strcmp(*c, "jdbc") == 0 && plugin != NULL &&
 	    dbkind_of_plugin(plugin) == DBKIND_NONE)
 		platform_verr_add(v, vp(p, "plugin"), "INVALID_PLUGIN",
@@ -422,6 +433,11 @@ static void job_output(struct req *r, struct platform_verr *v, struct vpath *p,
 				platform_verr_add(v, vp(&rp, keys[i]), "INVALID_VALUE",
 				    "%s may hold letters, digits and '_' and must not "
 				    "start with a digit", vp(&rp, keys[i]));
+			else if (s != NULL && i == 1 &&
+			         wh_schema_reserved(s, r->cfg->db_name))
+				platform_verr_add(v, vp(&rp, keys[i]), "RESERVED_SCHEMA",
+				    "%s '%s' is reserved: it names the service database "
+				    "or a MariaDB system database", vp(&rp, keys[i]), s);
 		}
 	}
 	js->output = arena_strdup(r->arena,
@@ -480,7 +496,8 @@ static void pipeline_validate(struct req *r, struct platform_verr *v,
                               struct pipeline_spec *ps)
 {
 	static const char *const known[] = {
-		"name", "description", "cron", "cron_timezone", "retries", "jobs", NULL
+		"name", "description", "cron", "cron_timezone", "retries",
+		"run_timeout_s", "jobs", NULL
 	};
 	struct json_object *jobs = NULL, *rt = NULL;
 	struct vpath p = { "", "" };
@@ -523,6 +540,17 @@ static void pipeline_validate(struct req *r, struct platform_verr *v,
 			                  PIPELINE_RETRIES_MAX);
 		else
 			ps->retries = json_object_get_int64(rt);
+	}
+	if (json_object_object_get_ex(body, "run_timeout_s", &rt) && rt != NULL) {
+		if (!json_object_is_type(rt, json_type_int) ||
+		    json_object_get_int64(rt) < PIPELINE_RUN_TIMEOUT_MIN ||
+		    json_object_get_int64(rt) > PIPELINE_RUN_TIMEOUT_MAX)
+			platform_verr_add(v, "run_timeout_s", "INVALID_VALUE",
+			                  "run_timeout_s must be an integer from %d to %d "
+			                  "(seconds)", PIPELINE_RUN_TIMEOUT_MIN,
+			                  PIPELINE_RUN_TIMEOUT_MAX);
+		else
+			ps->run_timeout_s = json_object_get_int64(rt);
 	}
 	if (!json_object_object_get_ex(body, "jobs", &jobs) || jobs == NULL) {
 		platform_verr_add(v, "jobs", "MISSING_FIELD", "jobs is required");
@@ -634,11 +662,12 @@ static int pipeline_insert(struct req *r, struct pipeline_spec *ps,
 	if ((rc = connections_check(r, ps, v)) != 0)
 		goto out;
 	n = db_exec(r->db, "INSERT INTO pipelines (id, customer_id, created_by, "
-	    "name, description, cron, cron_timezone, retries, next_run_at) "
-	    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-	    "sssssssis", pid, r->id.customer_id, r->id.sub, ps->name,
+	    "name, description, cron, cron_timezone, retries, run_timeout_s, "
+	    "next_run_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, NULLIF(?, 0), ?)",
+	    "sssssssiis", pid, r->id.customer_id, r->id.sub, ps->name,
 	    ps->description != NULL ? ps->description : "", ps->cron,
-	    ps->cron_timezone, ps->retries, time_sql(next, ps->next_run));
+	    ps->cron_timezone, ps->retries, ps->run_timeout_s,
+	    time_sql(next, ps->next_run));
 	if (n < 0) {
 		rc = (int)n;
 		goto out;

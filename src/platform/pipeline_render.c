@@ -101,7 +101,7 @@ int jb_reply(struct req *r, int status, struct jbuf *b)
 	"j.seq, j.id, j.job_status, j.connector, j.input, j.output, j.load_type, " \
 	"j.incremental_column_name, j.incremental_column_type, j.primary_keys, " \
 	"j.column_include_list, j.memory_allocated_mb, s.incremental_column_value, " \
-	"j.job_index, p.cron_timezone, p.retries " \
+	"j.job_index, p.cron_timezone, p.retries, p.run_timeout_s " \
 	"FROM pipelines p LEFT JOIN jobs j ON j.pipeline_id = p.id " \
 	"LEFT JOIN job_state s ON s.job_id = j.id "
 
@@ -109,7 +109,8 @@ enum { PC_SEQ, PC_ID, PC_CUSTOMER, PC_CREATED_BY, PC_NAME, PC_DESCRIPTION,
        PC_CRON, PC_LAST_STATUS, PC_PAUSED,
        JC_SEQ, JC_ID, JC_STATUS, JC_CONNECTOR, JC_INPUT, JC_OUTPUT,
        JC_LOAD_TYPE, JC_INC_NAME, JC_INC_TYPE, JC_PKEYS, JC_COLUMNS,
-       JC_MEMORY, JC_INC_VALUE, JC_INDEX, PC_CRON_TZ, PC_RETRIES, NCOLS };
+       JC_MEMORY, JC_INC_VALUE, JC_INDEX, PC_CRON_TZ, PC_RETRIES,
+       PC_RUN_TIMEOUT, NCOLS };
 
 /* One row copied out of the statement (arena). */
 struct row {
@@ -283,6 +284,10 @@ static void pipeline_write_head(struct jbuf *b, const struct row *w)
 	if (row_ll(w, PC_RETRIES) > 0) {
 		jb_lit(b, ",\"retries\":");
 		jb_ll(b, row_ll(w, PC_RETRIES));
+	}
+	if (!row_null(w, PC_RUN_TIMEOUT)) {
+		jb_lit(b, ",\"run_timeout_s\":");
+		jb_ll(b, row_ll(w, PC_RUN_TIMEOUT));
 	}
 	jb_lit(b, ",\"last_status\":");
 	jb_str(b, row_str(w, PC_LAST_STATUS));

@@ -220,6 +220,14 @@ static int pipeline_delete_handler(struct req *r)
 	return resp_json(r, 200, o);
 }
 
+/* {"detail"} with status, then -1: for helpers whose caller stops at
+ * non-zero (resp_detail itself returns 0 once it has written). */
+static int refuse(struct req *r, int status, const char *detail)
+{
+	resp_detail(r, status, detail);
+	return -1;
+}
+
 /* Body {"customer_id", "pipeline_id"} of pause and resume: 0 with the
  * canonical id in id, or -1 once answered (a malformed id answers 404,
  * as an unknown one does). */
@@ -233,12 +241,12 @@ static int pause_body_or_reply(struct req *r, char id[PIPELINE_ID_LEN + 1])
 	if (body == NULL)
 		return -1;
 	if (!json_object_is_type(body, json_type_object))
-		return resp_detail(r, 400, "The body must be a JSON object");
+		return refuse(r, 400, "The body must be a JSON object");
 	json_object_object_foreach(body, key, unused) {
 		(void)unused;
 		if (strcmp(key, keys[0]) != 0 && strcmp(key, keys[1]) != 0) {
 			snprintf(msg, sizeof msg, "Unknown field '%.64s'", key);
-			return resp_detail(r, 400, msg);
+			return refuse(r, 400, msg);
 		}
 	}
 	for (int i = 0; i < 2; i++) {
@@ -250,17 +258,17 @@ static int pause_body_or_reply(struct req *r, char id[PIPELINE_ID_LEN + 1])
 		}
 		if (!json_object_is_type(x, json_type_string)) {
 			snprintf(msg, sizeof msg, "%s must be a string", keys[i]);
-			return resp_detail(r, 400, msg);
+			return refuse(r, 400, msg);
 		}
 		val[i] = json_object_get_string(x);
 	}
 	if (msg[0] != '\0')
-		return resp_detail(r, 400, msg);
+		return refuse(r, 400, msg);
 	if (r->id.customer_id == NULL || strcmp(val[0], r->id.customer_id) != 0)
-		return resp_detail(r, 403, "customer_id does not match the token's "
+		return refuse(r, 403, "customer_id does not match the token's "
 		                   "customer");
 	if (platform_pipeline_id_parse(val[1], id) != 0)
-		return resp_detail(r, 404, MSG_NOT_FOUND);
+		return refuse(r, 404, MSG_NOT_FOUND);
 	return 0;
 }
 

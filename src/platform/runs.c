@@ -137,41 +137,58 @@ static int execute_parse(struct req *r, const char **pipeline,
 	return 0;
 }
 
-/* The run row and the CREATED statuses, all or nothing.  0; or -1 after
- * answering (404 unknown pipeline, 409 a run is active, 5xx). */
-static int execute_tx(struct req *r, const char *pipeline_id, const char *run_id)
+struct execute {
+	const char *pipeline_id, *customer_id, *run_id, *by;
+};
+
+/* One attempt: 1 the run is created, 0 no such pipeline of the customer,
+ * < 0 enum db_err (DB_ERR_DUPLICATE: a run is already active). */
+static int execute_body(struct db *db, void *arg)
 {
-	const char *by = r->id.sub;
+	const struct execute *e = arg;
+	struct db_stmt *st;
 	long long n;
 	int rc;
 
-	if (by != NULL && strlen(by) > REQUESTED_BY_MAX)
-		by = NULL;                /* who asked is a courtesy, not a key */
-	if ((rc = db_begin(r->db)) != DB_OK)
-		return resp_db_error(r, rc);
 	/* Locks the pipeline: a concurrent delete waits for this run. */
-	rc = row_exists(r, "SELECT 1 FROM pipelines WHERE id = ? AND customer_id = ?"
-	                " FOR UPDATE", pipeline_id);
-	if (rc <= 0) {
-		db_rollback(r->db);
-		return rc < 0 ? -1 : platform_reply_exception(r, 404,
-		    "PipelineNotFound", MSG_PIPELINE_NOT_FOUND);
-	}
-	n = db_exec(r->db, "INSERT INTO pipeline_runs (id, pipeline_id, customer_id,"
-	            " status, trigger_type, requested_by)"
-	            " VALUES (?, ?, ?, 'CREATED', 'manual', ?)",
-	            "ssss", run_id, pipeline_id, r->id.customer_id, by);
-	if (n >= 0)
-		n = db_exec(r->db, "UPDATE pipelines SET last_status = 'CREATED'"
-		            " WHERE id = ?", "s", pipeline_id);
-	if (n >= 0)
-		n = db_exec(r->db, "UPDATE jobs SET job_status = 'CREATED'"
-		            " WHERE pipeline_id = ?", "s", pipeline_id);
-	if (n >= 0 && (n = db_commit(r->db)) == DB_OK)
+	st = db_query(db, "SELECT 1 FROM pipelines WHERE id = ? AND customer_id = ? "
+	              "FOR UPDATE", "ss", e->pipeline_id, e->customer_id);
+	if (st == NULL)
+		return db_last_err(db);
+	rc = db_fetch(st);
+	db_done(st);
+	if (rc <= 0)
+		return rc;
+	if ((n = db_exec(db, "INSERT INTO pipeline_runs (id, pipeline_id, customer_id,"
+	                 " status, trigger_type, requested_by)"
+	                 " VALUES (?, ?, ?, 'CREATED', 'manual', ?)", "ssss",
+	                 e->run_id, e->pipeline_id, e->customer_id, e->by)) < 0 ||
+	    (n = db_exec(db, "UPDATE pipelines SET last_status = 'CREATED'"
+	                 " WHERE id = ?", "s", e->pipeline_id)) < 0 ||
+	    (n = db_exec(db, "UPDATE jobs SET job_status = 'CREATED'"
+	                 " WHERE pipeline_id = ?", "s", e->pipeline_id)) < 0)
+		return (int)n;
+	return 1;
+}
+
+/* The run row and the CREATED statuses, all or nothing (retried on a
+ * deadlock).  0; or -1 after answering (404 unknown pipeline, 409 a run is
+ * active, 5xx). */
+static int execute_tx(struct req *r, const char *pipeline_id, const char *run_id)
+{
+	struct execute e = { pipeline_id, r->id.customer_id, run_id, r->id.sub };
+	int rc;
+
+	if (e.by != NULL && strlen(e.by) > REQUESTED_BY_MAX)
+		e.by = NULL;              /* who asked is a courtesy, not a key */
+	rc = db_tx(r->db, "run execute", execute_body, &e);
+	if (rc == 1)
 		return 0;
-	db_rollback(r->db);
-	if (n != DB_ERR_DUPLICATE)
-		return resp_db_error(r, (int)n);
+	if (rc == 0)
+		return platform_reply_exception(r, 404, "PipelineNotFound",
+		                                MSG_PIPELINE_NOT_FOUND);
+	if (rc != DB_ERR_DUPLICATE)
+		return resp_db_error(r, rc);
 	resp_detail(r, 409, "A run of this pipeline is already CREATED or RUNNING");
 	return -1;
 }

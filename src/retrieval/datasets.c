@@ -10,6 +10,7 @@
 #include <json-c/json.h>
 
 #include "db/db.h"
+#include "db/queue.h"
 #include "http/errors.h"
 #include "http/request.h"
 #include "http/response.h"
@@ -52,6 +53,15 @@ static const struct {
 	    "is success" },
 	[RAG_QUESTION_NOT_REGISTERED] = { 500, "The question could not be registered" },
 };
+
+struct json_object *rag_reply_json(enum rag_reply what, int *status)
+{
+	struct json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "detail", json_object_new_string(replies[what].detail));
+	*status = replies[what].status;
+	return o;
+}
 
 int rag_reply(struct req *r, enum rag_reply what)
 {
@@ -119,8 +129,9 @@ int rag_dataset_of_caller(struct req *r, const char *raw_id, struct rag_dataset 
 		return rag_reply(r, RAG_DATASET_NOT_FOUND);
 	if ((db = req_db_or_reply(r)) == NULL)
 		return -1;
-	st = db_query(db, "SELECT status, embedder, dimensions FROM rag_datasets "
-	              "WHERE id = ? AND owner_user_id = ?", "si", ds->id, r->id.user_id);
+	st = db_query(db, "SELECT status, embedder, dimensions, snippet_count FROM "
+	              "rag_datasets WHERE id = ? AND owner_user_id = ?", "si", ds->id,
+	              r->id.user_id);
 	if (st == NULL)
 		return resp_db_error(r, db_last_err(db));
 	rc = db_fetch(st);
@@ -128,6 +139,7 @@ int rag_dataset_of_caller(struct req *r, const char *raw_id, struct rag_dataset 
 		snprintf(ds->status, sizeof ds->status, "%s", db_col_str(st, 0));
 		snprintf(ds->embedder, sizeof ds->embedder, "%s", db_col_str(st, 1));
 		ds->dimensions = (int)db_col_ll(st, 2);
+		ds->snippets = db_col_ll(st, 3);
 	}
 	db_done(st);
 	if (rc < 0)
@@ -264,6 +276,11 @@ static int dataset_get(struct req *r)
 	return resp_json(r, 200, o);
 }
 
+void rag_tenant(char *buf, size_t cap, long long user_id)
+{
+	snprintf(buf, cap, "user:%lld", user_id);
+}
+
 /* --- DELETE /dataset/{id} --------------------------------------------------------- */
 
 static int dataset_delete(struct req *r)
@@ -282,8 +299,7 @@ static int dataset_delete(struct req *r)
 		return resp_db_error(r, (int)rc);
 	if (rc == 0)
 		return rag_reply(r, RAG_DATASET_NOT_FOUND);
-	db_exec(r->db, "DELETE FROM work_queue WHERE kind = 'rag_ingest' "
-	        "AND ref_id = ? AND status = 'queued'", "s", ds.id);
+	queue_cancel(r->db, "rag_ingest", ds.id);
 	rag_index_forget(ds.id);
 	if (rag_index_path(r->cfg, ds.id, path, sizeof path) == 0 &&
 	    unlink(path) != 0 && errno != ENOENT)

@@ -22,7 +22,7 @@
 #include "http/request.h"
 #include "http/response.h"
 #include "retrieval/retrieval.h"
-#include "runner/work.h"
+#include "db/queue.h"
 #include "util/arena.h"
 #include "util/config.h"
 #include "util/log.h"
@@ -426,63 +426,69 @@ static int json_to_text(const char *s, size_t n, int depth, struct sbuf *b,
 
 /* --- storing ------------------------------------------------------------------------------ */
 
+struct doc_store {
+	const struct rag_dataset *ds;
+	const struct newdoc *docs;
+	size_t n;
+	const char *tenant;
+	struct json_object *ids;          /* of the attempt that commits */
+};
+
+/* One attempt of the transaction: it starts over with new ids each time. */
+static int store_body(struct db *db, void *arg)
+{
+	struct doc_store *d = arg;
+	long long rc;
+
+	json_object_put(d->ids);
+	d->ids = json_object_new_array();
+	for (size_t i = 0; i < d->n; i++) {
+		char id[UUID_STR_LEN];
+
+		if (uuid_v4(id, '-') != 0)
+			return DB_ERR;
+		if ((rc = db_exec(db, "INSERT INTO rag_documents (id, dataset_id, source, "
+		    "metadata, text, status) VALUES (?, ?, ?, ?, ?, 'processing')", "sssss",
+		    id, d->ds->id, d->docs[i].source, d->docs[i].metadata,
+		    d->docs[i].text)) < 0)
+			return (int)rc;
+		json_object_array_add(d->ids, json_object_new_string(id));
+	}
+	/* Earlier failures get another chance with the new ingestion. */
+	if ((rc = db_exec(db, "UPDATE rag_documents SET status = 'processing', error = NULL "
+	    "WHERE dataset_id = ? AND status = 'failed'", "s", d->ds->id)) < 0 ||
+	    (rc = db_exec(db, "UPDATE rag_datasets SET status = 'processing', error = NULL "
+	    "WHERE id = ?", "s", d->ds->id)) < 0)
+		return (int)rc;
+	/* One queued ingestion takes every processing document; one already
+	 * running goes round again when it sees these. */
+	if ((rc = queue_pending(db, "rag_ingest", d->ds->id)) != 0)
+		return rc < 0 ? (int)rc : 0;
+	rc = queue_enqueue(db, &(struct queue_new){ .kind = "rag_ingest",
+	                   .ref_id = d->ds->id, .tenant = d->tenant });
+	return rc < 0 ? (int)rc : 0;
+}
+
 /* Insert the documents, put the dataset back to processing and queue its
  * ingestion, in one transaction; answers 202 or the error. */
 static int store_documents(struct req *r, const struct rag_dataset *ds,
                            const struct newdoc *docs, size_t n)
 {
-	struct json_object *o, *ids;
-	struct db *db = r->db;
-	struct db_stmt *st;
-	bool queued = false;
+	char tenant[QUEUE_TENANT_MAX + 1];
+	struct doc_store d = { ds, docs, n, tenant, NULL };
+	struct json_object *o;
 	int rc;
 
-	ids = json_object_new_array();
-	if (db_begin(db) != DB_OK)
-		goto dberr;
-	for (size_t i = 0; i < n; i++) {
-		char id[UUID_STR_LEN];
-
-		if (uuid_v4(id, '-') != 0) {
-			db_rollback(db);
-			json_object_put(ids);
-			return resp_internal(r, "uuid_v4 failed");
-		}
-		if (db_exec(db, "INSERT INTO rag_documents (id, dataset_id, source, metadata, "
-		            "text, status) VALUES (?, ?, ?, ?, ?, 'processing')", "sssss",
-		            id, ds->id, docs[i].source, docs[i].metadata, docs[i].text) < 0)
-			goto dberr;
-		json_object_array_add(ids, json_object_new_string(id));
+	rag_tenant(tenant, sizeof tenant, r->id.user_id);
+	if ((rc = db_tx(r->db, "documents", store_body, &d)) < 0) {
+		json_object_put(d.ids);
+		return resp_db_error(r, rc);
 	}
-	/* Earlier failures get another chance with the new ingestion. */
-	if (db_exec(db, "UPDATE rag_documents SET status = 'processing', error = NULL "
-	            "WHERE dataset_id = ? AND status = 'failed'", "s", ds->id) < 0 ||
-	    db_exec(db, "UPDATE rag_datasets SET status = 'processing', error = NULL "
-	            "WHERE id = ?", "s", ds->id) < 0)
-		goto dberr;
-	st = db_query(db, "SELECT id FROM work_queue WHERE kind = 'rag_ingest' AND "
-	              "ref_id = ? AND status = 'queued' LIMIT 1", "s", ds->id);
-	if (st == NULL)
-		goto dberr;
-	rc = db_fetch(st);
-	queued = rc == 1;
-	db_done(st);
-	if (rc < 0)
-		goto dberr;
-	if ((!queued && work_enqueue(db, "rag_ingest", ds->id, NULL, NULL) < 0) ||
-	    db_commit(db) != DB_OK)
-		goto dberr;
-
 	o = json_object_new_object();
 	json_object_object_add(o, "dataset_id", json_object_new_string(ds->id));
 	json_object_object_add(o, "status", json_object_new_string("processing"));
-	json_object_object_add(o, "document_ids", ids);
+	json_object_object_add(o, "document_ids", d.ids);
 	return resp_json(r, 202, o);
-dberr:
-	rc = db_last_err(db);
-	db_rollback(db);
-	json_object_put(ids);
-	return resp_db_error(r, rc);
 }
 
 /* --- JSON documents ------------------------------------------------------------------------ */

@@ -24,7 +24,7 @@
 #include "retrieval/openai.h"
 #include "retrieval/retrieval.h"
 #include "retrieval/vec.h"
-#include "runner/work.h"
+#include "db/queue.h"
 #include "util/config.h"
 #include "util/log.h"
 #include "util/timeutil.h"
@@ -287,8 +287,7 @@ static char *snippet_metadata(struct json_object *doc_meta, const char *doc_id,
 }
 
 /* Chunk, embed and store one document; 0 or -1 with err. */
-static int ingest_document(struct work_ctx *w, const struct work_item *it,
-                           const char *dataset_id,
+static int ingest_document(struct work_ctx *w, const char *dataset_id,
                            const char *embedder, size_t dim, const char *doc_id,
                            const char *text, size_t len, const char *meta_json,
                            char *err, size_t errlen)
@@ -338,7 +337,6 @@ static int ingest_document(struct work_ctx *w, const struct work_item *it,
 		if (rag_embed(cfg, embedder, dim, ctexts + i, clens + i, m,
 		              vecs + i * dim, err, errlen) != 0)
 			goto out;
-		work_heartbeat(w, it);
 	}
 	meta = json_tokener_parse(meta_json);
 
@@ -457,8 +455,28 @@ static void give_up(struct db *db, const char *dataset_id, const char *reason)
 	        "ss", reason, dataset_id);
 }
 
-static int ingest(struct work_ctx *w, const struct work_item *it,
-                  const char *dataset_id, char *err, size_t errlen)
+enum { DATASET_GONE, DATASET_SETTLED, DATASET_MORE };
+
+/* Is there more to ingest?  DATASET_GONE (deleted), DATASET_SETTLED (no
+ * document is processing), DATASET_MORE, or < 0 on a database error. */
+static int dataset_pending(struct db *db, const char *dataset_id)
+{
+	struct db_stmt *st = db_query(db, "SELECT EXISTS (SELECT 1 FROM rag_documents "
+	    "WHERE dataset_id = d.id AND status = 'processing') FROM rag_datasets d "
+	    "WHERE d.id = ?", "s", dataset_id);
+	int rc;
+
+	if (st == NULL)
+		return db_last_err(db);
+	if ((rc = db_fetch(st)) == 1)
+		rc = db_col_ll(st, 0) != 0 ? DATASET_MORE : DATASET_SETTLED;
+	else if (rc == 0)
+		rc = DATASET_GONE;
+	db_done(st);
+	return rc;
+}
+
+static int ingest(struct work_ctx *w, const char *dataset_id, char *err, size_t errlen)
 {
 	char embedder[64];
 	size_t dim = 0, snippets;
@@ -466,7 +484,6 @@ static int ingest(struct work_ctx *w, const struct work_item *it,
 
 	for (;;) {
 		struct doc d;
-		long long done;
 		double t0 = time_mono_ms(), t1;
 
 		if ((f = dataset_dim(w->db, dataset_id, &dim, embedder, sizeof embedder)) <= 0) {
@@ -478,14 +495,13 @@ static int ingest(struct work_ctx *w, const struct work_item *it,
 		while ((f = next_document(w->db, dataset_id, &d)) == 1) {
 			if (w->cfg->testing_routes && w->cfg->rag_test_ingest_delay_ms > 0)
 				sleep_ms(w->cfg->rag_test_ingest_delay_ms);
-			work_heartbeat(w, it);
-			f = ingest_document(w, it, dataset_id, embedder, dim, d.id, d.text,
+			f = ingest_document(w, dataset_id, embedder, dim, d.id, d.text,
 			                    d.len, d.meta, err, errlen);
 			free(d.text);
 			free(d.meta);
 			if (f != 0)
 				return -1;
-			if (work_stopping()) {
+			if (work_stopping(w)) {
 				/* SIGTERM: what is stored stays; the queue row runs again */
 				snprintf(err, errlen, "stopped before the end; will continue");
 				return -1;
@@ -501,29 +517,32 @@ static int ingest(struct work_ctx *w, const struct work_item *it,
 				return 0;         /* deleted while we worked */
 			return -1;
 		}
-		/* Success only when no document arrived meanwhile; else go round. */
-		done = db_exec(w->db, "UPDATE rag_datasets SET status = 'success', error = NULL, "
+		/* Success unless a document arrived meanwhile.  What happened is
+		 * read back, never taken from the UPDATE's row count (the row may
+		 * already say success, with the same counts: nothing changes). */
+		if (db_exec(w->db, "UPDATE rag_datasets SET status = 'success', error = NULL, "
 		    "document_count = (SELECT COUNT(*) FROM rag_documents WHERE dataset_id = ? "
 		    "AND status = 'success'), snippet_count = ? WHERE id = ? AND NOT EXISTS "
 		    "(SELECT 1 FROM rag_documents WHERE dataset_id = ? AND status = 'processing')",
-		    "siss", dataset_id, (long long)snippets, dataset_id, dataset_id);
-		if (done < 0) {
+		    "siss", dataset_id, (long long)snippets, dataset_id, dataset_id) < 0 ||
+		    (f = dataset_pending(w->db, dataset_id)) < 0) {
 			snprintf(err, errlen, "database error");
 			return -1;
 		}
-		if (done > 0) {
-			log_kv(LOG_INFO, "dataset ingested",
-			       "dataset=%s snippets=%zu documents_ms=%.0f index_ms=%.0f",
-			       dataset_id, snippets, t1 - t0, time_mono_ms() - t1);
-			return 0;
-		}
-		if ((f = dataset_dim(w->db, dataset_id, &dim, NULL, 0)) == 0) {
+		if (f == DATASET_GONE) {
 			char path[CONFIG_PATH_MAX + 64];
 
 			if (rag_index_path(w->cfg, dataset_id, path, sizeof path) == 0)
 				unlink(path);
 			return 0;
 		}
+		if (f == DATASET_SETTLED) {
+			log_kv(LOG_INFO, "dataset ingested",
+			       "dataset=%s snippets=%zu documents_ms=%.0f index_ms=%.0f",
+			       dataset_id, snippets, t1 - t0, time_mono_ms() - t1);
+			return 0;
+		}
+		/* DATASET_MORE: documents came in while this round ran. */
 	}
 }
 
@@ -541,7 +560,7 @@ int rag_ingest_work(struct work_ctx *w, const struct work_item *it,
 		snprintf(err, errlen, "another process is ingesting this dataset");
 		return -1;
 	}
-	rc = ingest(w, it, id, err, errlen);
+	rc = ingest(w, id, err, errlen);
 	lock_dataset(w->db, id, false);
 	if (rc != 0) {
 		if (it->attempts >= it->max_attempts) {
@@ -556,4 +575,15 @@ int rag_ingest_work(struct work_ctx *w, const struct work_item *it,
 		}
 	}
 	return rc;
+}
+
+int rag_ingest_give_up(struct work_ctx *w, const struct work_item *it,
+                       const char *reason)
+{
+	char id[RAG_ID_LEN + 1];
+
+	if (rag_id_parse(it->ref_id, id) != 0)
+		return 0;
+	give_up(w->db, id, reason);
+	return db_connected(w->db) ? 0 : -1;
 }

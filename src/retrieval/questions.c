@@ -1,12 +1,21 @@
 /* questions.c - POST/GET /dataset/{id}/question, and answering a question.
  *
  * POST stores the question with its resolved parameters and a work_queue
- * row that becomes claimable RAG_QUESTION_FALLBACK_S later, answers 200,
- * and then (req_after) the same worker ranks it while the client is already
- * on its way to GET it.  Should that worker die first, `sluice work` claims
- * the queue row and answers it instead: a question is never lost.  Either
- * path stores the result only while the question is still processing, so
- * answering twice is harmless. */
+ * row in one transaction, and answers 200.  Who ranks it:
+ *   - the same worker, right after the answer went out, when that is cheap
+ *     and bounded: the dataset's embedder is the built-in one (no network
+ *     call), its index file is there (no rebuild from MariaDB) and holds at
+ *     most question_inline_max_snippets snippets, and the last ranking of
+ *     it in this worker took at most question_inline_budget_ms.  The queue
+ *     row then waits RAG_QUESTION_FALLBACK_S: should the worker die or
+ *     fail, `sluice work` answers the question instead.
+ *   - otherwise `sluice work`, at once (the row is claimable now).
+ * Either path stores the result only while the question is still
+ * processing, so answering twice is harmless and a question is never lost.
+ *
+ * GET ?wait=N of a question still processing does not wait in the worker:
+ * it answers with a redirect to the waiter (http/wait.h), which answers the
+ * client when the result is stored or N seconds passed. */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -18,9 +27,11 @@
 #include <json-c/json.h>
 
 #include "db/db.h"
+#include "db/queue.h"
 #include "http/errors.h"
 #include "http/request.h"
 #include "http/response.h"
+#include "http/wait.h"
 #include "retrieval/filter.h"
 #include "retrieval/index.h"
 #include "retrieval/rank.h"
@@ -34,8 +45,6 @@
 #include "util/uuid.h"
 
 #define INDEX_CACHE_SLOTS 16
-#define WAIT_POLL_MIN_MS 2
-#define WAIT_POLL_MAX_MS 25
 
 /* --- the per-process index cache ------------------------------------------------- */
 
@@ -47,6 +56,7 @@ struct cached_index {
 	struct timespec mtime;
 	off_t size;
 	double used_ms;
+	double rank_ms;                  /* the last ranking over it, here */
 };
 
 static struct cached_index cache[INDEX_CACHE_SLOTS];
@@ -67,8 +77,16 @@ void rag_index_forget(const char *dataset_id)
 		}
 }
 
+static struct cached_index *cache_slot(const char *dataset_id)
+{
+	for (int i = 0; i < INDEX_CACHE_SLOTS; i++)
+		if (cache[i].ix != NULL && strcmp(cache[i].id, dataset_id) == 0)
+			return &cache[i];
+	return NULL;
+}
+
 const struct rindex *rag_index_get(struct db *db, const struct config *cfg,
-                                   const char *dataset_id, size_t dim,
+                                   const char *dataset_id, size_t dim, bool may_build,
                                    char *err, size_t errlen)
 {
 	char path[CONFIG_PATH_MAX + 64], oerr[256];
@@ -81,11 +99,7 @@ const struct rindex *rag_index_get(struct db *db, const struct config *cfg,
 		snprintf(err, errlen, "index path too long");
 		return NULL;
 	}
-	for (int i = 0; i < INDEX_CACHE_SLOTS; i++)
-		if (cache[i].ix != NULL && strcmp(cache[i].id, dataset_id) == 0) {
-			slot = &cache[i];
-			break;
-		}
+	slot = cache_slot(dataset_id);
 	/* A replaced file (re-ingestion renames a new one in) has a new
 	 * inode; one changed in place would be foreign anyway. */
 	if (slot != NULL && stat(path, &st) == 0 && same_file(slot, &st)) {
@@ -100,6 +114,10 @@ const struct rindex *rag_index_get(struct db *db, const struct config *cfg,
 		rindex_close(ix);
 		ix = NULL;
 		snprintf(oerr, sizeof oerr, "dimension differs from the dataset's");
+	}
+	if (ix == NULL && !may_build) {
+		snprintf(err, errlen, "the index file cannot be used here: %s", oerr);
+		return NULL;
 	}
 	if (ix == NULL) {
 		/* Missing or corrupt: MariaDB has every snippet. */
@@ -367,7 +385,8 @@ static struct json_object *json_score(float s)
 }
 
 int rag_question_answer(struct db *db, const struct config *cfg,
-                        const char *question_id, char *err, size_t errlen)
+                        const char *question_id, bool in_serve,
+                        char *err, size_t errlen)
 {
 	char dataset_id[RAG_ID_LEN + 1], embedder[64];
 	char *question = NULL;
@@ -377,9 +396,11 @@ int rag_question_answer(struct db *db, const struct config *cfg,
 	const struct rindex *ix;
 	struct rank_params rp;
 	struct db_stmt *st;
+	struct cached_index *slot;
 	float *qvec = NULL;
 	size_t dim, qlen, n;
 	long long upd;
+	double t0;
 	int rc = -1, f;
 
 	st = db_query(db, "SELECT q.dataset_id, q.question_text, q.params, q.status, "
@@ -409,7 +430,11 @@ int rag_question_answer(struct db *db, const struct config *cfg,
 	if (params_to_rank(params, &rp, &filter, err, errlen) != 0)
 		goto out;
 	rank_params_embedder(&rp, strcmp(embedder, "builtin") == 0);
-	if ((ix = rag_index_get(db, cfg, dataset_id, dim, err, errlen)) == NULL)
+	if (in_serve && strcmp(embedder, "builtin") != 0) {
+		snprintf(err, errlen, "a network embedder is not called from a worker");
+		goto out;
+	}
+	if ((ix = rag_index_get(db, cfg, dataset_id, dim, !in_serve, err, errlen)) == NULL)
 		goto out;
 	qvec = malloc(dim * sizeof *qvec);
 	hits = malloc(rp.top_n * sizeof *hits);
@@ -420,7 +445,10 @@ int rag_question_answer(struct db *db, const struct config *cfg,
 	if (rag_embed(cfg, embedder, dim, (const char *const *)&question, &qlen, 1,
 	              qvec, err, errlen) != 0)
 		goto out;
+	t0 = time_mono_ms();
 	n = rank_question(ix, qvec, question, qlen, &rp, hits, rp.top_n);
+	if ((slot = cache_slot(dataset_id)) != NULL)
+		slot->rank_ms = time_mono_ms() - t0;
 
 	docs = json_object_new_array();
 	for (size_t i = 0; i < n; i++) {
@@ -446,10 +474,8 @@ int rag_question_answer(struct db *db, const struct config *cfg,
 		goto out;
 	}
 	/* The fallback is not needed any more. */
-	db_exec(db, "UPDATE work_queue SET status = 'done', finished_at = UTC_TIMESTAMP(3) "
-	        "WHERE kind = 'rag_question' AND ref_id = ? AND status = 'queued'",
-	        "s", question_id);
-	rc = upd > 0 ? 1 : 0;
+	queue_cancel(db, "rag_question", question_id);
+	rc = 1;
 out:
 	json_object_put(params);
 	json_object_put(docs);
@@ -458,36 +484,6 @@ out:
 	free(qvec);
 	free(hits);
 	return rc;
-}
-
-/* A named lock per question, held by the connection of the worker that
- * will rank it, from before POST answers until the result is stored: a GET
- * ?wait blocks on it and wakes the moment the result is there, instead of
- * polling.  A worker that dies drops its connection and so the lock. */
-static void question_lock_name(char *buf, size_t cap, const char *question_id)
-{
-	snprintf(buf, cap, "sluice_rag_q:%s", question_id);
-}
-
-/* GET_LOCK(name, timeout_s): 1 acquired, 0 timed out, -1 error. */
-static int named_lock(struct db *db, const char *name, double timeout_s)
-{
-	struct db_stmt *st = db_query(db, "SELECT GET_LOCK(?, ?)", "sd", name, timeout_s);
-	int got = -1;
-
-	if (st != NULL && db_fetch(st) == 1 && !db_col_null(st, 0))
-		got = db_col_ll(st, 0) == 1;
-	db_done(st);
-	return got;
-}
-
-static void named_unlock(struct db *db, const char *name)
-{
-	struct db_stmt *st = db_query(db, "SELECT RELEASE_LOCK(?)", "s", name);
-
-	if (st != NULL)
-		db_fetch(st);
-	db_done(st);
 }
 
 /* What the worker does after answering POST question. */
@@ -500,7 +496,7 @@ struct after_answer {
 static void answer_after_response(void *arg)
 {
 	struct after_answer *a = arg;
-	char err[256] = "", lock[64];
+	char err[256] = "";
 	double t0 = time_mono_ms();
 
 	if (a->cfg->testing_routes && a->cfg->rag_test_question_delay_ms > 0) {
@@ -511,15 +507,15 @@ static void answer_after_response(void *arg)
 			;
 	}
 	if (db_ensure(a->db) != DB_OK ||
-	    rag_question_answer(a->db, a->cfg, a->question_id, err, sizeof err) < 0)
-		/* the queue row is still there: sluice work answers it */
+	    rag_question_answer(a->db, a->cfg, a->question_id, true, err, sizeof err) < 0) {
+		/* The queue row is still there: sluice work answers it, now. */
 		log_kv(LOG_WARN, "question left to sluice work", "question=%s error=%s",
 		       a->question_id, LOG_Q(err));
-	else
-		log_kv(LOG_DEBUG, "question answered", "question=%s ms=%.1f",
-		       a->question_id, time_mono_ms() - t0);
-	question_lock_name(lock, sizeof lock, a->question_id);
-	named_unlock(a->db, lock);
+		queue_hurry(a->db, "rag_question", a->question_id);
+		return;
+	}
+	log_kv(LOG_DEBUG, "question answered", "question=%s ms=%.1f",
+	       a->question_id, time_mono_ms() - t0);
 }
 
 int rag_question_work(struct work_ctx *w, const struct work_item *it,
@@ -531,13 +527,55 @@ int rag_question_work(struct work_ctx *w, const struct work_item *it,
 		snprintf(err, errlen, "bad question id");
 		return -1;
 	}
-	if (rag_question_answer(w->db, w->cfg, id, err, errlen) >= 0)
+	if (rag_question_answer(w->db, w->cfg, id, false, err, errlen) >= 0)
 		return 0;
 	if (it->attempts >= it->max_attempts)
-		db_exec(w->db, "UPDATE rag_questions SET status = 'failed', error = ?, "
-		        "finished_at = UTC_TIMESTAMP(3) WHERE id = ? AND status = 'processing'",
-		        "ss", err, id);
+		rag_question_give_up(w, it, err);
 	return -1;
+}
+
+int rag_question_give_up(struct work_ctx *w, const struct work_item *it,
+                         const char *reason)
+{
+	return db_exec(w->db, "UPDATE rag_questions SET status = 'failed', error = ?, "
+	               "finished_at = UTC_TIMESTAMP(3) WHERE id = ? AND status = 'processing'",
+	               "ss", reason, it->ref_id) < 0 ? -1 : 0;
+}
+
+/* Is ranking ds here, after the answer, cheap and bounded?  The built-in
+ * embedder, at most question_inline_max_snippets snippets, and its last
+ * ranking here within question_inline_budget_ms.  Nothing is opened before
+ * the answer: should the index file not open without a rebuild, the
+ * ranking falls to sluice work after it. */
+static bool rank_here(struct req *r, const struct rag_dataset *ds)
+{
+	const struct cached_index *slot;
+
+	if (strcmp(ds->embedder, "builtin") != 0 || ds->dimensions <= 0 ||
+	    ds->snippets > r->cfg->question_inline_max_snippets)
+		return false;
+	slot = cache_slot(ds->id);
+	return slot == NULL || slot->rank_ms <= r->cfg->question_inline_budget_ms;
+}
+
+struct question_insert {
+	const char *id, *dataset_id, *text, *params, *tenant;
+	long long user_id;
+	int delay_s;
+};
+
+static int question_insert_body(struct db *db, void *arg)
+{
+	const struct question_insert *q = arg;
+	long long n;
+
+	if ((n = db_exec(db, "INSERT INTO rag_questions (id, dataset_id, asked_by_user_id, "
+	                 "question_text, params) VALUES (?, ?, ?, ?, ?)", "ssiss",
+	                 q->id, q->dataset_id, q->user_id, q->text, q->params)) < 0)
+		return (int)n;
+	n = queue_enqueue(db, &(struct queue_new){ .kind = "rag_question",
+	                  .ref_id = q->id, .tenant = q->tenant, .delay_s = q->delay_s });
+	return n < 0 ? (int)n : 0;
 }
 
 /* --- POST /dataset/{id}/question ---------------------------------------------------------- */
@@ -546,10 +584,13 @@ int rag_question_post(struct req *r)
 {
 	struct json_object *body, *params, *q, *o;
 	struct after_answer *a;
+	struct question_insert ins;
 	struct rag_dataset ds;
-	char qid[UUID_STR_LEN];
+	char qid[UUID_STR_LEN], tenant[QUEUE_TENANT_MAX + 1];
 	const char *text;
 	struct db *db;
+	bool here;
+	int rc;
 
 	if ((body = req_json_body_or_reply(r)) == NULL)
 		return -1;
@@ -574,117 +615,63 @@ int rag_question_post(struct req *r)
 		json_object_put(params);
 		return rag_reply(r, RAG_QUESTION_NOT_REGISTERED);
 	}
-	if (db_begin(db) != DB_OK)
-		goto dberr;
-	if (db_exec(db, "INSERT INTO rag_questions (id, dataset_id, asked_by_user_id, "
-	            "question_text, params) VALUES (?, ?, ?, ?, ?)", "ssiss",
-	            qid, ds.id, r->id.user_id, text,
-	            json_object_to_json_string_ext(params, JSON_C_TO_STRING_PLAIN)) < 0 ||
-	    work_enqueue_delayed(db, "rag_question", qid, NULL, NULL,
-	                         RAG_QUESTION_FALLBACK_S) < 0 ||
-	    db_commit(db) != DB_OK)
-		goto dberr;
+	here = rank_here(r, &ds);
+	rag_tenant(tenant, sizeof tenant, r->id.user_id);
+	ins.id = qid;
+	ins.dataset_id = ds.id;
+	ins.text = text;
+	ins.params = json_object_to_json_string_ext(params, JSON_C_TO_STRING_PLAIN);
+	ins.tenant = tenant;
+	ins.user_id = r->id.user_id;
+	/* Ranked here: sluice work takes it only should this worker not. */
+	ins.delay_s = here ? RAG_QUESTION_FALLBACK_S : 0;
+	rc = db_tx(db, "question", question_insert_body, &ins);
 	json_object_put(params);
-	{
-		char lock[64];
-
-		/* before the answer goes out, so a GET ?wait finds it held */
-		question_lock_name(lock, sizeof lock, qid);
-		named_lock(db, lock, 0);
+	if (rc < 0) {
+		if (rc == DB_ERR_UNAVAILABLE)
+			return resp_db_error(r, DB_ERR_UNAVAILABLE);
+		log_kv(LOG_ERROR, "cannot register question", "error=%s", LOG_Q(db_error(db)));
+		return rag_reply(r, RAG_QUESTION_NOT_REGISTERED);
 	}
-
-	a = arena_alloc(r->arena, sizeof *a);
-	a->db = db;
-	a->cfg = r->cfg;
-	snprintf(a->question_id, sizeof a->question_id, "%s", qid);
-	req_after(r, answer_after_response, a);
+	if (here) {
+		a = arena_alloc(r->arena, sizeof *a);
+		a->db = db;
+		a->cfg = r->cfg;
+		snprintf(a->question_id, sizeof a->question_id, "%s", qid);
+		req_after(r, answer_after_response, a);
+	}
 
 	o = json_object_new_object();
 	json_object_object_add(o, "dataset_id", json_object_new_string(ds.id));
 	json_object_object_add(o, "question_id", json_object_new_string(qid));
 	return resp_json(r, 200, o);
-dberr:
-	db_rollback(db);
-	json_object_put(params);
-	if (db_last_err(db) == DB_ERR_UNAVAILABLE)
-		return resp_db_error(r, DB_ERR_UNAVAILABLE);
-	log_kv(LOG_ERROR, "cannot register question", "error=%s", LOG_Q(db_error(db)));
-	return rag_reply(r, RAG_QUESTION_NOT_REGISTERED);
 }
 
 /* --- GET /dataset/{id}/question/{qid} ------------------------------------------------------- */
 
-static void sleep_ms(int ms)
+int rag_question_render(struct db *db, const char *dataset_id, const char *question_id,
+                        struct json_object **out)
 {
-	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
-
-	nanosleep(&ts, NULL);
-}
-
-int rag_question_get(struct req *r)
-{
-	char qid[RAG_ID_LEN + 1], lock[64];
-	struct rag_dataset ds;
 	struct json_object *o;
 	struct db_stmt *st;
-	bool lock_tried = false;
-	const char *w;
-	long long wait_s = 0;
-	double deadline;
-	int poll = WAIT_POLL_MIN_MS, rc, qerr = 0;
+	char buf[32];
+	int rc;
 
-	w = req_query(r, "wait", &qerr);
-	if (qerr != 0 || (w != NULL &&
-	    str_to_ll(w, 0, r->cfg->question_wait_max_s, &wait_s) != 0))
-		return rag_reply_bad(r, "wait must be an integer 0..%d (seconds)",
-		                     r->cfg->question_wait_max_s);
-	if (rag_dataset_of_caller(r, req_param(r, "dataset_id"), &ds) != 0)
-		return -1;
-	if (rag_id_parse(req_param(r, "question_id"), qid) != 0)
-		return rag_reply(r, RAG_QUESTION_NOT_FOUND);
-
-	/* ?wait holds the request (and this worker) for at most
-	 * question_wait_max_s: blocked on the question's lock while the worker
-	 * ranking it holds it, else polling the row with short sleeps (the
-	 * fallback in sluice work holds no lock). */
-	deadline = time_mono_ms() + (double)wait_s * 1000.0;
-	question_lock_name(lock, sizeof lock, qid);
-	for (;;) {
-		double now, left;
-
-		st = db_query(r->db, "SELECT question_text, status, params, "
-		              "relevant_documents, error, created_at, finished_at, "
-		              "TIMESTAMPDIFF(MICROSECOND, created_at, finished_at) "
-		              "FROM rag_questions WHERE id = ? AND dataset_id = ?",
-		              "ss", qid, ds.id);
-		if (st == NULL)
-			return resp_db_error(r, db_last_err(r->db));
-		if ((rc = db_fetch(st)) != 1) {
-			db_done(st);
-			return rc < 0 ? resp_db_error(r, db_last_err(r->db))
-			              : rag_reply(r, RAG_QUESTION_NOT_FOUND);
-		}
-		now = time_mono_ms();
-		if (strcmp(db_col_str(st, 1), "processing") != 0 || now >= deadline)
-			break;
+	*out = NULL;
+	st = db_query(db, "SELECT question_text, status, params, "
+	              "relevant_documents, error, created_at, finished_at, "
+	              "TIMESTAMPDIFF(MICROSECOND, created_at, finished_at) "
+	              "FROM rag_questions WHERE id = ? AND dataset_id = ?",
+	              "ss", question_id, dataset_id);
+	if (st == NULL)
+		return db_last_err(db);
+	if ((rc = db_fetch(st)) != 1) {
 		db_done(st);
-		left = deadline - now;
-		if (!lock_tried) {
-			lock_tried = true;
-			if (named_lock(r->db, lock, left / 1000.0) == 1) {
-				named_unlock(r->db, lock);
-				/* got at once: nobody holds it, so poll */
-				if (time_mono_ms() - now >= WAIT_POLL_MIN_MS)
-					continue;
-			}
-		}
-		sleep_ms(poll < left ? poll : (int)left + 1);
-		if ((poll *= 2) > WAIT_POLL_MAX_MS)
-			poll = WAIT_POLL_MAX_MS;
+		return rc;
 	}
 	o = json_object_new_object();
-	json_object_object_add(o, "question_id", json_object_new_string(qid));
-	json_object_object_add(o, "dataset_id", json_object_new_string(ds.id));
+	json_object_object_add(o, "question_id", json_object_new_string(question_id));
+	json_object_object_add(o, "dataset_id", json_object_new_string(dataset_id));
 	json_object_object_add(o, "question_text", json_object_new_string(db_col_str(st, 0)));
 	json_object_object_add(o, "status", json_object_new_string(db_col_str(st, 1)));
 	json_object_object_add(o, "parameters", json_tokener_parse(db_col_str(st, 2)));
@@ -695,9 +682,79 @@ int rag_question_get(struct req *r)
 	                       : json_object_new_string(db_col_str(st, 4)));
 	json_object_object_add(o, "created_at", rag_json_time(db_col_str(st, 5)));
 	json_object_object_add(o, "finished_at", rag_json_time(db_col_str(st, 6)));
+	snprintf(buf, sizeof buf, "%.3f", db_col_ll(st, 7) / 1000.0);
 	json_object_object_add(o, "elapsed_ms", db_col_null(st, 7) ? NULL
-	                       : json_object_new_double_s(db_col_ll(st, 7) / 1000.0,
-	                           arena_printf(r->arena, "%.3f", db_col_ll(st, 7) / 1000.0)));
+	                       : json_object_new_double_s(db_col_ll(st, 7) / 1000.0, buf));
 	db_done(st);
+	*out = o;
+	return 1;
+}
+
+int rag_question_get(struct req *r)
+{
+	char qid[RAG_ID_LEN + 1], owner[QUEUE_TENANT_MAX + 1];
+	struct rag_dataset ds;
+	struct json_object *o, *status;
+	const char *w;
+	long long wait_s = 0;
+	int rc, qerr = 0;
+
+	w = req_query(r, "wait", &qerr);
+	if (qerr != 0 || (w != NULL &&
+	    str_to_ll(w, 0, r->cfg->question_wait_max_s, &wait_s) != 0))
+		return rag_reply_bad(r, "wait must be an integer 0..%d (seconds)",
+		                     r->cfg->question_wait_max_s);
+	if (rag_dataset_of_caller(r, req_param(r, "dataset_id"), &ds) != 0)
+		return -1;
+	if (rag_id_parse(req_param(r, "question_id"), qid) != 0)
+		return rag_reply(r, RAG_QUESTION_NOT_FOUND);
+	if ((rc = rag_question_render(r->db, ds.id, qid, &o)) != 1)
+		return rc < 0 ? resp_db_error(r, rc) : rag_reply(r, RAG_QUESTION_NOT_FOUND);
+	/* Still processing and the caller will wait: the waiter holds the
+	 * request, not this worker. */
+	if (wait_s > 0 && json_object_object_get_ex(o, "status", &status) &&
+	    strcmp(json_object_get_string(status), "processing") == 0) {
+		rag_tenant(owner, sizeof owner, r->id.user_id);
+		if (wait_redirect(r, "question", owner, ds.id, qid, wait_s * 1000) == 0) {
+			json_object_put(o);
+			return 0;
+		}
+	}
 	return resp_json(r, 200, o);
+}
+
+int rag_questions_settled(struct db *db, const char *const *ids, size_t n, bool *settled)
+{
+	return db_in_batch(db, "SELECT id FROM rag_questions WHERE status <> 'processing' "
+	    "AND id IN (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", ids, n, settled);
+}
+
+int rag_question_wait_answer(struct db *db, const char *owner, const char *dataset_id,
+                             const char *question_id, int *status,
+                             struct json_object **body)
+{
+	char ds[RAG_ID_LEN + 1], qid[RAG_ID_LEN + 1];
+	struct db_stmt *st;
+	int rc;
+
+	*body = NULL;
+	*status = 404;
+	if (rag_id_parse(dataset_id, ds) != 0 || rag_id_parse(question_id, qid) != 0)
+		return 0;
+	/* The dataset is still the owner's (deleted while waiting: 404). */
+	st = db_query(db, "SELECT 1 FROM rag_datasets WHERE id = ? "
+	              "AND CONCAT('user:', owner_user_id) = ?", "ss", ds, owner);
+	if (st == NULL)
+		return db_last_err(db);
+	rc = db_fetch(st);
+	db_done(st);
+	if (rc < 0)
+		return rc;
+	if (rc == 1 && (rc = rag_question_render(db, ds, qid, body)) < 0)
+		return rc;
+	if (rc == 1)
+		*status = 200;
+	else
+		*body = rag_reply_json(RAG_QUESTION_NOT_FOUND, status);
+	return 0;
 }

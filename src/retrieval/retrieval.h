@@ -18,7 +18,7 @@
 #include <stddef.h>
 
 #include "http/router.h"
-#include "runner/work.h"
+#include "db/queue.h"
 
 struct config;
 struct db;
@@ -43,6 +43,8 @@ enum rag_reply {
 };
 /* Writes the answer; returns -1 so a handler can `return rag_reply(...)`. */
 int rag_reply(struct req *r, enum rag_reply what);
+/* The same answer's body and status, for an answer written elsewhere. */
+struct json_object *rag_reply_json(enum rag_reply what, int *status);
 /* 400 {"detail": "..."} from a format; returns -1. */
 int rag_reply_bad(struct req *r, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
@@ -74,6 +76,7 @@ struct rag_dataset {
 	char status[16];
 	char embedder[64];
 	int dimensions;
+	long long snippets;               /* snippet_count as of its last ingestion */
 };
 
 /* The dataset raw_id names, when the Basic caller owns it.  0; or the
@@ -101,25 +104,49 @@ int rag_index_build(struct db *db, const struct config *cfg,
                     const char *dataset_id, size_t *count,
                     char *err, size_t errlen);
 /* The open index of a dataset, cached per process: reopened when the file
- * was replaced, rebuilt from MariaDB when missing or corrupt.  Owned by the
- * cache (valid until the next call).  NULL with err on failure. */
+ * was replaced; rebuilt from MariaDB when missing or corrupt only with
+ * may_build (never in a serve worker).  Owned by the cache (valid until the
+ * next call).  NULL with err on failure. */
 const struct rindex *rag_index_get(struct db *db, const struct config *cfg,
-                                   const char *dataset_id, size_t dim,
+                                   const char *dataset_id, size_t dim, bool may_build,
                                    char *err, size_t errlen);
 /* Close and forget the cached index of a dataset (after DELETE). */
 void rag_index_forget(const char *dataset_id);
 
 /* --- questions ---------------------------------------------------------------- */
-/* Rank a processing question and store its result.  1 answered now, 0 when
- * it was not processing any more (answered elsewhere, or gone), -1 on
- * failure with err (the question stays processing). */
+/* Rank a processing question and store its result.  in_serve: in a serve
+ * worker, so no index rebuild and no network embedder (those fail with
+ * err).  1 answered now, 0 when it was not processing any more (answered
+ * elsewhere, or gone), -1 on failure with err (the question stays
+ * processing). */
 int rag_question_answer(struct db *db, const struct config *cfg,
-                        const char *question_id, char *err, size_t errlen);
+                        const char *question_id, bool in_serve,
+                        char *err, size_t errlen);
+/* The GET question body of question_id in dataset_id into *out.  1, 0 when
+ * there is no such question, < 0 enum db_err. */
+int rag_question_render(struct db *db, const char *dataset_id, const char *question_id,
+                        struct json_object **out);
 
-/* --- sluice work kinds (runner/work.c) ------------------------------------------ */
+/* For the waiter (serve/waiter.c): which questions of ids (n <=
+ * DB_IN_BATCH) are no longer processing, and the GET answer of one
+ * of owner's ("user:<id>") questions: 0 with *status and *body (200, 404),
+ * or < 0 enum db_err. */
+int rag_questions_settled(struct db *db, const char *const *ids, size_t n,
+                          bool *settled);
+int rag_question_wait_answer(struct db *db, const char *owner, const char *dataset_id,
+                             const char *question_id, int *status,
+                             struct json_object **body);
+
+/* --- sluice work kinds (work/kinds.c) -------------------------------------------- */
 int rag_ingest_work(struct work_ctx *w, const struct work_item *it,
                     char *err, size_t errlen);
+int rag_ingest_give_up(struct work_ctx *w, const struct work_item *it,
+                       const char *reason);
 int rag_question_work(struct work_ctx *w, const struct work_item *it,
                       char *err, size_t errlen);
+int rag_question_give_up(struct work_ctx *w, const struct work_item *it,
+                         const char *reason);
+/* The fairness key of a retrieval user's work items: "user:<id>". */
+void rag_tenant(char *buf, size_t cap, long long user_id);
 
 #endif

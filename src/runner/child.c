@@ -22,7 +22,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
@@ -36,6 +35,7 @@
 #include "util/aead.h"
 #include "util/config.h"
 #include "util/log.h"
+#include "util/proc.h"
 
 #ifdef RUNNER_SANITIZED
 /* AddressSanitizer's default of dying on a failed allocation would hide
@@ -208,20 +208,8 @@ static int test_alloc(int mb, int *got)
 static void child_exit(int fd, struct task_result *res) __attribute__((noreturn));
 static void child_exit(int fd, struct task_result *res)
 {
-	const char *p = (const char *)res;
-	size_t left = sizeof *res;
-
 	res->vm_peak_kb = runner_self_vm_kb("VmPeak:");
-	while (left > 0) {
-		ssize_t k = write(fd, p, left);
-
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0)
-			break;
-		p += k;
-		left -= (size_t)k;
-	}
+	proc_write_all(fd, res, sizeof *res);
 	close(fd);
 	fflush(stderr);
 	_exit(res->rc == 0 ? 0 : 1);
@@ -232,6 +220,7 @@ void child_task_main(const struct config *cfg_in, const struct task_ref *t, int 
 	static struct task_result res;
 	static struct config cfg;
 	static struct job_spec job;
+	static char dest_schema[WH_IDENT_MAX + 1];
 	struct loaded L;
 	struct task_env env;
 	struct rlimit rl;
@@ -240,13 +229,13 @@ void child_task_main(const struct config *cfg_in, const struct task_ref *t, int 
 	struct run_log *log = NULL;
 	struct json_object *in = NULL, *out = NULL, *raw = NULL;
 	pid_t parent = getppid();
+	const char *logical;
 	long long baseline = 0;
 	int rc;
 
-	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	if (getppid() != parent)
+	if (proc_die_with_parent(parent) != 0)
 		_exit(1);
-	runner_close_fds(fd);            /* the supervisor's session is its own */
+	proc_close_fds(fd);              /* the supervisor's session is its own */
 	signal(SIGTERM, SIG_DFL);
 	memset(&res, 0, sizeof res);
 	memset(&L, 0, sizeof L);
@@ -291,8 +280,17 @@ void child_task_main(const struct config *cfg_in, const struct task_ref *t, int 
 	job.plugin = obj_str(in, "plugin");
 	job.input = in;
 	job.output = out;
-	job.dest_schema = obj_str(raw, "table_schema") != NULL
-	                  ? obj_str(raw, "table_schema") : "";
+	/* The customer's own database of the schema it named: nothing a job
+	 * says can point a load at another customer's data or the service's. */
+	logical = obj_str(raw, "table_schema");
+	if (logical == NULL || logical[0] == '\0')
+		logical = cfg.warehouse_default_schema;
+	if (wh_schema_physical(t->customer_id, logical, dest_schema) != 0) {
+		snprintf(res.error, sizeof res.error, "output.raw.table_schema is not "
+		         "a valid schema name");
+		goto out;
+	}
+	job.dest_schema = dest_schema;
 	job.dest_table = obj_str(raw, "table_name");
 	job.load_type = load_type_of(L.load_type);
 	job.incremental_column = job.load_type == LOAD_FULL ? NULL : L.inc_name;
@@ -354,6 +352,8 @@ void child_task_main(const struct config *cfg_in, const struct task_ref *t, int 
 		             job.bookmark ? ", bookmark " : "",
 		             job.bookmark ? job.bookmark : "");
 	env.cfg = &cfg;
+	env.run_id = t->run_id;
+	env.task_id = t->task_id;
 	env.db = db;
 	env.wh = wh;
 	env.log = log;

@@ -49,7 +49,8 @@ struct job_spec {
 	const char *plugin;             /* input.plugin */
 	struct json_object *input;      /* the job's input object */
 	struct json_object *output;     /* the job's output object */
-	const char *dest_schema;        /* output.raw.table_schema ("" = default) */
+	const char *dest_schema;        /* the customer's warehouse database of
+	                                 * output.raw.table_schema (wh_schema_physical) */
 	const char *dest_table;         /* output.raw.table_name */
 	enum load_type load_type;
 	const char *incremental_column; /* NULL for full_load */
@@ -66,6 +67,8 @@ struct job_spec {
 /* What a task works with.  db and wh are this process's own connections. */
 struct task_env {
 	const struct config *cfg;
+	const char *run_id;             /* the run and task this child runs */
+	const char *task_id;
 	struct db *db;                  /* the service's database */
 	struct wh *wh;                  /* the warehouse */
 	struct run_log *log;            /* this task's log lines */
@@ -108,8 +111,22 @@ int state_save_singer(struct task_env *env, const char *job_id,
 int state_save_processed_file(struct task_env *env, const char *job_id,
                               const char *file_path, const char *last_modified_sql,
                               long long size_bytes, char *err, size_t errlen);
+/* The task's rows committed so far (what run_task_status.rows_loaded shows
+ * should the task die before it reports): saved like the state, so it
+ * commits with the rows it counts.  Outside a transaction it is written at
+ * once (after a staging swap, say); then call state_after_commit too. */
+int state_save_rows(struct task_env *env, long long rows_committed,
+                    char *err, size_t errlen);
 /* Flush the writes deferred because the warehouse is another server. */
 int state_after_commit(struct task_env *env, char *err, size_t errlen);
+
+/* ---- staging tables (staging.c) ------------------------------------------
+ * A staging table is registered before it is created and released once
+ * swapped in or dropped, so that what a killed task leaves is dropped by its
+ * supervisor or the sweep. */
+int staging_register(struct task_env *env, const char *schema, const char *table,
+                     char *err, size_t errlen);
+void staging_release(struct task_env *env, const char *schema, const char *table);
 
 /* ---- run log (run_log.c) -------------------------------------------------
  * Lines of a run as GET .../pipeline_run/{runId}/logs returns them, written

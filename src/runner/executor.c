@@ -34,7 +34,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -44,11 +43,12 @@
 #include <json-c/json.h>
 
 #include "db/db.h"
+#include "db/queue.h"
 #include "runner/connector.h"
 #include "runner/runner.h"
-#include "runner/work.h"
 #include "util/config.h"
 #include "util/log.h"
+#include "util/proc.h"
 #include "util/timeutil.h"
 #include "util/uuid.h"
 
@@ -187,25 +187,6 @@ static long long vm_peak_kb(pid_t pid)
 	return v;
 }
 
-void runner_close_fds(int keep)
-{
-	long max = sysconf(_SC_OPEN_MAX);
-
-	if (keep < 3) {
-		if (close_range(3, ~0U, 0) == 0)
-			return;
-	} else if ((keep == 3 || close_range(3, (unsigned)keep - 1, 0) == 0) &&
-	           close_range((unsigned)keep + 1, ~0U, 0) == 0) {
-		return;
-	}
-	/* A kernel without close_range (before 5.9). */
-	if (max < 0 || max > 65536)
-		max = 65536;
-	for (int fd = 3; fd < max; fd++)
-		if (fd != keep)
-			close(fd);
-}
-
 static void sleep_ms(int ms)
 {
 	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
@@ -214,70 +195,68 @@ static void sleep_ms(int ms)
 		;
 }
 
-static void describe_status(int status, char *buf, size_t cap)
-{
-	if (WIFSIGNALED(status))
-		snprintf(buf, cap, "killed by signal %d (%s)", WTERMSIG(status),
-		         strsignal(WTERMSIG(status)));
-	else if (WIFEXITED(status))
-		snprintf(buf, cap, "exited with status %d", WEXITSTATUS(status));
-	else
-		snprintf(buf, cap, "ended (status %d)", status);
-}
-
 /* ==== failing a run from outside its supervisor ============================== */
 
 /* Mark run FAILED (when still RUNNING under claimed_by): tasks that did not
  * finish FAILED or SKIPPED, its jobs and pipeline FAILED, one ERROR line.
  * 1 done, 0 no longer ours to fail, < 0 database error. */
-static int run_fail_abandoned(struct db *db, const char *run_id,
-                              const char *claimed_by, const char *why)
+struct abandon {
+	const char *run_id, *claimed_by, *why;
+};
+
+static int fail_abandoned_body(struct db *db, void *arg)
 {
+	const struct abandon *a = arg;
 	char pipeline[65] = "";
 	struct db_stmt *st;
 	long long n;
 	int rc;
 
-	if ((rc = db_begin(db)) != DB_OK)
-		return rc;
 	st = db_query(db, "SELECT pipeline_id FROM pipeline_runs WHERE id = ? "
 	              "AND status = 'RUNNING' AND claimed_by = ? FOR UPDATE", "ss",
-	              run_id, claimed_by);
-	if (st == NULL) {
-		rc = db_last_err(db);
-		goto fail;
-	}
+	              a->run_id, a->claimed_by);
+	if (st == NULL)
+		return db_last_err(db);
 	if ((rc = db_fetch(st)) == 1)
 		snprintf(pipeline, sizeof pipeline, "%s", db_col_str(st, 0));
 	db_done(st);
-	if (rc <= 0) {
-		db_rollback(db);
-		return rc < 0 ? db_last_err(db) : 0;
-	}
+	if (rc <= 0)
+		return rc;                /* 0: no longer ours to fail */
 	if ((n = db_exec(db, "UPDATE pipeline_runs SET status = 'FAILED', "
-	    "finished_at = UTC_TIMESTAMP(3), error = ? WHERE id = ?", "ss", why,
-	    run_id)) < 0 ||
+	    "finished_at = UTC_TIMESTAMP(3), error = ? WHERE id = ?", "ss", a->why,
+	    a->run_id)) < 0 ||
 	    (n = db_exec(db, "UPDATE run_task_status SET status = IF(status = "
 	    "'RUNNING', 'FAILED', 'SKIPPED'), finished_at = UTC_TIMESTAMP(3), "
 	    "error = IF(status = 'RUNNING', ?, 'not run: the run failed') "
-	    "WHERE run_id = ? AND status IN ('PENDING', 'RUNNING')", "ss", why,
-	    run_id)) < 0 ||
+	    "WHERE run_id = ? AND status IN ('PENDING', 'RUNNING')", "ss", a->why,
+	    a->run_id)) < 0 ||
 	    (n = db_exec(db, "UPDATE pipelines SET last_status = 'FAILED' "
 	    "WHERE id = ?", "s", pipeline)) < 0 ||
 	    (n = db_exec(db, "UPDATE jobs SET job_status = 'FAILED' "
-	    "WHERE pipeline_id = ?", "s", pipeline)) < 0) {
-		rc = (int)n;
-		goto fail;
-	}
-	if ((rc = db_commit(db)) != DB_OK)
-		goto fail;
+	    "WHERE pipeline_id = ?", "s", pipeline)) < 0)
+		return (int)n;
+	return 1;
+}
+
+/* Mark run FAILED (when still RUNNING under claimed_by): tasks that did not
+ * finish FAILED or SKIPPED, its jobs and pipeline FAILED, one ERROR line,
+ * a sweep of its staging tables queued.  1 done, 0 no longer ours to fail, < 0
+ * database error. */
+static int run_fail_abandoned(struct db *db, const char *run_id,
+                              const char *claimed_by, const char *why)
+{
+	struct abandon a = { run_id, claimed_by, why };
+	int rc = db_tx(db, "run failure", fail_abandoned_body, &a);
+
+	if (rc != 1)
+		return rc;
 	run_log_line(db, run_id, NULL, "ERROR", why);
+	/* Its staging tables go in a sweep, in a child: a DROP may wait for
+	 * the rollback of the task that was killed, and this loop never waits. */
+	runner_sweep_request(db);
 	log_kv(LOG_WARN, "run failed: its process is gone", "run=%s claimed_by=%s",
 	       run_id, claimed_by);
 	return 1;
-fail:
-	db_rollback(db);
-	return rc < 0 ? rc : DB_ERR;
 }
 
 /* ==== the work process's side ================================================= */
@@ -300,49 +279,52 @@ static void supervise(const struct config *cfg, const char *run_id,
                       const char *process_id) __attribute__((noreturn));
 
 /* Claim one CREATED run.  1 claimed (run_id filled), 0 none, < 0 error. */
-static int claim_run(struct work_ctx *w, char run_id[RUN_ID_LEN + 1])
+struct run_claim {
+	const char *process_id;
+	char *run_id;
+};
+
+static int claim_run_body(struct db *db, void *arg)
 {
+	struct run_claim *c = arg;
 	char pipeline[65];
 	struct db_stmt *st;
 	long long n;
 	int rc;
 
-	if ((rc = db_begin(w->db)) != DB_OK)
-		return rc;
-	st = db_query(w->db, "SELECT id, pipeline_id FROM pipeline_runs "
+	st = db_query(db, "SELECT id, pipeline_id FROM pipeline_runs "
 	    "WHERE status = 'CREATED' AND (not_before IS NULL OR "
 	    "not_before <= UTC_TIMESTAMP(3)) ORDER BY created_at, id LIMIT 1 "
 	    "FOR UPDATE SKIP LOCKED", "");
-	if (st == NULL) {
-		rc = db_last_err(w->db);
-		goto fail;
+	if (st == NULL)
+		return db_last_err(db);
+	if ((rc = db_fetch(st)) == 1) {
+		snprintf(c->run_id, RUN_ID_LEN + 1, "%s", db_col_str(st, 0));
+		snprintf(pipeline, sizeof pipeline, "%s", db_col_str(st, 1));
 	}
-	if ((rc = db_fetch(st)) <= 0) {
-		db_done(st);
-		db_rollback(w->db);
-		return rc;
-	}
-	snprintf(run_id, RUN_ID_LEN + 1, "%s", db_col_str(st, 0));
-	snprintf(pipeline, sizeof pipeline, "%s", db_col_str(st, 1));
 	db_done(st);
-	if ((n = db_exec(w->db, "UPDATE pipeline_runs SET status = 'RUNNING', "
+	if (rc <= 0)
+		return rc;
+	if ((n = db_exec(db, "UPDATE pipeline_runs SET status = 'RUNNING', "
 	    "claimed_by = ?, claimed_at = UTC_TIMESTAMP(3), "
 	    "heartbeat_at = UTC_TIMESTAMP(3), "
 	    "started_at = IFNULL(started_at, UTC_TIMESTAMP(3)), not_before = NULL "
-	    "WHERE id = ?", "ss", w->process_id, run_id)) < 0 ||
-	    (n = db_exec(w->db, "UPDATE pipelines SET last_status = 'RUNNING' "
+	    "WHERE id = ?", "ss", c->process_id, c->run_id)) < 0 ||
+	    (n = db_exec(db, "UPDATE pipelines SET last_status = 'RUNNING' "
 	    "WHERE id = ?", "s", pipeline)) < 0 ||
-	    (n = db_exec(w->db, "UPDATE jobs SET job_status = 'RUNNING' "
-	    "WHERE pipeline_id = ?", "s", pipeline)) < 0) {
-		rc = (int)n;
-		goto fail;
-	}
-	if ((rc = db_commit(w->db)) != DB_OK)
-		goto fail;
+	    (n = db_exec(db, "UPDATE jobs SET job_status = 'RUNNING' "
+	    "WHERE pipeline_id = ?", "s", pipeline)) < 0)
+		return (int)n;
 	return 1;
-fail:
-	db_rollback(w->db);
-	return rc < 0 ? rc : DB_ERR;
+}
+
+/* Claim one CREATED run.  1 claimed (run_id filled) once the COMMIT
+ * succeeded, 0 none, < 0 error. */
+static int claim_run(struct work_ctx *w, char run_id[RUN_ID_LEN + 1])
+{
+	struct run_claim c = { w->process_id, run_id };
+
+	return db_tx(w->db, "run claim", claim_run_body, &c);
 }
 
 static int start_run(struct work_ctx *w)
@@ -390,7 +372,7 @@ static void reap(struct work_ctx *w)
 		if (p > 0 && !(WIFEXITED(status) && WEXITSTATUS(status) == 0)) {
 			char how[96], why[200];
 
-			describe_status(status, how, sizeof how);
+			proc_describe_status(status, how, sizeof how);
 			snprintf(why, sizeof why, "the run's supervisor process %s; "
 			         "the run was stopped", how);
 			if (run_fail_abandoned(w->db, sups[i].run_id, w->process_id,
@@ -443,7 +425,7 @@ static void recover(struct work_ctx *w)
 			char *end;
 			long pid = strtol(c + plen, &end, 10);
 
-			dead = *end == '\0' && pid > 0 && work_process_gone(pid);
+			dead = *end == '\0' && pid > 0 && proc_gone(pid);
 		}
 		if (!stale && !dead)
 			continue;
@@ -472,7 +454,7 @@ int executor_tick(struct work_ctx *w, bool stopping)
 		recover(w);
 		last_recover_ms = now;
 	}
-	while (!stopping && !work_stopping() && nsup < w->cfg->runner_max_runs &&
+	while (!stopping && !work_stopping(w) && nsup < w->cfg->runner_max_runs &&
 	       nsup < SUP_MAX) {
 		if (start_run(w) != 1)
 			break;
@@ -481,31 +463,13 @@ int executor_tick(struct work_ctx *w, bool stopping)
 	return started;
 }
 
-void executor_shutdown(struct work_ctx *w)
+void executor_signal_all(int sig)
 {
-	double deadline = time_mono_ms() + w->cfg->runner_shutdown_grace_s * 1000.0;
-	bool termed = false;
-
 	if (nsup > 0)
-		log_kv(LOG_INFO, "waiting for runs to finish", "runs=%d grace_s=%d",
-		       nsup, w->cfg->runner_shutdown_grace_s);
-	while (nsup > 0) {
-		reap(w);
-		if (nsup == 0)
-			break;
-		if (!termed && time_mono_ms() >= deadline) {
-			/* Each supervisor kills its task and fails its run. */
-			for (int i = 0; i < nsup; i++)
-				kill(sups[i].pid, SIGTERM);
-			termed = true;
-			deadline = time_mono_ms() + 10000.0;
-		} else if (termed && time_mono_ms() >= deadline) {
-			for (int i = 0; i < nsup; i++)
-				kill(sups[i].pid, SIGKILL);
-			deadline = time_mono_ms() + 3600 * 1000.0;
-		}
-		sleep_ms(POLL_MS);
-	}
+		log_kv(LOG_INFO, "signalling run supervisors", "runs=%d signal=%d", nsup, sig);
+	/* SIGTERM: each supervisor kills its task and fails its run. */
+	for (int i = 0; i < nsup; i++)
+		kill(sups[i].pid, sig);
 }
 
 /* ==== the supervisor ===================================================== */
@@ -539,10 +503,12 @@ struct run {
 	char customer_id[37];
 	char trigger[16];
 	int attempt, retries;
+	int timeout_s;                   /* the run's time limit */
+	double t0;                       /* when this attempt started (monotonic) */
 	struct task tasks[TASKS_MAX];
 	size_t ntasks;
 	bool lost;                       /* the claim is gone: touch nothing */
-	bool cancelled, stopped;
+	bool cancelled, stopped, timed_out;
 	char cancelled_by[321];
 };
 
@@ -592,8 +558,8 @@ static int load_run(struct run *r)
 
 	st = db_query(r->db, "SELECT pr.pipeline_id, pr.customer_id, pr.trigger_type, "
 	    "pr.attempt, p.retries, IFNULL(p.memory_allocated_mb, 0), "
-	    "pr.cancel_requested_at IS NOT NULL, IFNULL(pr.cancel_requested_by, '') "
-	    "FROM pipeline_runs pr JOIN pipelines p ON p.id = pr.pipeline_id "
+	    "pr.cancel_requested_at IS NOT NULL, IFNULL(pr.cancel_requested_by, ''), "
+	    "IFNULL(p.run_timeout_s, 0) FROM pipeline_runs pr JOIN pipelines p ON p.id = pr.pipeline_id "
 	    "WHERE pr.id = ? AND pr.status = 'RUNNING' AND pr.claimed_by = ?",
 	    "ss", r->id, r->process_id);
 	if (st == NULL)
@@ -606,6 +572,8 @@ static int load_run(struct run *r)
 		snprintf(r->trigger, sizeof r->trigger, "%s", db_col_str(st, 2));
 		r->attempt = (int)db_col_ll(st, 3);
 		r->retries = (int)db_col_ll(st, 4);
+		r->timeout_s = (int)db_col_ll(st, 8) > 0 ? (int)db_col_ll(st, 8)
+		               : r->cfg->runner_run_timeout_s;
 		if (db_col_ll(st, 6) != 0) {
 			r->cancelled = true;
 			snprintf(r->cancelled_by, sizeof r->cancelled_by, "%s",
@@ -687,6 +655,20 @@ static void task_status_set(struct run *r, struct task *t)
 		        t->task_id);
 }
 
+/* The rows a task committed, as it recorded them with each commit. */
+static long long committed_rows(struct run *r, const struct task *t)
+{
+	struct db_stmt *st = db_query(r->db, "SELECT rows_loaded FROM run_task_status "
+	                              "WHERE run_id = ? AND task_id = ?", "ss", r->id,
+	                              t->task_id);
+	long long n = 0;
+
+	if (st != NULL && db_fetch(st) == 1)
+		n = db_col_ll(st, 0);
+	db_done(st);
+	return n;
+}
+
 /* Run one task in a child and wait for it.  Fills t->status/rows/error. */
 static void run_task(struct run *r, struct task *t, struct run_log *tl)
 {
@@ -751,10 +733,13 @@ static void run_task(struct run *r, struct task *t, struct run_log *tl)
 			status = 0;
 			break;
 		}
-		if (!killed && (sup_term || r->cancelled || r->lost)) {
+		if (!killed && !r->timed_out &&
+		    time_mono_ms() - r->t0 >= r->timeout_s * 1000.0)
+			r->timed_out = true;
+		if (!killed && (sup_term || r->cancelled || r->lost || r->timed_out)) {
 			kill(pid, SIGKILL);
 			killed = true;
-			if (sup_term && !r->cancelled)
+			if (sup_term && !r->cancelled && !r->timed_out)
 				r->stopped = true;
 		}
 		if (time_mono_ms() - last_beat >= r->cfg->runner_heartbeat_s * 1000.0) {
@@ -781,10 +766,16 @@ static void run_task(struct run *r, struct task *t, struct run_log *tl)
 	/* Sanitizer builds: what the process had mapped before the task. */
 	peak_kb = peak_kb > base_kb ? peak_kb - base_kb : 0;
 
-	t->rows = got == sizeof res ? res.rows_loaded : 0;
+	/* Rows count as loaded once committed: a task that did not report
+	 * (killed, crashed) counted its commits in run_task_status itself. */
+	t->rows = got == sizeof res ? res.rows_loaded : committed_rows(r, t);
 	if (r->cancelled) {
 		snprintf(t->status, sizeof t->status, "FAILED");
 		snprintf(t->error, sizeof t->error, "cancelled by %s", r->cancelled_by);
+	} else if (r->timed_out) {
+		snprintf(t->status, sizeof t->status, "FAILED");
+		snprintf(t->error, sizeof t->error, "stopped: the run timed out after "
+		         "%d s (run_timeout_s)", r->timeout_s);
 	} else if (r->stopped || r->lost) {
 		snprintf(t->status, sizeof t->status, "FAILED");
 		snprintf(t->error, sizeof t->error, "stopped before it finished: "
@@ -804,7 +795,7 @@ static void run_task(struct run *r, struct task *t, struct run_log *tl)
 	} else {
 		char how[96];
 
-		describe_status(status, how, sizeof how);
+		proc_describe_status(status, how, sizeof how);
 		snprintf(t->status, sizeof t->status, "FAILED");
 		snprintf(t->error, sizeof t->error, "the task process %s", how);
 	}
@@ -819,6 +810,14 @@ static void run_task(struct run *r, struct task *t, struct run_log *tl)
 	else
 		run_log_error(tl, "task failed after %.1f s: %s",
 		              (time_mono_ms() - t0) / 1000.0, t->error);
+	if (strcmp(t->status, "SUCCESS") != 0) {
+		if (t->rows > 0)
+			run_log_warning(tl, "%lld rows committed before the task stopped "
+			                "stay loaded, with the state that covers them", t->rows);
+		/* What a killed task could not drop itself. */
+		if (!r->lost)
+			staging_drop_run(r->cfg, r->db, r->id, tl);
+	}
 }
 
 /* Job statuses from their tasks; the run's end (or its retry). */
@@ -845,19 +844,26 @@ static void finish_run(struct run *r, double t0)
 		return;
 	if (failed != NULL)
 		snprintf(error, sizeof error, "%s: %s", failed->task_id, failed->error);
+	else if (!ok && r->timed_out)
+		snprintf(error, sizeof error, "the run timed out after %d s "
+		         "(run_timeout_s)", r->timeout_s);
 	else if (!ok)
 		snprintf(error, sizeof error, r->cancelled ? "cancelled by %s"
 		         : "stopped before it finished", r->cancelled_by);
 
-	if (!ok && !r->cancelled && !r->stopped && r->attempt <= r->retries) {
+	/* A run that timed out is not tried again: it would likely hang the
+	 * same way; the next scheduled run starts afresh. */
+	if (!ok && !r->cancelled && !r->stopped && !r->timed_out &&
+	    r->attempt <= r->retries) {
 		int delay = runner_retry_delay(r->cfg->runner_retry_base_s, r->attempt);
 		long long n;
 
 		n = db_exec(r->db, "UPDATE pipeline_runs SET status = 'CREATED', "
 		    "attempt = attempt + 1, not_before = UTC_TIMESTAMP(3) + INTERVAL ? "
-		    "SECOND, claimed_by = NULL, heartbeat_at = NULL, rows_loaded = 0, "
-		    "error = ? WHERE id = ? AND status = 'RUNNING' AND claimed_by = ?",
-		    "isss", (long long)delay, error, r->id, r->process_id);
+		    "SECOND, claimed_by = NULL, heartbeat_at = NULL, "
+		    "rows_loaded = rows_loaded + ?, error = ? "
+		    "WHERE id = ? AND status = 'RUNNING' AND claimed_by = ?",
+		    "iisss", (long long)delay, rows, error, r->id, r->process_id);
 		if (n == 1) {
 			db_exec(r->db, "UPDATE pipelines SET last_status = 'CREATED' "
 			        "WHERE id = ?", "s", r->pipeline_id);
@@ -872,8 +878,8 @@ static void finish_run(struct run *r, double t0)
 	 * a while (should another process fail it meanwhile, it stays failed). */
 	for (int i = 0; ; i++) {
 		long long n = db_exec(r->db, "UPDATE pipeline_runs SET status = ?, "
-		    "finished_at = UTC_TIMESTAMP(3), rows_loaded = ?, error = ? "
-		    "WHERE id = ? AND status = 'RUNNING' AND claimed_by = ?", "sisss",
+		    "finished_at = UTC_TIMESTAMP(3), rows_loaded = rows_loaded + ?, "
+		    "error = ? WHERE id = ? AND status = 'RUNNING' AND claimed_by = ?", "sisss",
 		    ok ? "SUCCESS" : "FAILED", rows, ok ? NULL : error, r->id,
 		    r->process_id);
 
@@ -900,8 +906,8 @@ static void finish_run(struct run *r, double t0)
 		run_log_info(r->log, "run finished: SUCCESS, %lld rows loaded in %.1f s",
 		             rows, (time_mono_ms() - t0) / 1000.0);
 	else
-		run_log_error(r->log, "run finished: FAILED after %.1f s: %s",
-		              (time_mono_ms() - t0) / 1000.0, error);
+		run_log_error(r->log, "run finished: FAILED after %.1f s, %lld rows "
+		              "loaded: %s", (time_mono_ms() - t0) / 1000.0, rows, error);
 }
 
 static void supervise(const struct config *cfg, const char *run_id,
@@ -918,13 +924,12 @@ static void supervise(const struct config *cfg, const char *run_id,
 
 	/* Die with the work process: a kill -9 of it must not leave a run
 	 * going on unsupervised. */
-	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	if (getppid() != parent)
+	if (proc_die_with_parent(parent) != 0)
 		_exit(1);
 	/* Nothing of the work process's: its database session stays its own
 	 * (closing the copy sends nothing), its HTTP connections close when it
 	 * closes them. */
-	runner_close_fds(-1);
+	proc_close_fds(-1);
 	memset(&sa, 0, sizeof sa);
 	sa.sa_handler = on_sup_term;
 	sigemptyset(&sa.sa_mask);
@@ -935,6 +940,7 @@ static void supervise(const struct config *cfg, const char *run_id,
 	sigprocmask(SIG_SETMASK, &none, NULL);
 
 	memset(&r, 0, sizeof r);
+	r.t0 = t0;
 	r.cfg = cfg;
 	r.process_id = process_id;
 	snprintf(r.id, sizeof r.id, "%s", run_id);
@@ -980,15 +986,18 @@ static void supervise(const struct config *cfg, const char *run_id,
 		for (size_t u = 0; u < t->deps.n && u < RUNNER_UP_MAX; u++)
 			if (strcmp(r.tasks[t->deps.up[u]].status, "SUCCESS") != 0)
 				blocker = r.tasks[t->deps.up[u]].task_id;
-		if (blocker != NULL || r.cancelled || sup_term) {
+		if (!r.timed_out && time_mono_ms() - r.t0 >= r.timeout_s * 1000.0)
+			r.timed_out = true;
+		if (blocker != NULL || r.cancelled || sup_term || r.timed_out) {
 			snprintf(t->status, sizeof t->status, "SKIPPED");
 			if (blocker != NULL)
 				snprintf(t->error, sizeof t->error, "skipped: upstream task "
 				         "%s did not succeed", blocker);
 			else
 				snprintf(t->error, sizeof t->error, "skipped: the run was %s",
-				         r.cancelled ? "cancelled" : "stopped");
-			if (sup_term && !r.cancelled)
+				         r.cancelled ? "cancelled" : r.timed_out
+				         ? "stopped by its timeout" : "stopped");
+			if (sup_term && !r.cancelled && !r.timed_out)
 				r.stopped = true;
 			task_status_set(&r, t);
 			run_log_warning(tl, "%s", t->error);

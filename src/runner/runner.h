@@ -11,9 +11,10 @@
  *   task child (child.c): its own database and warehouse connections, the
  *   job_spec, connector_extract_load / connector_qualify.
  *
- * Every claim is SELECT ... FOR UPDATE SKIP LOCKED, so any number of work
- * processes on any number of hosts share the work and never run a run or
- * fire a schedule twice. */
+ * Every claim is SELECT ... FOR UPDATE SKIP LOCKED in a transaction retried
+ * on deadlock or Galera certification failure, and counts only once its
+ * COMMIT succeeded, so any number of work processes on any number of hosts
+ * share the work and never run a run or fire a schedule twice. */
 #ifndef SLUICE_RUNNER_H
 #define SLUICE_RUNNER_H
 
@@ -22,11 +23,12 @@
 #include <sys/types.h>
 #include <time.h>
 
+#include "db/queue.h"
+
 struct config;
 struct db;
 struct job_spec;
 struct run_log;
-struct work_ctx;
 
 /* ---- scheduler.c ---------------------------------------------------------- */
 
@@ -48,10 +50,25 @@ int scheduler_next_run(const char *cron_text, const char *tz, time_t after,
 int executor_tick(struct work_ctx *w, bool stopping);
 /* Supervisors still running under this process. */
 int executor_active(void);
-/* On shutdown: ask every supervisor to stop (SIGTERM) so it fails its run
- * with a log line; then SIGKILL after runner_shutdown_grace_s more seconds
- * and fail whatever is left.  Waits for them all. */
-void executor_shutdown(struct work_ctx *w);
+/* Signal every run supervisor of this process: on shutdown, SIGTERM once
+ * runner_shutdown_grace_s is over (each fails its run with a log line),
+ * SIGKILL when that did not end them (the caller keeps calling
+ * executor_tick to reap them). */
+void executor_signal_all(int sig);
+
+/* ---- staging.c ------------------------------------------------------------ */
+
+/* Drop the staging tables a run's tasks registered and left (a task killed
+ * or crashed), with a WARNING line each on log (NULL: none).  How many
+ * were dropped, or -1 (the sweep drops them later). */
+int staging_drop_run(const struct config *cfg, struct db *db, const char *run_id,
+                     struct run_log *log);
+/* Queue a runner_sweep item unless one is waiting already. */
+void runner_sweep_request(struct db *db);
+/* The runner_sweep work kind: staging tables of runs that are over, and
+ * staging-named tables nobody registered (older than runner_stale_s). */
+int runner_sweep_work(struct work_ctx *w, const struct work_item *it,
+                      char *err, size_t errlen);
 
 /* ---- child.c: one task in its own process ------------------------------ */
 
@@ -129,10 +146,6 @@ struct task_deps {
  * task upstream of itself, a bad index or too many upstreams. */
 int runner_task_order(size_t n, const struct task_deps *deps, size_t *order);
 
-/* Close every descriptor above 2 but keep (-1: none): a forked supervisor
- * or task must not hold its parent's sockets (a keep-alive connection to a
- * single-threaded server would stay open as long as the run lasts). */
-void runner_close_fds(int keep);
 
 /* ---- connector.c extras ------------------------------------------------- */
 

@@ -19,7 +19,6 @@
 
 #include "db/db.h"
 #include "runner/runner.h"
-#include "runner/work.h"
 #include "util/cron.h"
 #include "util/log.h"
 #include "util/timeutil.h"
@@ -52,8 +51,9 @@ struct due {
 	char tz[CRON_TZ_MAX + 1];
 };
 
-/* Fire one due schedule.  1 handled, 0 none due, < 0 database error. */
-static int fire_one(struct work_ctx *w)
+/* Fire one due schedule (one transaction attempt).  1 handled, 0 none
+ * due, < 0 database error. */
+static int fire_body(struct db *db, void *arg)
 {
 	char next_sql[TIME_SQL_LEN], run_id[RUN_ID_LEN + 1], err[200];
 	struct db_stmt *st;
@@ -62,26 +62,22 @@ static int fire_one(struct work_ctx *w)
 	long long n;
 	int rc;
 
-	if ((rc = db_begin(w->db)) != DB_OK)
-		return rc;
-	st = db_query(w->db, "SELECT id, customer_id, cron, IFNULL(cron_timezone, '') "
+	(void)arg;
+	st = db_query(db, "SELECT id, customer_id, cron, IFNULL(cron_timezone, '') "
 	    "FROM pipelines WHERE paused = 0 AND cron IS NOT NULL "
 	    "AND next_run_at IS NOT NULL AND next_run_at <= UTC_TIMESTAMP(3) "
 	    "ORDER BY next_run_at LIMIT 1 FOR UPDATE SKIP LOCKED", "");
-	if (st == NULL) {
-		rc = db_last_err(w->db);
-		goto fail;
+	if (st == NULL)
+		return db_last_err(db);
+	if ((rc = db_fetch(st)) == 1) {
+		snprintf(d.id, sizeof d.id, "%s", db_col_str(st, 0));
+		snprintf(d.customer, sizeof d.customer, "%s", db_col_str(st, 1));
+		snprintf(d.cron, sizeof d.cron, "%s", db_col_str(st, 2));
+		snprintf(d.tz, sizeof d.tz, "%s", db_col_str(st, 3));
 	}
-	if ((rc = db_fetch(st)) <= 0) {
-		db_done(st);
-		db_rollback(w->db);
-		return rc;
-	}
-	snprintf(d.id, sizeof d.id, "%s", db_col_str(st, 0));
-	snprintf(d.customer, sizeof d.customer, "%s", db_col_str(st, 1));
-	snprintf(d.cron, sizeof d.cron, "%s", db_col_str(st, 2));
-	snprintf(d.tz, sizeof d.tz, "%s", db_col_str(st, 3));
 	db_done(st);
+	if (rc <= 0)
+		return rc;
 
 	if (scheduler_next_run(d.cron, d.tz, time(NULL), &next, err, sizeof err) != 0) {
 		/* Validated on create; a zone removed from the system since. */
@@ -89,49 +85,40 @@ static int fire_one(struct work_ctx *w)
 		       "pipeline=%s error=%s", d.id, LOG_Q(err));
 		next = 0;
 	}
-	if (run_id_new(run_id) != 0) {
-		rc = DB_ERR;
-		goto fail;
-	}
-	n = db_exec(w->db, "INSERT INTO pipeline_runs (id, pipeline_id, customer_id, "
+	if (run_id_new(run_id) != 0)
+		return DB_ERR;
+	n = db_exec(db, "INSERT INTO pipeline_runs (id, pipeline_id, customer_id, "
 	    "status, trigger_type) VALUES (?, ?, ?, 'CREATED', 'schedule')",
 	    "sss", run_id, d.id, d.customer);
 	if (n == DB_ERR_DUPLICATE) {
 		log_kv(LOG_INFO, "scheduled run skipped: a run is already active",
 		       "pipeline=%s", d.id);
 	} else if (n < 0) {
-		rc = (int)n;
-		goto fail;
+		return (int)n;
 	} else {
-		if ((n = db_exec(w->db, "UPDATE pipelines SET last_status = 'CREATED' "
+		if ((n = db_exec(db, "UPDATE pipelines SET last_status = 'CREATED' "
 		    "WHERE id = ?", "s", d.id)) < 0 ||
-		    (n = db_exec(w->db, "UPDATE jobs SET job_status = 'CREATED' "
-		    "WHERE pipeline_id = ?", "s", d.id)) < 0) {
-			rc = (int)n;
-			goto fail;
-		}
+		    (n = db_exec(db, "UPDATE jobs SET job_status = 'CREATED' "
+		    "WHERE pipeline_id = ?", "s", d.id)) < 0)
+			return (int)n;
 		log_kv(LOG_INFO, "scheduled run created", "pipeline=%s run=%s",
 		       d.id, run_id);
 	}
-	n = db_exec(w->db, "UPDATE pipelines SET next_run_at = ? WHERE id = ?",
+	n = db_exec(db, "UPDATE pipelines SET next_run_at = ? WHERE id = ?",
 	            "ss", time_sql(next_sql, next), d.id);
-	if (n < 0) {
-		rc = (int)n;
-		goto fail;
-	}
-	if ((rc = db_commit(w->db)) != DB_OK)
-		goto fail;
-	return 1;
-fail:
-	db_rollback(w->db);
-	return rc < 0 ? rc : DB_ERR;
+	return n < 0 ? (int)n : 1;
+}
+
+static int fire_one(struct work_ctx *w)
+{
+	return db_tx(w->db, "schedule firing", fire_body, NULL);
 }
 
 int scheduler_tick(struct work_ctx *w)
 {
 	int n = 0, rc = 0;
 
-	while (n < SCHEDULE_BATCH && !work_stopping() && (rc = fire_one(w)) == 1)
+	while (n < SCHEDULE_BATCH && !work_stopping(w) && (rc = fire_one(w)) == 1)
 		n++;
 	if (rc < 0 && rc != DB_ERR_DEADLOCK)
 		log_kv(LOG_WARN, "scheduler pass failed", "error=%s",

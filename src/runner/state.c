@@ -20,14 +20,14 @@
 #include "runner/connector.h"
 #include "util/str.h"
 
-enum pending_kind { P_BOOKMARK, P_SINGER, P_FILE };
+enum pending_kind { P_BOOKMARK, P_SINGER, P_FILE, P_ROWS };
 
 struct pending {
 	enum pending_kind kind;
 	char *job_id;
 	char *text;                  /* bookmark, state JSON or file path */
 	char *last_modified;         /* P_FILE */
-	long long size;              /* P_FILE; < 0 = unknown */
+	long long size;              /* P_FILE; < 0 = unknown; P_ROWS: the rows */
 };
 
 static struct pending *pend;
@@ -40,6 +40,8 @@ static const char sql_bookmark[] =
 static const char sql_singer[] =
 	"INSERT INTO %s (job_id, state) VALUES (?, ?) "
 	"ON DUPLICATE KEY UPDATE state = VALUES(state)";
+static const char sql_rows[] =
+	"UPDATE %s SET rows_loaded = ? WHERE run_id = ? AND task_id = ?";
 static const char sql_file[] =
 	"INSERT INTO %s (job_id, file_path, last_modified, size_bytes) "
 	"VALUES (?, ?, ?, ?) ON DUPLICATE KEY UPDATE "
@@ -180,6 +182,29 @@ int state_save_processed_file(struct task_env *env, const char *job_id,
 	return 0;
 }
 
+int state_save_rows(struct task_env *env, long long rows_committed,
+                    char *err, size_t errlen)
+{
+	struct pending *p;
+
+	if (env->run_id == NULL || env->task_id == NULL)
+		return 0;
+	if (wh_shares_app_server(env->wh)) {
+		char rows[32];
+		const char *params[] = { rows, env->run_id, env->task_id };
+
+		snprintf(rows, sizeof rows, "%lld", rows_committed);
+		return via_wh(env, sql_rows, "run_task_status", params, 3, err, errlen);
+	}
+	if ((p = pending_slot(P_ROWS, env->task_id, NULL)) == NULL ||
+	    (p->job_id = strdup(env->task_id)) == NULL) {
+		str_errf(err, errlen, "out of memory");
+		return -1;
+	}
+	p->size = rows_committed;
+	return 0;
+}
+
 int state_after_commit(struct task_env *env, char *err, size_t errlen)
 {
 	long long n = 0;
@@ -222,6 +247,11 @@ int state_after_commit(struct task_env *env, char *err, size_t errlen)
 			              "VALUES(last_modified), size_bytes = NULL, "
 			              "processed_at = CURRENT_TIMESTAMP(3)", "sss",
 			              p->job_id, p->text, p->last_modified);
+			break;
+		case P_ROWS:
+			n = db_exec(env->db, "UPDATE run_task_status SET rows_loaded = ? "
+			            "WHERE run_id = ? AND task_id = ?", "iss", p->size,
+			            env->run_id, env->task_id);
 			break;
 		}
 	}

@@ -12,6 +12,11 @@
  *   SIGHUP       re-read the config; start new workers, and stop the old
  *                ones once every new one reports ready on the ready pipe
  *
+ * Beside the workers runs one waiter (waiter.c), which holds the long polls
+ * nginx proxies to its own socket; the master keeps that socket too, so a
+ * waiter restarted (it died, or SIGHUP replaced it) finds the requests that
+ * came meanwhile in the backlog.
+ *
  * A worker exiting with SERVE_EXIT_FATAL (bad config, credentials refused)
  * stops the master instead of feeding a respawn loop; during a reload it
  * abandons the reload instead, and the old workers go on serving. */
@@ -32,6 +37,9 @@
 #include <fcgiapp.h>
 #include <mysql.h>
 
+#include "auth/auth.h"
+#include "http/pool.h"
+#include "http/wait.h"
 #include "serve/serve.h"
 #include "util/config.h"
 #include "util/log.h"
@@ -58,6 +66,9 @@ struct master {
 	unsigned generation;
 	unsigned gen_seq;               /* last generation number handed out */
 	int listen_fd;
+	int wait_fd;                    /* the waiter's socket */
+	pid_t waiter;                   /* 0: none running */
+	double waiter_after_ms;         /* respawn back-off */
 	int ready_fd[2];                /* workers write their pid when ready */
 	bool reload_pending;            /* new generation not all ready yet */
 	struct config prev_cfg;         /* what serves until then */
@@ -103,7 +114,7 @@ static int install_signals(sigset_t *waitmask)
 
 /* Bind the unix socket with the configured mode.  A stale socket file left
  * by a crash is removed; a live one (another serve answers) is an error. */
-static int open_listen_socket(const struct config *c)
+static int open_listen_socket(const char *path, int mode, int backlog)
 {
 	struct sockaddr_un sa;
 	struct stat st;
@@ -112,17 +123,17 @@ static int open_listen_socket(const struct config *c)
 
 	memset(&sa, 0, sizeof sa);
 	sa.sun_family = AF_UNIX;
-	if (strlen(c->listen) >= sizeof sa.sun_path) {
+	if (strlen(path) >= sizeof sa.sun_path) {
 		log_kv(LOG_ERROR, "listen path too long", "max=%zu",
 		       sizeof sa.sun_path - 1);
 		return -1;
 	}
-	memcpy(sa.sun_path, c->listen, strlen(c->listen) + 1);
+	memcpy(sa.sun_path, path, strlen(path) + 1);
 
-	if (lstat(c->listen, &st) == 0) {
+	if (lstat(path, &st) == 0) {
 		if (!S_ISSOCK(st.st_mode)) {
 			log_kv(LOG_ERROR, "listen path exists and is not a socket",
-			       "path=%s", c->listen);
+			       "path=%s", path);
 			return -1;
 		}
 		probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -130,12 +141,12 @@ static int open_listen_socket(const struct config *c)
 		                          sizeof sa) == 0) {
 			close(probe);
 			log_kv(LOG_ERROR, "another process listens on the socket",
-			       "path=%s", c->listen);
+			       "path=%s", path);
 			return -1;
 		}
 		if (probe >= 0)
 			close(probe);
-		unlink(c->listen);
+		unlink(path);
 	}
 
 	if ((fd = socket(AF_UNIX, SOCK_STREAM, 0)) < 0)
@@ -148,13 +159,12 @@ static int open_listen_socket(const struct config *c)
 		goto fail;
 	}
 	umask(old_umask);
-	if (chmod(c->listen, (mode_t)c->listen_mode) != 0 ||
-	    listen(fd, c->listen_backlog) != 0)
+	if (chmod(path, (mode_t)mode) != 0 || listen(fd, backlog) != 0)
 		goto fail;
 	return fd;
 fail:
 	log_kv(LOG_ERROR, "cannot listen", "path=%s error=%s",
-	       LOG_Q(c->listen), LOG_Q(strerror(errno)));
+	       LOG_Q(path), LOG_Q(strerror(errno)));
 	if (fd >= 0)
 		close(fd);
 	return -1;
@@ -211,10 +221,13 @@ static void spawn_worker(struct master *m, const sigset_t *origmask)
 {
 	struct slot *s = NULL;
 	pid_t pid;
+	int idx = -1;
 
 	for (int i = 0; i < MAX_SLOTS && s == NULL; i++)
-		if (m->slots[i].pid == 0)
+		if (m->slots[i].pid == 0) {
 			s = &m->slots[i];
+			idx = i;
+		}
 	if (s == NULL) {
 		log_error("no free worker slot");
 		return;
@@ -234,6 +247,8 @@ static void spawn_worker(struct master *m, const sigset_t *origmask)
 		signal(SIGINT, SIG_IGN);        /* ^C reaches the group: master decides */
 		sigprocmask(SIG_SETMASK, origmask, NULL);
 		close(m->ready_fd[0]);
+		close(m->wait_fd);
+		pool_slot_set(idx);
 		_exit(worker_main(&m->cfg, m->listen_fd, m->ready_fd[1]));
 	}
 	s->pid = pid;
@@ -243,6 +258,30 @@ static void spawn_worker(struct master *m, const sigset_t *origmask)
 	s->started_ms = time_mono_ms();
 	log_kv(LOG_INFO, "worker started", "worker=%ld generation=%u",
 	       (long)pid, m->generation);
+}
+
+static void spawn_waiter(struct master *m, const sigset_t *origmask)
+{
+	pid_t pid = fork();
+
+	if (pid < 0) {
+		log_kv(LOG_ERROR, "fork failed", "error=%s", LOG_Q(strerror(errno)));
+		m->waiter_after_ms = time_mono_ms() + BACKOFF_MAX_MS;
+		return;
+	}
+	if (pid == 0) {
+		signal(SIGCHLD, SIG_DFL);
+		signal(SIGHUP, SIG_IGN);
+		signal(SIGINT, SIG_IGN);
+		sigprocmask(SIG_SETMASK, origmask, NULL);
+		close(m->ready_fd[0]);
+		close(m->ready_fd[1]);
+		close(m->listen_fd);
+		_exit(waiter_main(&m->cfg, m->wait_fd));
+	}
+	m->waiter = pid;
+	m->waiter_after_ms = time_mono_ms() + BACKOFF_MIN_MS;
+	log_kv(LOG_INFO, "waiter started", "waiter=%ld", (long)pid);
 }
 
 static void signal_workers(struct master *m, int sig, bool only_stopping)
@@ -275,6 +314,8 @@ static void begin_shutdown(struct master *m, int status)
 		if (m->slots[i].pid > 0)
 			m->slots[i].stopping = true;
 	signal_workers(m, SIGTERM, true);
+	if (m->waiter > 0)
+		kill(m->waiter, SIGTERM);
 	log_kv(LOG_INFO, "shutting down", "workers=%d timeout_s=%d",
 	       live_workers(m), m->cfg.shutdown_timeout);
 }
@@ -313,9 +354,18 @@ static void reap(struct master *m)
 		struct slot *s = NULL;
 		double now = time_mono_ms();
 
+		if (pid == m->waiter) {
+			log_kv(WIFEXITED(status) && WEXITSTATUS(status) == 0 ? LOG_INFO
+			       : LOG_WARN, "waiter ended", "waiter=%ld status=%d", (long)pid,
+			       status);
+			m->waiter = 0;           /* cycle() starts the next one */
+			continue;
+		}
 		for (int i = 0; i < MAX_SLOTS && s == NULL; i++)
-			if (m->slots[i].pid == pid)
+			if (m->slots[i].pid == pid) {
 				s = &m->slots[i];
+				pool_slot_clear(i);  /* what it held is free again */
+			}
 		if (s == NULL)
 			continue;
 
@@ -374,12 +424,14 @@ static void reload(struct master *m, const sigset_t *origmask)
 		return;
 	}
 	if (strcmp(next.listen, m->cfg.listen) != 0 ||
+	    strcmp(next.wait_listen, m->cfg.wait_listen) != 0 ||
 	    next.listen_mode != m->cfg.listen_mode ||
 	    next.listen_backlog != m->cfg.listen_backlog ||
 	    strcmp(next.pid_file, m->cfg.pid_file) != 0) {
-		log_warn("listen, listen_mode, listen_backlog and pid_file "
-		         "change only on restart; keeping the running values");
+		log_warn("listen, wait_listen, listen_mode, listen_backlog and "
+		         "pid_file change only on restart; keeping the running values");
 		memcpy(next.listen, m->cfg.listen, sizeof next.listen);
+		memcpy(next.wait_listen, m->cfg.wait_listen, sizeof next.wait_listen);
 		next.listen_mode = m->cfg.listen_mode;
 		next.listen_backlog = m->cfg.listen_backlog;
 		memcpy(next.pid_file, m->cfg.pid_file, sizeof next.pid_file);
@@ -402,6 +454,9 @@ static void reload(struct master *m, const sigset_t *origmask)
 
 	for (int i = 0; i < m->want; i++)
 		spawn_worker(m, origmask);
+	/* The waiter is replaced too; its socket keeps what comes meanwhile. */
+	if (m->waiter > 0)
+		kill(m->waiter, SIGTERM);
 	log_kv(LOG_INFO, "reloading", "generation=%u workers=%d",
 	       m->generation, m->want);
 }
@@ -458,6 +513,8 @@ static int wait_ms(const struct master *m, double now)
 			t = m->kill_at_ms - now;
 	} else if (current_workers(m) < m->want) {
 		t = m->respawn_after_ms - now;
+	} else if (m->waiter == 0) {
+		t = m->waiter_after_ms - now;
 	}
 	/* Old-generation workers still draining get TERM again now and then. */
 	if (!m->shutting_down && live_workers(m) > current_workers(m) && t > 200)
@@ -495,12 +552,14 @@ static void cycle(struct master *m, const sigset_t *origmask)
 
 		now = time_mono_ms();
 		if (m->shutting_down) {
-			if (live_workers(m) == 0)
+			if (live_workers(m) == 0 && m->waiter == 0)
 				return;
 			if (now >= m->kill_at_ms) {
 				log_kv(LOG_WARN, "shutdown timeout, killing workers",
 				       "workers=%d", live_workers(m));
 				signal_workers(m, SIGKILL, false);
+				if (m->waiter > 0)
+					kill(m->waiter, SIGKILL);
 				m->kill_at_ms = now + 60000;   /* then just reap */
 			} else if (now >= m->next_term_ms) {
 				/* A worker between its last check and accept() may
@@ -513,6 +572,8 @@ static void cycle(struct master *m, const sigset_t *origmask)
 		}
 		if (live_workers(m) > current_workers(m))
 			signal_workers(m, SIGTERM, true);
+		if (m->waiter == 0 && now >= m->waiter_after_ms)
+			spawn_waiter(m, origmask);
 		while (current_workers(m) < m->want && now >= m->respawn_after_ms &&
 		       live_workers(m) < MAX_SLOTS) {
 			int before = current_workers(m);
@@ -537,12 +598,14 @@ static void make_storage_root(const char *path)
 int serve_main(const char *conf_path)
 {
 	static struct master m;     /* large: keep it off the stack */
+	char wait_path[CONFIG_PATH_MAX + 8];
 	sigset_t origmask;
 	char err[512];
 	enum log_level lvl;
 
 	m.conf_path = conf_path;
 	m.listen_fd = -1;
+	m.wait_fd = -1;
 	config_defaults(&m.cfg);
 	if (config_load(conf_path, &m.cfg, err, sizeof err) != 0 ||
 	    config_load_jwt_secret(&m.cfg, err, sizeof err) != 0 ||
@@ -563,10 +626,21 @@ int serve_main(const char *conf_path)
 		       "error=%s", LOG_Q(strerror(errno)));
 		return 1;
 	}
-	if ((m.listen_fd = open_listen_socket(&m.cfg)) < 0)
+	config_wait_listen(&m.cfg, wait_path, sizeof wait_path);
+	if ((m.listen_fd = open_listen_socket(m.cfg.listen, m.cfg.listen_mode,
+	                                      m.cfg.listen_backlog)) < 0)
 		return SERVE_EXIT_FATAL;
+	/* Long polls wait in the waiter, never in a worker; the key proves a
+	 * redirect there came from a worker (http/wait.h). */
+	if ((m.wait_fd = open_listen_socket(wait_path, m.cfg.listen_mode,
+	                                    m.cfg.listen_backlog)) < 0 ||
+	    wait_key_init() != 0 || pool_init(MAX_SLOTS) != 0) {
+		unlink(m.cfg.listen);
+		return SERVE_EXIT_FATAL;
+	}
 	if (write_pid_file(m.cfg.pid_file) != 0) {
 		unlink(m.cfg.listen);
+		unlink(wait_path);
 		return SERVE_EXIT_FATAL;
 	}
 
@@ -577,6 +651,12 @@ int serve_main(const char *conf_path)
 		return 1;
 	}
 	make_storage_root(m.cfg.storage_root);
+	/* Before any fork: every worker, of every reload, shares them. */
+	if (auth_shared_init() != 0) {
+		log_kv(LOG_ERROR, "cannot map the shared Basic tables", "error=%s",
+		       LOG_Q(strerror(errno)));
+		return 1;
+	}
 
 	m.generation = m.gen_seq = 1;
 	m.want = config_worker_count(&m.cfg);
@@ -586,6 +666,8 @@ int serve_main(const char *conf_path)
 
 	close(m.listen_fd);
 	unlink(m.cfg.listen);
+	close(m.wait_fd);
+	unlink(wait_path);
 	if (m.cfg.pid_file[0] != '\0')
 		unlink(m.cfg.pid_file);
 	mysql_library_end();

@@ -21,4 +21,8 @@ int serve_main(const char *conf_path);
  * its pid to ready_fd once its start-up checks passed (-1: nobody asks). */
 int worker_main(const struct config *cfg, int listen_fd, int ready_fd);
 
+/* Run the waiter (waiter.c) on listen_fd, the socket nginx proxies long
+ * polls to; returns its exit status. */
+int waiter_main(const struct config *cfg, int listen_fd);
+
 #endif

@@ -131,6 +131,5 @@ int storage_download_get(struct req *r)
 	resp_header(r, "X-Accel-Redirect", arena_printf(r->arena, ACCEL_PREFIX "%s/%s",
 	            pct(r->arena, customer, false), pct(r->arena, path, true)));
 	resp_header(r, "Content-Disposition", disposition(r->arena, name));
-	resp_header(r, "Cache-Control", "private, no-store");
 	return resp_raw(r, 200, "application/octet-stream", "", 0);
 }

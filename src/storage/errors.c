@@ -51,18 +51,37 @@ int storage_reply(struct req *r, enum storage_reply what)
 	return -1;
 }
 
-int storage_reply_error(struct req *r, int status, const char *code,
-                        const char *fmt, ...)
+static struct json_object *error_json(const char *code, const char *fmt, va_list ap)
 {
 	struct json_object *o = json_object_new_object();
 	char msg[768];
+
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	json_object_object_add(o, "error", json_object_new_string(code));
+	json_object_object_add(o, "message", json_object_new_string(msg));
+	return o;
+}
+
+struct json_object *storage_error_json(const char *code, const char *fmt, ...)
+{
+	struct json_object *o;
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof msg, fmt, ap);
+	o = error_json(code, fmt, ap);
 	va_end(ap);
-	json_object_object_add(o, "error", json_object_new_string(code));
-	json_object_object_add(o, "message", json_object_new_string(msg));
+	return o;
+}
+
+int storage_reply_error(struct req *r, int status, const char *code,
+                        const char *fmt, ...)
+{
+	struct json_object *o;
+	va_list ap;
+
+	va_start(ap, fmt);
+	o = error_json(code, fmt, ap);
+	va_end(ap);
 	resp_json(r, status, o);
 	return -1;
 }

@@ -18,7 +18,7 @@
 #include <json-c/json.h>
 
 #include "db/db.h"
-#include "runner/work.h"
+#include "db/queue.h"
 #include "storage/storage.h"
 #include "tabular/tabular.h"
 #include "util/config.h"
@@ -50,6 +50,16 @@ int storage_opts_from_json(const char *json_text, struct tab_opts *o)
 		const char *d = json_object_get_string(v);
 
 		o->delimiter = d != NULL ? d[0] : 0;
+	}
+	/* given: the markers replace the default ones (an empty list: none) */
+	if (json_object_object_get_ex(j, "null_markers", &v) &&
+	    json_object_is_type(v, json_type_array)) {
+		size_t n = json_object_array_length(v);
+
+		o->n_null_markers = 0;
+		for (size_t i = 0; i < n && i < TAB_MARKERS_MAX; i++)
+			rc |= str_copy(o->null_markers[o->n_null_markers++], TAB_MARKER_MAX,
+			               json_object_get_string(json_object_array_get_idx(v, i)));
 	}
 	json_object_put(j);
 	return rc == 0 ? 0 : -1;
@@ -241,4 +251,35 @@ out:
 	json_object_put(schema);
 	json_object_put(payload);
 	return rc;
+}
+
+int storage_infer_give_up(struct work_ctx *w, const struct work_item *it,
+                          const char *reason)
+{
+	struct json_object *payload = NULL, *v;
+	const char *upload_id = NULL;
+	long long position = -1;
+
+	if (it->customer_id == NULL)
+		return 0;
+	payload = json_tokener_parse(it->payload != NULL ? it->payload : "{}");
+	if (payload != NULL && json_object_object_get_ex(payload, "refresh", NULL)) {
+		/* A refresh leaves the dataset as it was; the item says why. */
+		json_object_put(payload);
+		return 0;
+	}
+	if (payload != NULL && json_object_object_get_ex(payload, "upload_id", &v))
+		upload_id = json_object_get_string(v);
+	if (payload != NULL && json_object_object_get_ex(payload, "position", &v))
+		position = json_object_get_int64(v);
+	if (db_exec(w->db, "UPDATE datasets SET status = 'failed', schema_json = NULL, "
+	            "row_count = NULL, analyzed_rows = NULL, error = ? WHERE id = ? "
+	            "AND customer_id = ?", "sss", reason, it->ref_id, it->customer_id) < 0) {
+		json_object_put(payload);
+		return -1;
+	}
+	if (upload_id != NULL)
+		settle_upload(w->db, upload_id, position, false, reason);
+	json_object_put(payload);
+	return 0;
 }

@@ -23,7 +23,7 @@
 
 #include "db/db.h"
 #include "db/warehouse.h"
-#include "runner/work.h"
+#include "db/queue.h"
 #include "storage/storage.h"
 #include "storage/tables.h"
 #include "tabular/tabular.h"
@@ -33,7 +33,7 @@
 #include "util/timeutil.h"
 
 #define LOAD_BATCH_ROWS 2000
-#define LOAD_BEAT_ROWS 20000           /* heartbeat / stop check every so many rows */
+#define LOAD_STOP_CHECK_ROWS 20000     /* a shutdown is noticed this often */
 
 struct load {
 	struct work_ctx *w;
@@ -45,7 +45,6 @@ struct load {
 	size_t *lens;
 	char (*bufs)[TABLE_VALUE_BUF];
 	long long rows;                    /* rows read so far */
-	double last_beat;
 	bool permanent;                    /* the failure will not go away */
 	bool stopped;
 	char err[512];
@@ -112,19 +111,11 @@ static int on_row(void *arg, const struct tab_cell *cells, size_t n)
 		return -1;
 	}
 	L->rows++;
-	if (L->rows % LOAD_BEAT_ROWS == 0) {
-		double now = time_mono_ms();
-
-		if (work_stopping()) {
-			str_errf(L->err, sizeof L->err, "stopped by the shutdown of sluice work: "
-			         "the load starts again");
-			L->stopped = true;
-			return -1;
-		}
-		if (now - L->last_beat >= WORK_HEARTBEAT_S * 1000.0) {
-			work_heartbeat(L->w, L->it);
-			L->last_beat = now;
-		}
+	if (L->rows % LOAD_STOP_CHECK_ROWS == 0 && work_stopping(L->w)) {
+		str_errf(L->err, sizeof L->err, "stopped by the shutdown of sluice work: "
+		         "the load starts again");
+		L->stopped = true;
+		return -1;
 	}
 	return 0;
 }
@@ -261,7 +252,6 @@ int storage_link_load_work(struct work_ctx *w, const struct work_item *it,
 		L.permanent = true;            /* the table is gone or changed */
 		goto fail;
 	}
-	L.last_beat = time_mono_ms();
 	sink.header = on_header;
 	sink.row = on_row;
 	sink.arg = &L;
@@ -324,7 +314,7 @@ int storage_link_load_work(struct work_ctx *w, const struct work_item *it,
 fail:
 	if (wh != NULL && !committed)
 		wh_rollback(wh);
-	if (L.permanent || it->attempts >= it->max_attempts) {
+	if (L.permanent || (it->attempts >= it->max_attempts && !L.stopped)) {
 		record(w->db, it->ref_id, "failed", L.err, 0);
 		log_kv(LOG_WARN, "link load failed", "link=%s error=%s", it->ref_id, LOG_Q(L.err));
 		str_errf(err, errlen, "%s", L.err);
@@ -350,4 +340,11 @@ out:
 	free(parsing);
 	storage_table_free(&t);
 	return rc;
+}
+
+int storage_link_load_give_up(struct work_ctx *w, const struct work_item *it,
+                              const char *reason)
+{
+	record(w->db, it->ref_id, "failed", reason, 0);
+	return db_connected(w->db) ? 0 : -1;
 }

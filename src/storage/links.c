@@ -15,7 +15,7 @@
 #include "http/errors.h"
 #include "http/request.h"
 #include "http/response.h"
-#include "runner/work.h"
+#include "db/queue.h"
 #include "storage/storage.h"
 #include "storage/tables.h"
 #include "util/log.h"
@@ -146,10 +146,6 @@ int storage_link_post(struct req *r)
 			storage_table_reply(r, LINK_NOT_INFERRED, ds.status, NULL, NULL);
 		goto out;
 	}
-	if (strcmp(ds.format, "parquet") == 0) {
-		storage_table_reply(r, LINK_NOT_LOADABLE, NULL, NULL, NULL);
-		goto out;
-	}
 	st = db_query(r->db, "SELECT schema_json FROM datasets WHERE id = ? AND customer_id = ?",
 	              "ss", ds.id, customer);
 	if (st == NULL) {
@@ -221,7 +217,8 @@ int storage_link_post(struct req *r)
 			n = DB_ERR_DUPLICATE;
 	}
 	if (n >= 0)
-		n = work_enqueue(r->db, "storage_link_load", link_id, customer, NULL);
+		n = queue_enqueue(r->db, &(struct queue_new){ .kind = "storage_link_load",
+		                  .ref_id = link_id, .customer_id = customer });
 	if (n >= 0)
 		n = db_commit(r->db);
 	if (n < 0) {

@@ -4,13 +4,16 @@
  * then against the file's format (422), then the schema is inferred again
  * with them.  Where that runs: in the request when the file is at most
  * refresh_inline_max_bytes (Parquet always: only its footer is read), so
- * the worker is held for a bounded, short time; a larger file goes to
- * `sluice work` as a storage_infer item, and the request waits for it at
- * most refresh_wait_s, answering 202 when the wait runs out (the result then
- * appears on GET /storage-explorer/datasets/{id}).  A refresh that fails
- * leaves the dataset as it was.  The options given are stored and used by
- * every later inference of the dataset (a re-upload included). */
+ * the worker is held for a short, bounded time; a larger file goes to
+ * `sluice work` as a storage_infer item and the worker answers at once with
+ * a redirect to the waiter (http/wait.h), which answers the client when the
+ * item is done, or 202 when refresh_wait_s ran out (the result then appears
+ * on GET /storage-explorer/datasets/{id}).  No worker ever waits for it.  A
+ * refresh that fails leaves the dataset as it was.  The options given are
+ * stored and used by every later inference of the dataset (a re-upload
+ * included). */
 #include <errno.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -18,9 +21,11 @@
 #include <json-c/json.h>
 
 #include "db/db.h"
+#include "db/queue.h"
 #include "http/errors.h"
 #include "http/request.h"
 #include "http/response.h"
+#include "http/wait.h"
 #include "storage/storage.h"
 #include "tabular/tabular.h"
 #include "util/config.h"
@@ -56,6 +61,32 @@ static int integer_option(struct req *r, struct json_object *v, const char *name
 	if (n < 0 || n > ROWS_OPTION_MAX)
 		return bad(r, "%s must be an integer from 0 to 1000000000", name);
 	json_object_object_add(out, name, json_object_new_int64(n));
+	return 0;
+}
+
+/* null_markers: an array of at most TAB_MARKERS_MAX strings of 1 to
+ * TAB_MARKER_MAX - 1 bytes, no control characters. */
+static int null_markers_option(struct req *r, struct json_object *v, struct json_object *out)
+{
+	size_t n;
+
+	if (!json_object_is_type(v, json_type_array) ||
+	    (n = json_object_array_length(v)) > TAB_MARKERS_MAX)
+		return bad(r, "null_markers must be an array of at most %s strings", "16");
+	for (size_t i = 0; i < n; i++) {
+		struct json_object *m = json_object_array_get_idx(v, i);
+		const char *s = json_object_is_type(m, json_type_string) ? json_object_get_string(m)
+		                                                        : NULL;
+		size_t len = s != NULL ? strlen(s) : 0;
+
+		if (s == NULL || len == 0 || len >= TAB_MARKER_MAX ||
+		    len != (size_t)json_object_get_string_len(m))
+			return bad(r, "each of null_markers must be a string of 1 to %s bytes", "31");
+		for (size_t k = 0; k < len; k++)
+			if ((unsigned char)s[k] < 0x20 || s[k] == 0x7f)
+				return bad(r, "null_markers must not hold control characters%s", "");
+	}
+	json_object_object_add(out, "null_markers", json_object_get(v));
 	return 0;
 }
 
@@ -115,16 +146,21 @@ static int parse_options(struct req *r, struct json_object *body, struct json_ob
 				d = s;
 			else if (strcmp(s, "\t") == 0 || str_eq_nocase(s, "tab"))
 				d = "\t";
+			else if (strcmp(s, " ") == 0 || str_eq_nocase(s, "space"))
+				d = " ";        /* runs of spaces and tabs */
 			if (d == NULL) {
-				bad(r, "delimiter must be one of \",\", \";\", \"|\" or a tab "
-				    "(\"\\t\" or \"tab\")%s", "");
+				bad(r, "delimiter must be one of \",\", \";\", \"|\", a tab "
+				    "(\"\\t\" or \"tab\") or a space (\" \" or \"space\")%s", "");
 				goto fail;
 			}
 			json_object_object_add(o, key, json_object_new_string(d));
+		} else if (strcmp(key, "null_markers") == 0) {
+			if (null_markers_option(r, v, o) != 0)
+				goto fail;
 		} else {
 			storage_reply_error(r, 400, "invalid_parsing_options",
 			                    "Unknown field '%.64s' (sheet_name, skip_rows, "
-			                    "header_row, encoding, delimiter)", key);
+			                    "header_row, encoding, delimiter, null_markers)", key);
 			goto fail;
 		}
 	}
@@ -147,6 +183,7 @@ static int check_format(struct req *r, enum tab_format f, struct json_object *op
 		{ "encoding", 1u << TAB_CSV | 1u << TAB_TXT },
 		{ "skip_rows", 1u << TAB_CSV | 1u << TAB_TXT | 1u << TAB_XLSX | 1u << TAB_XLS },
 		{ "header_row", 1u << TAB_CSV | 1u << TAB_TXT | 1u << TAB_XLSX | 1u << TAB_XLS },
+		{ "null_markers", 1u << TAB_CSV | 1u << TAB_TXT },
 	};
 
 	for (size_t i = 0; i < sizeof takes / sizeof takes[0]; i++)
@@ -158,18 +195,21 @@ static int check_format(struct req *r, enum tab_format f, struct json_object *op
 	return 0;
 }
 
-static int answer(struct req *r, const struct storage_dataset *ds,
-                  struct json_object *opts)
+/* The 200 of a refreshed dataset into *body (takes opts).  0, 1 when the
+ * dataset is gone, < 0 enum db_err. */
+static int answer_json(struct db *db, const struct storage_dataset *ds,
+                       struct json_object *opts, struct json_object **body)
 {
 	struct json_object *o, *schema = NULL, *at = NULL;
 	struct db_stmt *st;
 	int rc;
 
-	st = db_query(r->db, "SELECT schema_json, refreshed_at FROM datasets WHERE id = ?",
+	*body = NULL;
+	st = db_query(db, "SELECT schema_json, refreshed_at FROM datasets WHERE id = ?",
 	              "s", ds->id);
 	if (st == NULL) {
 		json_object_put(opts);
-		return resp_db_error(r, db_last_err(r->db));
+		return db_last_err(db);
 	}
 	if ((rc = db_fetch(st)) == 1) {
 		schema = db_col_null(st, 0) ? NULL : json_tokener_parse(db_col_str(st, 0));
@@ -178,8 +218,7 @@ static int answer(struct req *r, const struct storage_dataset *ds,
 	db_done(st);
 	if (rc != 1) {
 		json_object_put(opts);
-		return rc < 0 ? resp_db_error(r, db_last_err(r->db))
-		              : storage_reply(r, STORAGE_DATASET_NOT_FOUND);
+		return rc < 0 ? db_last_err(db) : 1;
 	}
 	o = json_object_new_object();
 	json_object_object_add(o, "dataset_id", json_object_new_string(ds->id));
@@ -188,6 +227,20 @@ static int answer(struct req *r, const struct storage_dataset *ds,
 	json_object_object_add(o, "parsing_options", opts);
 	json_object_object_add(o, "schema", schema);
 	json_object_object_add(o, "refreshed_at", at);
+	*body = o;
+	return 0;
+}
+
+static int answer(struct req *r, const struct storage_dataset *ds,
+                  struct json_object *opts)
+{
+	struct json_object *o;
+	int rc = answer_json(r->db, ds, opts, &o);
+
+	if (rc < 0)
+		return resp_db_error(r, rc);
+	if (rc == 1)
+		return storage_reply(r, STORAGE_DATASET_NOT_FOUND);
 	return resp_json(r, 200, o);
 }
 
@@ -223,72 +276,12 @@ static int refresh_inline(struct req *r, const struct storage_dataset *ds,
 	return answer(r, ds, opts);
 }
 
-static void sleep_ms(int ms)
+/* The 202 of a refresh still running in sluice work. */
+static struct json_object *refreshing(const struct storage_dataset *ds,
+                                      struct json_object *opts)
 {
-	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
+	struct json_object *o = json_object_new_object();
 
-	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-		;
-}
-
-/* Hand the refresh to sluice work and wait for it (bounded). */
-static int refresh_by_worker(struct req *r, const struct storage_dataset *ds,
-                             struct json_object *opts)
-{
-	struct json_object *p = json_object_new_object(), *o;
-	double deadline = time_mono_ms() + r->cfg->refresh_wait_s * 1000.0;
-	long long id;
-	int poll = 50;
-
-	json_object_object_add(p, "refresh", json_object_get(opts));
-	id = db_exec(r->db, "INSERT INTO work_queue (kind, ref_id, customer_id, payload, "
-	             "max_attempts) VALUES ('storage_infer', ?, ?, ?, 1)", "sss", ds->id,
-	             ds->customer_id, json_object_to_json_string_ext(p, JSON_C_TO_STRING_PLAIN));
-	json_object_put(p);
-	if (id < 0) {
-		json_object_put(opts);
-		return resp_db_error(r, (int)id);
-	}
-	id = db_last_insert_id(r->db);
-	for (;;) {
-		struct db_stmt *st = db_query(r->db, "SELECT status, error FROM work_queue "
-		                              "WHERE id = ?", "i", id);
-		char status[16] = "", why[512] = "";
-		int rc;
-
-		if (st == NULL) {
-			json_object_put(opts);
-			return resp_db_error(r, db_last_err(r->db));
-		}
-		if ((rc = db_fetch(st)) == 1) {
-			snprintf(status, sizeof status, "%s", db_col_str(st, 0));
-			snprintf(why, sizeof why, "%s", db_col_str(st, 1));
-		}
-		db_done(st);
-		if (rc < 0) {
-			json_object_put(opts);
-			return resp_db_error(r, db_last_err(r->db));
-		}
-		if (strcmp(status, "done") == 0)
-			return answer(r, ds, opts);
-		if (strcmp(status, "failed") == 0) {
-			size_t k = strlen(STORAGE_OPTION_ERR);
-
-			json_object_put(opts);
-			if (strncmp(why, STORAGE_OPTION_ERR, k) == 0)
-				return storage_reply_error(r, 400, "invalid_parsing_options",
-				                           "%s", why + k);
-			return storage_reply_error(r, 422, "schema_refresh_failed",
-			                           "The file could not be read with these "
-			                           "options: %s", why);
-		}
-		if (time_mono_ms() >= deadline)
-			break;
-		sleep_ms(poll);
-		if ((poll *= 2) > 1000)
-			poll = 1000;
-	}
-	o = json_object_new_object();
 	json_object_object_add(o, "dataset_id", json_object_new_string(ds->id));
 	json_object_object_add(o, "dataset_name", json_object_new_string(ds->file_name));
 	json_object_object_add(o, "status", json_object_new_string("refreshing"));
@@ -296,7 +289,107 @@ static int refresh_by_worker(struct req *r, const struct storage_dataset *ds,
 	json_object_object_add(o, "message", json_object_new_string(
 	    "The file is large: the schema is being inferred in the background; "
 	    "GET /storage-explorer/datasets/{id} shows it once refreshed_at changes"));
-	return resp_json(r, 202, o);
+	return o;
+}
+
+/* The answer of a finished (or, final, still running) refresh item. */
+static int refresh_outcome(struct db *db, const struct storage_dataset *ds,
+                           long long item_id, bool final, struct json_object *opts,
+                           int *status, struct json_object **body)
+{
+	char st[16] = "", why[512] = "";
+	size_t k = strlen(STORAGE_OPTION_ERR);
+	int rc = queue_status(db, item_id, st, sizeof st, why, sizeof why, NULL);
+
+	if (rc < 0) {
+		json_object_put(opts);
+		return rc;
+	}
+	if (strcmp(st, "done") == 0) {
+		*status = 200;
+		if ((rc = answer_json(db, ds, opts, body)) == 1) {
+			*status = 404;
+			*body = storage_error_json("dataset_not_found", "Dataset not found");
+			rc = 0;
+		}
+		return rc;
+	}
+	if (strcmp(st, "failed") == 0) {
+		bool option = strncmp(why, STORAGE_OPTION_ERR, k) == 0;
+
+		json_object_put(opts);
+		*status = option ? 400 : 422;
+		*body = storage_error_json(option ? "invalid_parsing_options"
+		                           : "schema_refresh_failed", "%s%s",
+		                           option ? "" : "The file could not be read with "
+		                           "these options: ", option ? why + k : why);
+		return 0;
+	}
+	if (!final) {
+		json_object_put(opts);
+		return 1;                     /* not yet */
+	}
+	*status = 202;
+	*body = refreshing(ds, opts);
+	return 0;
+}
+
+int storage_refresh_result(struct db *db, const char *customer_id,
+                           const char *dataset_id, long long item_id, bool final,
+                           int *status, struct json_object **body)
+{
+	struct storage_dataset ds;
+	struct json_object *payload = NULL, *opts = NULL;
+	char pst[16], perr[8], *text = NULL;
+	int rc;
+
+	*body = NULL;
+	if ((rc = storage_dataset_load(db, customer_id, dataset_id, &ds)) <= 0) {
+		if (rc == 0) {
+			*status = 404;
+			*body = storage_error_json("dataset_not_found", "Dataset not found");
+		}
+		return rc < 0 ? rc : 0;
+	}
+	/* The options applied are the item's. */
+	if ((rc = queue_status(db, item_id, pst, sizeof pst, perr, sizeof perr,
+	                       &text)) <= 0)
+		return rc < 0 ? rc : DB_ERR;
+	payload = text != NULL ? json_tokener_parse(text) : NULL;
+	free(text);
+	if (payload == NULL || !json_object_object_get_ex(payload, "refresh", &opts))
+		opts = NULL;
+	opts = opts != NULL ? json_object_get(opts) : json_object_new_object();
+	json_object_put(payload);
+	return refresh_outcome(db, &ds, item_id, final, opts, status, body);
+}
+
+/* Hand the refresh to sluice work; the waiter answers when it is done (or
+ * refresh_wait_s passed): the worker does not wait. */
+static int refresh_by_worker(struct req *r, const struct storage_dataset *ds,
+                             struct json_object *opts)
+{
+	struct json_object *p = json_object_new_object();
+	char item[24];
+	long long id;
+
+	json_object_object_add(p, "refresh", json_object_get(opts));
+	id = queue_enqueue(r->db, &(struct queue_new){ .kind = "storage_infer",
+	    .ref_id = ds->id, .customer_id = ds->customer_id, .max_attempts = 1,
+	    .payload = json_object_to_json_string_ext(p, JSON_C_TO_STRING_PLAIN) });
+	json_object_put(p);
+	if (id < 0) {
+		json_object_put(opts);
+		return resp_db_error(r, (int)id);
+	}
+	snprintf(item, sizeof item, "%lld", id);
+	if (r->cfg->refresh_wait_s > 0 &&
+	    wait_redirect(r, "refresh", ds->customer_id, ds->id, item,
+	                  r->cfg->refresh_wait_s * 1000LL) == 0) {
+		json_object_put(opts);
+		return 0;
+	}
+	return resp_json(r, 202, refreshing(ds, opts));
 }
 
 int storage_refresh_put(struct req *r)

@@ -21,7 +21,7 @@
 #include <sys/stat.h>
 
 #include "http/router.h"
-#include "runner/work.h"
+#include "db/queue.h"
 
 struct config;
 struct db;
@@ -118,6 +118,20 @@ int storage_reply_error(struct req *r, int status, const char *code,
                         const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 
+/* The same body, for an answer written elsewhere (the waiter). */
+struct json_object *storage_error_json(const char *code, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* --- refresh-schema through sluice work (refresh.c) ---------------------- */
+
+/* The answer of refresh item item_id of the customer's dataset, for the
+ * waiter: 1 with nothing set while it runs (final false); else 0 with
+ * *status and *body (200, 400, 422, 404; 202 when final and still
+ * running), or < 0 enum db_err. */
+int storage_refresh_result(struct db *db, const char *customer_id,
+                           const char *dataset_id, long long item_id, bool final,
+                           int *status, struct json_object **body);
+
 /* The caller's customer id, when it is one a storage path can hold
  * ([A-Za-z0-9_-], 1 to 36); else 403 was answered and NULL returned. */
 const char *storage_customer_or_reply(struct req *r);
@@ -191,5 +205,8 @@ int storage_infer_dataset(const struct config *cfg, const struct storage_dataset
 /* sluice work: infer one dataset (ref_id) and settle its upload. */
 int storage_infer_work(struct work_ctx *w, const struct work_item *it,
                        char *err, size_t errlen);
+/* Its give-up: the dataset failed with reason (an upload file settled). */
+int storage_infer_give_up(struct work_ctx *w, const struct work_item *it,
+                          const char *reason);
 
 #endif

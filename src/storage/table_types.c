@@ -686,7 +686,9 @@ const char *table_value(const struct table_type *t, const struct tab_cell *c,
 	size_t n = c->len;
 
 	*len = 0;
-	if (c->kind == TAB_NULL || s == NULL)
+	/* missing-value markers and NaN / Inf are nulls unless the column
+	 * is text */
+	if (s == NULL || tab_cell_is_null(c, t->kind == TABLE_VARCHAR))
 		return NULL;
 	if (t->kind == TABLE_VARCHAR) {
 		*len = n;

@@ -5,19 +5,16 @@
  *   GET  /storage-explorer/tables/{tableId}   (one, with its links)
  * and the route table of these and of links.c.
  *
- * Where a table lives: each customer's tables go into warehouse schemas of
- * its own, `<schema>_<16 hex>` where the hex digits are the start of
- * SHA-256(customer_id "\n" lower(schema)) and <schema> is the table's
- * schema_name (or warehouse_default_schema), lower-cased and cut to 47
- * characters; the table keeps its name.  The row records both names. */
-#include <ctype.h>
+ * Where a table lives: in the customer's own warehouse database of its
+ * schema_name (or warehouse_default_schema), wh_schema_physical's
+ * `wh_<schema>_<16 hex>`, the same as a pipeline naming that schema; the
+ * table keeps its name.  The row records both names. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <json-c/json.h>
-#include <openssl/evp.h>
 
 #include "db/db.h"
 #include "db/warehouse.h"
@@ -74,8 +71,6 @@ static const struct {
 	    "inference failed: refresh its schema, then link it", "" },
 	[LINK_NO_SCHEMA] = { 409, "dataset_not_ready", "The dataset has no readable "
 	    "schema: refresh its schema, then link it", "" },
-	[LINK_NOT_LOADABLE] = { 422, "format_not_loadable", "Parquet datasets are read for "
-	    "their schema only: their rows cannot be loaded into a table", "" },
 };
 
 int storage_table_reply(struct req *r, enum table_reply what, const char *arg,
@@ -321,6 +316,23 @@ static struct json_object *names_json(const char (*list)[TABLE_NAME_BUF], size_t
 	return a;
 }
 
+/* A schema_name that passed the naming rules but names the service
+ * database or one of MariaDB's own is refused all the same (no table of a
+ * customer may land there, whatever the mapping would make of it). */
+static void schema_name_reserved_check(struct req *r, const char *name,
+                                       struct table_name_check *c)
+{
+	if (!c->valid || !wh_schema_reserved(name, r->cfg->db_name))
+		return;
+	c->valid = false;
+	c->nwarnings = 0;
+	c->nerrors = 1;
+	snprintf(c->errors[0], sizeof c->errors[0], "schema_name '%s' is reserved: it "
+	         "names the service database or a MariaDB system database", name);
+	c->nsuggestions = 1;
+	snprintf(c->suggestions[0], sizeof c->suggestions[0], "%.50s_data", c->normalized);
+}
+
 /* --- POST /storage-explorer/tables/validate-name ---------------------------------- */
 
 static int validate_name_post(struct req *r)
@@ -345,8 +357,10 @@ static int validate_name_post(struct req *r)
 		goto out;
 	}
 	table_name_check(name, name_len, "table_name", tc);
-	if (has_schema)
+	if (has_schema) {
 		table_name_check(schema, schema_len, "schema_name", sc);
+		schema_name_reserved_check(r, schema, sc);
+	}
 
 	o = json_object_new_object();
 	json_object_object_add(o, "valid", json_object_new_boolean(
@@ -575,27 +589,6 @@ fail:
 	return NULL;
 }
 
-/* Where customer's schema lands in the warehouse (see the top of the file). */
-static int physical_schema(const char *customer_id, const char *schema,
-                           char out[TABLE_NAME_BUF])
-{
-	unsigned char md[EVP_MAX_MD_SIZE];
-	unsigned int mdlen = 0;
-	char lower[TABLE_NAME_BUF], input[STORAGE_ID_LEN + 2 + TABLE_NAME_BUF];
-	size_t n = strlen(schema);
-
-	if (n == 0 || n >= sizeof lower)
-		return -1;
-	for (size_t i = 0; i <= n; i++)
-		lower[i] = (char)tolower((unsigned char)schema[i]);
-	snprintf(input, sizeof input, "%s\n%s", customer_id, lower);
-	if (EVP_Digest(input, strlen(input), md, &mdlen, EVP_sha256(), NULL) != 1 || mdlen < 8)
-		return -1;
-	snprintf(out, TABLE_NAME_BUF, "%.47s_%02x%02x%02x%02x%02x%02x%02x%02x", lower,
-	         md[0], md[1], md[2], md[3], md[4], md[5], md[6], md[7]);
-	return 0;
-}
-
 static int name_error_reply(struct req *r, const char *code,
                             const struct table_name_check *c)
 {
@@ -646,6 +639,7 @@ static int table_create(struct req *r)
 		goto out;
 	if (has) {
 		table_name_check(s, len, "schema_name", chk);
+		schema_name_reserved_check(r, s, chk);
 		if (!chk->valid) {
 			name_error_reply(r, "invalid_schema_name", chk);
 			goto out;
@@ -681,8 +675,8 @@ static int table_create(struct req *r)
 
 	default_schema = r->cfg->warehouse_default_schema[0] != '\0'
 	                 ? r->cfg->warehouse_default_schema : "warehouse";
-	if (physical_schema(customer, schema[0] != '\0' ? schema : default_schema,
-	                    wh_schema) != 0) {
+	if (wh_schema_physical(customer, schema[0] != '\0' ? schema : default_schema,
+	                       wh_schema) != 0) {
 		resp_internal(r, "physical schema name");
 		goto out;
 	}

@@ -157,7 +157,6 @@ enum table_reply {
 	LINK_NOT_INFERRED,                /* 409 [dataset status] */
 	LINK_INFERENCE_FAILED,            /* 409 */
 	LINK_NO_SCHEMA,                   /* 409 */
-	LINK_NOT_LOADABLE,                /* 422 */
 };
 int storage_table_reply(struct req *r, enum table_reply what, const char *arg,
                         const char *key, const char *val);
@@ -170,5 +169,8 @@ int storage_table_datasets_get(struct req *r);
 
 int storage_link_load_work(struct work_ctx *w, const struct work_item *it,
                            char *err, size_t errlen);
+/* Its give-up: the link failed and inactive with reason. */
+int storage_link_load_give_up(struct work_ctx *w, const struct work_item *it,
+                              const char *reason);
 
 #endif

@@ -25,7 +25,7 @@
 #include "http/multipart.h"
 #include "http/request.h"
 #include "http/response.h"
-#include "runner/work.h"
+#include "db/queue.h"
 #include "storage/storage.h"
 #include "tabular/tabular.h"
 #include "util/config.h"
@@ -290,7 +290,9 @@ static int store(struct upload *u, const char *customer)
 			goto dberr;
 		snprintf(payload, sizeof payload, "{\"upload_id\":\"%s\",\"position\":%zu}",
 		         upload_id, i);
-		if (work_enqueue(db, "storage_infer", f->dataset_id, customer, payload) < 0)
+		if (queue_enqueue(db, &(struct queue_new){ .kind = "storage_infer",
+		    .ref_id = f->dataset_id, .customer_id = customer,
+		    .payload = payload }) < 0)
 			goto dberr;
 	}
 	for (size_t i = 0; i < u->n; i++) {

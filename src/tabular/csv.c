@@ -3,35 +3,50 @@
  * Records (RFC 4180, read leniently):
  *   - a record ends at LF or CRLF outside quotes (or at the end of the
  *     file, a CR just before it being part of the line end); a lone CR is
- *     data;
+ *     data, except in a file whose first 256 KiB hold CRs and no LF (old
+ *     Mac text): there every CR is a line end;
  *   - a field that starts with '"' is quoted: it runs to the next '"' not
  *     doubled, may hold delimiters and newlines, and "" is one quote; text
  *     between the closing quote and the next delimiter is kept as written;
  *     a '"' anywhere else is an ordinary character;
  *   - a quote still open at the end of the file is an error;
  *   - an empty line is no record (it is skipped), except among the
- *     skip_rows/header_row rows, which count every line;
+ *     skip_rows/header_row rows, which count every line; so is a comment,
+ *     a line starting with '#', when the sample says '#' lines are comments
+ *     (sniff_comments);
  *   - a record is at most TAB_ROW_MAX bytes and TAB_COLUMNS_MAX fields.
- * An empty field, quoted or not, is a null cell; every other cell is text.
+ * An empty field, quoted or not, is a null cell; every other cell is text,
+ * flagged when it is one of the options' missing-value markers.
  *
  * Delimiter (unless given): the one of , ; TAB | that splits the first 100
  * records (after skip_rows) into the same number (>= 2) of fields most
  * often, then into the most fields; a tie goes to the earlier in that
- * list; with none of them, ','.
+ * list.  With none of them: runs of blanks when they split every sampled
+ * record into the same number (>= 2) of fields and some column below the
+ * first record is numeric (space-separated and fixed-width numbers), else
+ * ','.  Delimiter ' ' means runs of spaces and tabs, blanks at the line's
+ * ends aside.
  *
- * Header (header_row -1): the first record is the header when all its
- * fields are non-empty, distinct, and none reads as a number, boolean,
- * date or timestamp.  header_row N >= 0 makes record N after skip_rows the
- * header (the records before it are dropped).  Without a header the
- * columns are named column_1, column_2, ... after the first record's
- * field count.
+ * Preamble (neither skip_rows nor header_row given): leading records of
+ * fewer fields than the rest of the sample, which all split alike, are
+ * skipped (a title, a line of counts).
+ *
+ * Header (header_row -1), DuckDB's rule: the types of the columns are
+ * taken from the records below the first (up to 2048 of the sample; of a
+ * file of one record, from its own values), and the first record is the
+ * header when every column is VARCHAR, when all its fields are empty, or
+ * when one of its values does not fit its column's type (an empty value
+ * or a missing-value marker fits any; a column of nulls takes no value).
+ * header_row N >= 0 makes record N after skip_rows the header (the records
+ * before it are dropped).  Without a header the columns are named by
+ * tab_read (column0, column1, ...) after the first record's field count.
  *
  * Reading: the decoded text is parsed in a buffer of about TAB_READ_CHUNK
  * bytes (it grows to hold one record of at most TAB_ROW_MAX); fields are
  * cut in place.  When the row callback answers TAB_ROW_COUNT_ONLY the rest
  * is only counted: a scan that jumps from quote to newline with memchr,
  * keeping the record rules above, so row_count stays exact at a fraction of
- * the cost of splitting fields. */
+ * the cost of splitting fields (runs of blanks go on record by record). */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,6 +56,8 @@
 #include "util/str.h"
 
 #define SNIFF_RECORDS 100
+#define SNIFF_HEADER_RECORDS 2048
+#define HEADER_LINES_MAX 3
 #define SNIFF_BYTES (256u << 10)
 
 struct field {
@@ -61,9 +78,36 @@ struct csv {
 	size_t nf, fcap;
 	struct tab_cell *cells;
 	size_t ccap;
+	const struct tab_opts *o;
+	size_t marker_max;       /* longest missing-value marker */
+	bool cr;                 /* lines end with CR alone: read as LF */
+	bool comments;           /* a line starting with '#' is a comment */
+	bool short_header;       /* blank runs: the first record is one field
+	                          * short (R's unnamed row names) */
 	char *err;
 	size_t errlen;
 };
+
+static inline bool is_ws(char ch)
+{
+	return ch == ' ' || ch == '\t';
+}
+
+static size_t count_newlines(const char *s, size_t n)
+{
+	size_t k = 0;
+
+	for (const char *p = s; (p = memchr(p, '\n', (size_t)(s + n - p))) != NULL; p++)
+		k++;
+	return k;
+}
+
+/* Old Mac text: every CR of buf[from..to) becomes the LF it means. */
+static void cr_to_lf(char *buf, size_t from, size_t to)
+{
+	for (char *p = buf + from; (p = memchr(p, '\r', (size_t)(buf + to - p))) != NULL; p++)
+		*p = '\n';
+}
 
 /* Read more text behind the unconsumed part.  0, or a negative tab_err. */
 static int fill(struct csv *c)
@@ -99,6 +143,8 @@ static int fill(struct csv *c)
 		return (int)n;
 	if (n == 0)
 		c->eof = true;
+	if (c->cr)
+		cr_to_lf(c->buf, c->len, c->len + (size_t)n);
 	c->len += (size_t)n;
 	return 0;
 }
@@ -124,17 +170,62 @@ static int add_field(struct csv *c, size_t off, size_t len, bool quoted)
 	return 0;
 }
 
+/* Where the line end at b[j] ('\n', or '\r' before '\n' or the end of
+ * the file) is over: the next record's start.  0 when b[j] is no line end
+ * or more must be read to know. */
+static size_t line_end_after(const struct csv *c, size_t j)
+{
+	const char *b = c->buf;
+
+	if (j == c->len)
+		return c->eof ? j : 0;
+	if (b[j] == '\n')
+		return j + 1;
+	if (b[j] != '\r')
+		return 0;
+	if (j + 1 == c->len)
+		return c->eof ? j + 1 : 0;
+	return b[j + 1] == '\n' ? j + 2 : 0;
+}
+
 /* Scan the record at buf[from..] with delimiter d, recording its fields.
- * 1 with *next after its end, 0 when the text ends before the record does
- * (more must be read; at the end of the file the record ends there), -1
- * on an error (an open quote at the end of the file, too many fields). */
+ * d ' ' splits at runs of spaces and tabs, blanks at the line's ends
+ * aside.  1 with *next after its end, 0 when the text ends before the
+ * record does (more must be read; at the end of the file the record ends
+ * there), -1 on an error (an open quote at the end of the file, too many
+ * fields). */
 static int scan_record(struct csv *c, size_t from, char d, size_t *next, size_t *newlines)
 {
 	const char *b = c->buf;
 	size_t i = from, end = c->len;
+	bool ws = d == ' ';
 
 	c->nf = 0;
 	*newlines = 0;
+	if (c->comments && i < end && b[i] == '#') {
+		/* a comment: read as a blank line */
+		const char *nl = memchr(b + i, '\n', end - i);
+
+		if (nl == NULL && !c->eof)
+			return 0;
+		if (add_field(c, i, 0, false) != 0)
+			return -1;
+		*next = nl == NULL ? end : (size_t)(nl - b) + 1;
+		return 1;
+	}
+	if (ws) {
+		while (i < end && is_ws(b[i]))
+			i++;
+		if ((i == end || b[i] == '\r') && !c->eof && i + 1 >= end)
+			return 0;
+		if ((*next = line_end_after(c, i)) > 0 || i == end) {
+			/* blanks only: a blank line */
+			if (add_field(c, i, 0, false) != 0)
+				return -1;
+			*next = i == end ? end : *next;
+			return 1;
+		}
+	}
 	for (;;) {
 		size_t start = i;
 		bool quoted = false;
@@ -165,14 +256,33 @@ static int scan_record(struct csv *c, size_t from, char d, size_t *next, size_t 
 				break;
 			}
 		}
-		while (i < end && b[i] != d && b[i] != '\n')
-			i++;
+		if (ws)
+			while (i < end && !is_ws(b[i]) && b[i] != '\n')
+				i++;
+		else
+			while (i < end && b[i] != d && b[i] != '\n')
+				i++;
 		if (i == end && !c->eof)
 			return 0;
 		if (add_field(c, start, i - start, quoted) != 0) {
 			str_errf(c->err, c->errlen, "line %lld: more than %d fields", c->line,
 			         TAB_COLUMNS_MAX);
 			return -1;
+		}
+		if (ws && i < end && is_ws(b[i])) {
+			/* a run of blanks: before the next field, or the line's end */
+			size_t j = i;
+
+			while (j < end && is_ws(b[j]))
+				j++;
+			if (j + 1 >= end && !c->eof)
+				return 0;
+			if ((*next = line_end_after(c, j)) > 0 || j == end) {
+				*next = j == end ? end : *next;
+				break;
+			}
+			i = j;
+			continue;
 		}
 		if (i == end || b[i] == '\n') {
 			struct field *last = &c->f[c->nf - 1];
@@ -254,12 +364,21 @@ static int next_record(struct csv *c, bool keep_blank)
 	}
 }
 
+/* Is the value s[0..len) one of the options' missing-value markers?
+ * Most values are longer than any marker and have no blank to trim. */
+static bool is_marker(const struct csv *c, const char *s, size_t len)
+{
+	if (len == 0 || (len > c->marker_max && !is_ws(s[0]) && !is_ws(s[len - 1])))
+		return false;
+	return tab_opts_is_marker(c->o, s, len);
+}
+
 /* Cut the fields of the record just read in place (NUL-terminated) and
  * make the cells.  0 or -1. */
-static int make_cells(struct csv *c)
+static int cells_reserve(struct csv *c, size_t n)
 {
-	if (c->nf > c->ccap) {
-		size_t ncap = c->nf < 64 ? 64 : c->nf;
+	if (n > c->ccap) {
+		size_t ncap = n < 64 ? 64 : n;
 		struct tab_cell *nc = realloc(c->cells, ncap * sizeof *nc);
 
 		if (nc == NULL)
@@ -267,6 +386,13 @@ static int make_cells(struct csv *c)
 		c->cells = nc;
 		c->ccap = ncap;
 	}
+	return 0;
+}
+
+static int make_cells(struct csv *c)
+{
+	if (cells_reserve(c, c->nf) != 0)
+		return -1;
 	for (size_t i = 0; i < c->nf; i++) {
 		struct field *f = &c->f[i];
 		char *p = c->buf + f->off;
@@ -281,6 +407,7 @@ static int make_cells(struct csv *c)
 		c->cells[i].text = p;
 		c->cells[i].len = len;
 		c->cells[i].num = 0;
+		c->cells[i].marker = is_marker(c, p, len);
 	}
 	return 0;
 }
@@ -308,6 +435,189 @@ static size_t sample_counts(struct csv *c, char d, size_t *counts, size_t max)
 	return n;
 }
 
+/* The field count most of counts[0..n) have (the larger on a tie), and
+ * how many have it. */
+static size_t counts_mode(const size_t *counts, size_t n, size_t *mode_n)
+{
+	size_t mode = 0;
+
+	*mode_n = 0;
+	for (size_t i = 0; i < n; i++) {
+		size_t same = 0;
+		for (size_t j = 0; j < n; j++)
+			same += counts[j] == counts[i];
+		if (same > *mode_n || (same == *mode_n && counts[i] > mode)) {
+			mode = counts[i];
+			*mode_n = same;
+		}
+	}
+	return mode;
+}
+
+/* The value of field f of the record just scanned, unquoted into *tmp
+ * (grown as needed) when quoted.  NULL when out of memory. */
+static const char *field_value(const struct csv *c, const struct field *f, char **tmp,
+                               size_t *tmpcap, size_t *len)
+{
+	const char *v = c->buf + f->off;
+
+	*len = f->len;
+	if (!f->quoted)
+		return v;
+	if (f->len + 1 > *tmpcap) {
+		char *t = realloc(*tmp, f->len + 1);
+
+		if (t == NULL)
+			return NULL;
+		*tmp = t;
+		*tmpcap = f->len + 1;
+	}
+	*len = unquote(v, f->len, *tmp);
+	return *tmp;
+}
+
+/* The types of the columns of the records from buf[at], up to max of
+ * them, into a new accumulator (NULL when out of memory); *n counts them. */
+static struct infer_acc *sample_types(struct csv *c, size_t at, size_t max, size_t *n)
+{
+	struct infer_acc *acc = infer_acc_new();
+	char *vals = NULL;
+	size_t vcap = 0;
+
+	*n = 0;
+	if (acc == NULL)
+		return NULL;
+	while (*n < max && at < c->len) {
+		size_t next = 0, nl = 0, need, rec = at;
+		int r = scan_record(c, at, c->delim, &next, &nl);
+
+		if (r <= 0)
+			break;                 /* the sample's last record is cut */
+		at = next;
+		if (is_blank(c))
+			continue;
+		need = next - rec;         /* room for every value, unquoted */
+		if (c->nf > c->ccap) {
+			struct tab_cell *nc = realloc(c->cells, c->nf * sizeof *nc);
+
+			if (nc == NULL)
+				goto fail;
+			c->cells = nc;
+			c->ccap = c->nf;
+		}
+		if (need + 1 > vcap) {
+			char *nv = realloc(vals, need + 1);
+
+			if (nv == NULL)
+				goto fail;
+			vals = nv;
+			vcap = need + 1;
+		}
+		for (size_t i = 0, o = 0; i < c->nf; i++) {
+			const struct field *f = &c->f[i];
+			char *dst = vals + o;
+			size_t len = f->quoted ? unquote(c->buf + f->off, f->len, dst) : f->len;
+
+			if (!f->quoted)
+				memcpy(dst, c->buf + f->off, len);
+			c->cells[i] = (struct tab_cell){ .kind = len ? TAB_TEXT : TAB_NULL, .text = dst,
+			                                 .len = len, .marker = is_marker(c, dst, len) };
+			o += len;
+		}
+		if (infer_acc_row(acc, c->cells, c->nf) != 0)
+			goto fail;
+		(*n)++;
+	}
+	free(vals);
+	return acc;
+fail:
+	free(vals);
+	infer_acc_free(acc);
+	return NULL;
+}
+
+/* Space-separated text (R's write.table, fixed-width numbers): every
+ * record of the sample splits at runs of blanks into the same number (>= 2)
+ * of fields (the first may have one fewer: R's names over rows that start
+ * with a row name), and some column below the first record holds only
+ * numbers. */
+static bool sniff_blank_runs(struct csv *c)
+{
+	size_t counts[SNIFF_RECORDS], n, rows = 0;
+	struct infer_acc *acc;
+	bool numeric = false;
+	size_t next = 0, nl = 0;
+
+	n = sample_counts(c, ' ', counts, SNIFF_RECORDS);
+	if (n < 2 || counts[1] < 2)
+		return false;
+	for (size_t i = 2; i < n; i++)
+		if (counts[i] != counts[1])
+			return false;
+	/* R's write.table names no row-names column: one name fewer */
+	if (counts[0] != counts[1] && counts[0] + 1 != counts[1])
+		return false;
+	c->short_header = counts[0] + 1 == counts[1];
+	c->delim = ' ';
+	if (scan_record(c, c->pos, ' ', &next, &nl) <= 0 ||
+	    (acc = sample_types(c, next, SNIFF_RECORDS, &rows)) == NULL) {
+		c->delim = 0;
+		return false;
+	}
+	for (size_t i = 0; i < counts[1]; i++) {
+		int t = infer_acc_type(acc, i);
+		if (t == INFER_INTEGER || t == INFER_BIGINT || t == INFER_DECIMAL || t == INFER_DOUBLE)
+			numeric = true;
+	}
+	infer_acc_free(acc);
+	c->delim = 0;
+	return numeric;
+}
+
+/* Comments (as DuckDB's sniffer takes them): the sample has lines that
+ * start with '#', and most of them (60%) split into another number of
+ * fields with delimiter d than the other lines most often do. */
+static bool sniff_comments(struct csv *c, char d)
+{
+	size_t at = c->pos, n = 0, ncomm = 0, odd = 0, mode = 0, mode_n = 0;
+	size_t counts[SNIFF_RECORDS];
+	bool comm[SNIFF_RECORDS];
+	bool save = c->comments;
+
+	c->comments = false;
+	while (n < SNIFF_RECORDS && at < c->len) {
+		size_t next = 0, nl = 0;
+		bool is_comm = c->buf[at] == '#';
+
+		if (scan_record(c, at, d, &next, &nl) <= 0)
+			break;
+		at = next;
+		if (is_blank(c))
+			continue;
+		comm[n] = is_comm;
+		counts[n++] = c->nf;
+		ncomm += is_comm;
+	}
+	c->comments = save;
+	if (ncomm == 0)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		size_t same = 0;
+
+		if (comm[i])
+			continue;
+		for (size_t j = 0; j < n; j++)
+			same += !comm[j] && counts[j] == counts[i];
+		if (same > mode_n) {
+			mode = counts[i];
+			mode_n = same;
+		}
+	}
+	for (size_t i = 0; i < n; i++)
+		odd += comm[i] && counts[i] != mode;
+	return odd * 10 >= ncomm * 6;
+}
+
 static char sniff_delimiter(struct csv *c)
 {
 	static const char cands[] = { ',', ';', '\t', '|' };
@@ -322,18 +632,9 @@ static char sniff_delimiter(struct csv *c)
 	c->err = err_save;
 	c->errlen = 0;
 	for (size_t k = 0; k < sizeof cands; k++) {
-		size_t n = sample_counts(c, cands[k], counts, SNIFF_RECORDS);
-		size_t mode = 0, mode_n = 0;
+		size_t n = sample_counts(c, cands[k], counts, SNIFF_RECORDS), mode_n;
+		size_t mode = counts_mode(counts, n, &mode_n);
 
-		for (size_t i = 0; i < n; i++) {
-			size_t same = 0;
-			for (size_t j = 0; j < n; j++)
-				same += counts[j] == counts[i];
-			if (same > mode_n || (same == mode_n && counts[i] > mode)) {
-				mode = counts[i];
-				mode_n = same;
-			}
-		}
 		if (mode < 2)
 			continue;
 		if (mode_n > best_consistent || (mode_n == best_consistent && mode > best_fields)) {
@@ -342,57 +643,144 @@ static char sniff_delimiter(struct csv *c)
 			best = cands[k];
 		}
 	}
+	if (best_consistent == 0 && sniff_blank_runs(c))
+		best = ' ';
 	c->err = err;
 	c->errlen = errlen;
 	return best;
 }
 
-/* Is the record at buf[pos] a header?  See the rule at the top. */
-static int sniff_header(struct csv *c, bool *header)
+/* A preamble (a title, a line of counts before the table: DuckDB's
+ * sniffer calls them dirty lines) is the leading records that split into
+ * fewer fields than the rest of the sample, which all split alike: skip
+ * them.  0 or a negative tab_err. */
+static int skip_preamble(struct csv *c)
 {
-	size_t next = 0, nl = 0;
-	struct tab_names *seen = NULL;
-	char *tmp = NULL;
-	int r, rc = 0;
+	size_t counts[SNIFF_RECORDS], mode_n, k = 0;
+	size_t n = sample_counts(c, c->delim, counts, SNIFF_RECORDS);
+	size_t mode = counts_mode(counts, n, &mode_n);
 
-	*header = false;
-	r = scan_record(c, c->pos, c->delim, &next, &nl);
-	if (r <= 0)
-		return 0;                      /* errors surface when read for real */
-	seen = tab_names_new();
-	if (seen == NULL)
-		return TAB_ERR_IO;
-	*header = true;
-	for (size_t i = 0; i < c->nf && *header; i++) {
-		const struct field *f = &c->f[i];
-		const char *v = c->buf + f->off;
-		size_t len = f->len;
-		int id, sc;
-		bool added;
-
-		if (f->quoted) {
-			char *t = realloc(tmp, len + 1);
-			if (t == NULL) {
-				rc = TAB_ERR_IO;
-				break;
-			}
-			tmp = t;
-			len = unquote(v, len, tmp);
-			v = tmp;
-		}
-		if (len == 0 || infer_classify_text(v, len, &id, &sc) != INFER_VARCHAR) {
-			*header = false;
-			break;
-		}
-		if (tab_names_put(seen, v, len, &added) < 0) {
-			*header = false;
-			break;
-		}
-		if (!added)
-			*header = false;
+	while (k < n && counts[k] < mode)
+		k++;
+	if (mode < 2 || k == 0 || k * 2 >= n || (c->delim == ' ' && c->short_header))
+		return 0;
+	for (size_t i = k; i < n; i++)
+		if (counts[i] != mode)
+			return 0;              /* ragged throughout: no table to find */
+	while (k-- > 0) {
+		int r = next_record(c, false);
+		if (r < 0)
+			return r;
 	}
+	return 0;
+}
+
+enum header_verdict {
+	HEADER_NO,               /* its values fit the types below: a row */
+	HEADER_TEXT,             /* every column text, or all its fields empty */
+	HEADER_TYPES,            /* a value that does not fit the type below */
+};
+
+/* What the first non-blank record from buf[at] is (the rule at the top);
+ * *at moves to it and *next past it.  *names: it is a line of names for
+ * sure, none of its values fitting its typed column (a column of numbers,
+ * dates, ... below, 2 rows at least).  The types are those of the
+ * records from buf[below], or right after the record when below is 0.
+ * 0, or TAB_ERR_IO; *v HEADER_NO when there is no record. */
+static int header_verdict(struct csv *c, size_t *at, size_t *next, size_t below,
+                          enum header_verdict *v, bool *names)
+{
+	size_t nl = 0, rows = 0, nfirst, tmpcap = 0, typed = 0, misfits = 0;
+	struct infer_acc *acc = NULL;
+	struct field *first = NULL;
+	char *tmp = NULL;
+	bool all_text = true, all_null = true, consistent = true;
+	int rc = 0;
+
+	*v = HEADER_NO;
+	*names = false;
+	for (;; *at = *next) {
+		if (*at >= c->len || scan_record(c, *at, c->delim, next, &nl) <= 0)
+			return 0;              /* errors surface when read for real */
+		if (!is_blank(c))
+			break;
+	}
+	nfirst = c->nf;
+	first = malloc(nfirst * sizeof *first);
+	if (first == NULL)
+		return TAB_ERR_IO;
+	memcpy(first, c->f, nfirst * sizeof *first);
+	acc = sample_types(c, below ? below : *next, SNIFF_HEADER_RECORDS, &rows);
+	if (acc == NULL) {
+		rc = TAB_ERR_IO;
+		goto out;
+	}
+	for (size_t i = 0; i < nfirst; i++) {
+		size_t len;
+		const char *val = field_value(c, &first[i], &tmp, &tmpcap, &len);
+		int t, id, sc;
+
+		if (val == NULL) {
+			rc = TAB_ERR_IO;
+			goto out;
+		}
+		/* a file of one record: the types of its own values */
+		t = rows > 0 ? infer_acc_type(acc, i)
+		    : len > 0 ? (int)infer_classify_text(val, len, &id, &sc) : -1;
+		if (len > 0)
+			all_null = false;
+		if (t == INFER_VARCHAR)
+			continue;
+		all_text = false;
+		if (len == 0 || is_marker(c, val, len))
+			continue;              /* a null fits any type */
+		typed += t >= 0;
+		if (t < 0 || !infer_type_holds((enum infer_type)t, val, len)) {
+			consistent = false;
+			misfits += t >= 0;
+		}
+	}
+	*v = all_text || all_null ? HEADER_TEXT : consistent ? HEADER_NO : HEADER_TYPES;
+	*names = rows >= 2 && typed > 0 && misfits == typed;
+out:
+	free(first);
 	free(tmp);
-	tab_names_free(seen);
+	infer_acc_free(acc);
+	return rc;
+}
+
+/* Is the record at buf[pos] a header?  See the rule at the top.  A header
+ * of several lines: when the next line is a line of names for sure (none
+ * of its values fits its typed column below), the line before it is not
+ * the header but a line over it, skipped (at most HEADER_LINES_MAX - 1 of
+ * them), if it follows comments (geoknife's "# variable", feature names,
+ * then statistics' names: DuckDB reads them so) or fits the types below as
+ * data does (scikit-learn's line of counts over its names).  A line of
+ * names over a line of units keeps its names. */
+static int sniff_header(struct csv *c, bool *header, bool skip_extra)
+{
+	enum header_verdict v, v1, v2;
+	size_t at = c->pos, next = 0, at1, next1, at2, next2 = 0;
+	bool names;
+	int rc = header_verdict(c, &at, &next, 0, &v, &names);
+
+	for (int k = 1; rc == 0 && skip_extra && v != HEADER_NO && k < HEADER_LINES_MAX; k++) {
+		bool commented = c->comments && at != c->pos;
+
+		at2 = next;
+		if ((rc = header_verdict(c, &at2, &next2, 0, &v2, &names)) != 0 || !names)
+			break;
+		at1 = at;
+		if (!commented && ((rc = header_verdict(c, &at1, &next1, next2, &v1, &names)) != 0 ||
+		                   v1 != HEADER_NO))
+			break;
+		/* the record at `at` is a line over the header: skip it */
+		c->line += (long long)count_newlines(c->buf + c->pos, at2 - c->pos);
+		c->pos = at2;
+		at = at2;
+		next = next2;
+	}
+	*header = v != HEADER_NO;
 	return rc;
 }
 
@@ -471,7 +859,7 @@ static int skip_lines(struct csv *c, long long n, char given)
 static int count_rest(struct csv *c, long long *rows)
 {
 	const char d = c->delim;
-	bool in_quote = false, close_pending = false;
+	bool in_quote = false, close_pending = false, in_comment = false;
 	/* text offset of the current record's start (outside quotes every
 	 * newline ends a record, so it is also the current line's) */
 	long long rec = c->base + (long long)c->pos;
@@ -491,6 +879,24 @@ static int count_rest(struct csv *c, long long *rows)
 				in_quote = false;
 		}
 		while (p < end) {
+			if (in_comment) {
+				const char *nl = memchr(p, '\n', (size_t)(end - p));
+
+				if (nl == NULL) {
+					p = end;
+					break;
+				}
+				in_comment = false;
+				c->line++;
+				rec = c->base + (nl - b) + 1;
+				rec_line = c->line;
+				p = nl + 1;
+				continue;
+			}
+			if (c->comments && *p == '#' && c->base + (p - b) == rec) {
+				in_comment = true;
+				continue;
+			}
 			if (in_quote) {
 				const char *q = memchr(p, '"', (size_t)(end - p));
 				const char *s = p;
@@ -570,7 +976,7 @@ static int count_rest(struct csv *c, long long *rows)
 	}
 	{
 		long long at = c->base + (long long)c->len;
-		bool blank = at == rec || (at == rec + 1 && prev == '\r');
+		bool blank = at == rec || (at == rec + 1 && prev == '\r') || in_comment;
 
 		if (!blank)
 			(*rows)++;
@@ -608,6 +1014,15 @@ int csv_read(const char *path, const struct tab_opts *o, const struct tab_sink *
 		rc = TAB_ERR_FORMAT;
 		goto out;
 	}
+	/* no LF in the sample, but CRs: lines end with CR (old Mac text) */
+	if (memchr(c.buf, '\n', c.len) == NULL && memchr(c.buf, '\r', c.len) != NULL) {
+		c.cr = true;
+		cr_to_lf(c.buf, 0, c.len);
+	}
+	c.o = o;
+	for (int i = 0; i < o->n_null_markers; i++)
+		if (strlen(o->null_markers[i]) > c.marker_max)
+			c.marker_max = strlen(o->null_markers[i]);
 
 	skip = o->skip_rows + (o->header_row > 0 ? o->header_row : 0);
 	rc = skip_lines(&c, skip, o->delimiter);
@@ -632,14 +1047,22 @@ int csv_read(const char *path, const struct tab_opts *o, const struct tab_sink *
 		rc = TAB_ERR_FORMAT;
 		goto out;
 	}
+	/* '#' lines are taken as comments to find the delimiter, then kept as
+	 * comments when they look like comments with it */
+	c.comments = true;
 	c.delim = o->delimiter ? o->delimiter : sniff_delimiter(&c);
+	c.comments = sniff_comments(&c, c.delim);
+	if (!c.comments && !o->delimiter)
+		c.delim = sniff_delimiter(&c);
 	stats->delimiter = c.delim;
 	str_copy(stats->encoding, sizeof stats->encoding, tab_dec_encoding(c.dec));
 
+	if (o->header_row == -1 && o->skip_rows == 0 && (rc = skip_preamble(&c)) < 0)
+		goto out;
 	if (o->header_row >= 0) {
 		header = true;
 	} else {
-		rc = sniff_header(&c, &header);
+		rc = sniff_header(&c, &header, o->skip_rows == 0);
 		if (rc < 0)
 			goto out;
 	}
@@ -656,16 +1079,24 @@ int csv_read(const char *path, const struct tab_opts *o, const struct tab_sink *
 		goto out;
 	}
 	size_t ncols = c.nf;
-	bool have_row = false;
+	bool have_row = false, counting = false;
 	if (header) {
-		if (make_cells(&c) != 0) {
+		/* a header one name short: the first column (row names) has none */
+		size_t lead = c.delim == ' ' && c.short_header ? 1 : 0;
+
+		if (make_cells(&c) != 0 || cells_reserve(&c, c.nf + lead) != 0) {
 			str_errf(err, errlen, "out of memory");
 			rc = TAB_ERR_IO;
 			goto out;
 		}
-		r = sink->header(sink->arg, c.cells, c.nf);
+		if (lead) {
+			memmove(c.cells + 1, c.cells, c.nf * sizeof *c.cells);
+			c.cells[0] = (struct tab_cell){ .kind = TAB_NULL, .text = "" };
+		}
+		ncols = c.nf + lead;
+		r = sink->header(sink->arg, c.cells, ncols);
 	} else {
-		/* the first record is a row: names column_1.. for its fields */
+		/* the first record is a row: tab_read names its fields */
 		struct tab_cell *none = calloc(ncols, sizeof *none);
 		if (none == NULL) {
 			str_errf(err, errlen, "out of memory");
@@ -698,16 +1129,18 @@ int csv_read(const char *path, const struct tab_opts *o, const struct tab_sink *
 				break;
 		}
 		have_row = false;
-		if (make_cells(&c) != 0) {
-			str_errf(err, errlen, "out of memory");
-			rc = TAB_ERR_IO;
-			goto out;
-		}
 		stats->rows++;
+		if (counting)
+			continue;
 		if (c.nf != ncols) {
 			stats->ragged_rows++;
 			if (stats->first_ragged_row == 0)
 				stats->first_ragged_row = stats->rows;
+		}
+		if (make_cells(&c) != 0) {
+			str_errf(err, errlen, "out of memory");
+			rc = TAB_ERR_IO;
+			goto out;
 		}
 		r = sink->row(sink->arg, c.cells, c.nf);
 		if (r < 0) {
@@ -717,6 +1150,12 @@ int csv_read(const char *path, const struct tab_opts *o, const struct tab_sink *
 		if (r == 1)
 			break;
 		if (r == TAB_ROW_COUNT_ONLY) {
+			/* runs of blanks are not the fast scan's kind of field:
+			 * such (rare, small) files go on record by record */
+			if (c.delim == ' ') {
+				counting = true;
+				continue;
+			}
 			rc = count_rest(&c, &stats->rows);
 			break;
 		}

@@ -1,29 +1,36 @@
 /* infer.c - the type of each column from the values it holds.
  *
- * A text value is, in this order of checks:
- *   BOOLEAN    true or false, any case (yes/no, t/f, y/n and 0/1 are not:
- *              0/1 are INTEGER, the others VARCHAR)
+ * A text value, blanks (spaces, tabs) around it aside, is, in this order
+ * of checks:
+ *   BOOLEAN    true, false, t, f, yes or no, any case (y/n and 0/1 are
+ *              not: 0/1 are INTEGER, y/n VARCHAR)
  *   INTEGER    [+-]digits fitting 32 bits; BIGINT when it fits 64 bits;
  *              DECIMAL(n,0) up to 38 digits; DOUBLE beyond
  *   DECIMAL    [+-]digits.digits or [+-].digits: precision = digits before
  *              the point (a lone 0 counts none) + digits after it, scale =
  *              digits after it, as written (trailing zeros count); DOUBLE
  *              when the precision passes 38
- *   DOUBLE     a number with an exponent (1e5, -2.5E-3)
- *   DATE       YYYY-MM-DD, a real calendar day
- *   TIMESTAMP  a DATE, 'T' or one space, HH:MM[:SS[.fraction of 1-9
+ *   DOUBLE     a number with an exponent (1e5, -2.5E-3), digits and a
+ *              point with none after it (5.), and NaN, Inf, Infinity
+ *              (signed or not, any case)
+ *   DATE       YYYY-MM-DD or YYYY/MM/DD, a real calendar day, the month and
+ *              day of one or two digits (1988-4-21)
+ *   TIMESTAMP  a DATE of 10 characters, 'T' or one space, HH:MM[:SS[.fraction of 1-9
  *              digits]], then optionally Z or an offset +HH, +HHMM, +HH:MM
  *   VARCHAR    anything else
- * Numbers are written plainly: no spaces, no thousands separators, and no
- * leading zero before another digit ("007" is a code and stays VARCHAR;
- * "0", "0.5" and "-0.25" are numbers).
+ * Numbers are written plainly: no thousands separators, and no leading
+ * zero before another digit ("007" is a code and stays VARCHAR; "0", "0.5"
+ * and "-0.25" are numbers).
  *
  * A column takes the narrowest type that holds all its values: INTEGER
  * widens to BIGINT, DECIMAL and DOUBLE (DECIMAL keeps the most digits
  * before the point and the largest scale seen, and becomes DOUBLE past 38
  * digits); DATE and TIMESTAMP make TIMESTAMP; any other mix is VARCHAR.
  * An empty value (or a null cell) only makes the column nullable; a column
- * with no value at all is a nullable VARCHAR.
+ * with no value at all is a nullable VARCHAR.  A missing-value marker
+ * (tab_cell.marker) has no type: in a column whose other values make it
+ * anything but VARCHAR it is a null (the column is nullable), else it is
+ * text like any other (a column of markers only is VARCHAR).
  *
  * Typed cells of spreadsheets and JSON are taken by kind: TAB_NUMBER as its
  * written text when that reads as a number (else INTEGER, BIGINT or DOUBLE
@@ -34,6 +41,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include <json-c/json.h>
 
@@ -94,8 +102,8 @@ static enum infer_type classify_number(const unsigned char *s, size_t n, int *in
 	i += nint;
 	if (s[i] == '.') {
 		nfrac = digits(s, i + 1, n);
-		if (nfrac == 0)
-			return INFER_VARCHAR;      /* "5." and "." */
+		if (nfrac == 0)                /* "5." is a float, "." is not */
+			return nint > 0 && i + 1 == n ? INFER_DOUBLE : INFER_VARCHAR;
 		i += 1 + nfrac;
 	} else if (nint == 0) {
 		return INFER_VARCHAR;
@@ -128,20 +136,44 @@ static bool two_digits(const unsigned char *s, int *v)
 	return true;
 }
 
-static bool is_date(const unsigned char *s)
+/* 1 or 2 digits at s[0..n): the value, and how many (0: none). */
+static size_t one_or_two(const unsigned char *s, size_t n, int *v)
+{
+	if (n == 0 || !is_digit(s[0]))
+		return 0;
+	if (n == 1 || !is_digit(s[1])) {
+		*v = s[0] - '0';
+		return 1;
+	}
+	*v = (s[0] - '0') * 10 + (s[1] - '0');
+	return 2;
+}
+
+/* The length of the date that s[0..n) starts with, 0 when none: YYYY-MM-DD
+ * or YYYY/MM/DD (a real calendar day), the month and day of one or two
+ * digits, one separator throughout. */
+static size_t date_len(const unsigned char *s, size_t n)
 {
 	static const int mdays[] = { 31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31 };
 	int c, y2, m, d, year;
+	size_t i = 5, k;
+	unsigned char sep;
 
-	if (!two_digits(s, &c) || !two_digits(s + 2, &y2) || s[4] != '-' ||
-	    !two_digits(s + 5, &m) || s[7] != '-' || !two_digits(s + 8, &d))
-		return false;
+	if (n < 8 || !two_digits(s, &c) || !two_digits(s + 2, &y2) || (s[4] != '-' && s[4] != '/'))
+		return 0;
+	sep = s[4];
+	if ((k = one_or_two(s + i, n - i, &m)) == 0 || i + k >= n || s[i + k] != sep)
+		return 0;
+	i += k + 1;
+	if ((k = one_or_two(s + i, n - i, &d)) == 0)
+		return 0;
+	i += k;
 	year = c * 100 + y2;
 	if (m < 1 || m > 12 || d < 1 || d > mdays[m - 1])
-		return false;
+		return 0;
 	if (m == 2 && d == 29 && !(year % 4 == 0 && (year % 100 != 0 || year % 400 == 0)))
-		return false;
-	return true;
+		return 0;
+	return i;
 }
 
 /* s[0..n) after the date: [T ]HH:MM[:SS[.f]][Z|+HH|+HHMM|+HH:MM]. */
@@ -181,29 +213,47 @@ static bool is_time_part(const unsigned char *s, size_t n)
 	return i + 2 == n && two_digits(s + i, &mi) && mi <= 59;
 }
 
+static bool word_is(const unsigned char *s, size_t n, const char *w)
+{
+	return strlen(w) == n && strncasecmp((const char *)s, w, n) == 0;
+}
+
 enum infer_type infer_classify_text(const char *text, size_t n, int *int_digits, int *scale)
 {
-	const unsigned char *s = (const unsigned char *)text;
-	unsigned char c = s[0];
+	const unsigned char *s;
+	unsigned char c;
 
 	*int_digits = 0;
 	*scale = 0;
+	text = tab_trim_blanks(text, &n);
+	if (n == 0)
+		return INFER_VARCHAR;
+	s = (const unsigned char *)text;
+	c = s[0];
 	if (is_digit(c) || c == '-' || c == '+' || c == '.') {
-		if (n >= 10 && is_digit(c) && s[4] == '-') {
-			if (!is_date(s))
+		if (n >= 8 && is_digit(c) && (s[4] == '-' || s[4] == '/')) {
+			size_t d = date_len(s, n);
+
+			if (d == 0)
 				return INFER_VARCHAR;
-			if (n == 10)
+			if (d == n)
 				return INFER_DATE;
-			return is_time_part(s + 10, n - 10) ? INFER_TIMESTAMP : INFER_VARCHAR;
+			return d == 10 && is_time_part(s + 10, n - 10) ? INFER_TIMESTAMP
+			                                                : INFER_VARCHAR;
 		}
+		if (n > 1 && (c == '-' || c == '+') && !is_digit(s[1]) && s[1] != '.')
+			return tab_is_nan_inf(text, n) ? INFER_DOUBLE : INFER_VARCHAR;
 		return classify_number(s, n, int_digits, scale);
 	}
-	if (n == 4 && (c | 0x20) == 't' && (s[1] | 0x20) == 'r' && (s[2] | 0x20) == 'u' &&
-	    (s[3] | 0x20) == 'e')
-		return INFER_BOOLEAN;
-	if (n == 5 && (c | 0x20) == 'f' && (s[1] | 0x20) == 'a' && (s[2] | 0x20) == 'l' &&
-	    (s[3] | 0x20) == 's' && (s[4] | 0x20) == 'e')
-		return INFER_BOOLEAN;
+	switch (c | 0x20) {
+	case 't': case 'f': case 'y': case 'n':
+		if (word_is(s, n, "true") || word_is(s, n, "false") || word_is(s, n, "t") ||
+		    word_is(s, n, "f") || word_is(s, n, "yes") || word_is(s, n, "no"))
+			return INFER_BOOLEAN;
+		break;
+	}
+	if (n <= 8 && tab_is_nan_inf(text, n))
+		return INFER_DOUBLE;
 	return INFER_VARCHAR;
 }
 
@@ -214,7 +264,8 @@ enum infer_type infer_classify_text(const char *text, size_t n, int *int_digits,
 struct col_acc {
 	int type;                /* enum infer_type, or TYPE_NONE */
 	int int_digits, scale;   /* largest seen among numbers */
-	bool nullable;
+	bool nullable;           /* a null seen */
+	bool marker;             /* a missing-value marker seen */
 	size_t max_len;
 };
 
@@ -273,6 +324,10 @@ static void observe(struct col_acc *a, const struct tab_cell *c)
 	}
 	if (c->len > a->max_len)
 		a->max_len = c->len;
+	if (c->kind == TAB_TEXT && c->marker) {
+		a->marker = true;       /* typed by the other values */
+		return;
+	}
 	if (a->type == INFER_VARCHAR)
 		return;                 /* nothing can change it now */
 	switch (c->kind) {
@@ -334,7 +389,7 @@ static int acc_grow(struct infer_acc *a, size_t n)
 	a->acc = acc;
 	for (size_t i = a->ncols; i < n; i++) {
 		memset(&cols[i], 0, sizeof cols[i]);
-		snprintf(cols[i].name, sizeof cols[i].name, "column_%zu", i + 1);
+		snprintf(cols[i].name, sizeof cols[i].name, "column%zu", i);
 		memset(&acc[i], 0, sizeof acc[i]);
 		acc[i].type = TYPE_NONE;
 		/* a column that appears after some rows lacked it */
@@ -354,7 +409,7 @@ int infer_acc_header(struct infer_acc *a, const struct tab_cell *names, size_t n
 		size_t len = names[i].len;
 
 		if (len == 0)
-			continue;              /* keeps column_N */
+			continue;              /* keeps columnN */
 		if (len >= INFER_NAME_MAX)
 			len = INFER_NAME_MAX - 1;
 		while (len > 0 && len < names[i].len &&
@@ -382,6 +437,22 @@ int infer_acc_row(struct infer_acc *a, const struct tab_cell *cells, size_t n)
 	return 0;
 }
 
+int infer_acc_type(const struct infer_acc *a, size_t i)
+{
+	return i < a->ncols && a->acc[i].type != TYPE_NONE ? a->acc[i].type : -1;
+}
+
+bool infer_type_holds(enum infer_type t, const char *s, size_t n)
+{
+	int id, sc, v = (int)infer_classify_text(s, n, &id, &sc);
+
+	/* a DECIMAL or DOUBLE column holds any number, an integer column
+	 * only integers of its width */
+	if (is_numeric((int)t) && is_numeric(v))
+		return t >= INFER_DECIMAL || v <= (int)t;
+	return merge((int)t, v) == (int)t;
+}
+
 int infer_acc_finish(struct infer_acc *a, struct infer_result *out)
 {
 	memset(out, 0, sizeof *out);
@@ -392,9 +463,11 @@ int infer_acc_finish(struct infer_acc *a, struct infer_result *out)
 		c->nullable = s->nullable;
 		c->max_len = s->max_len;
 		c->precision = c->scale = 0;
+		if (s->type != TYPE_NONE && s->type != INFER_VARCHAR && s->marker)
+			c->nullable = true;    /* its markers are nulls */
 		if (s->type == TYPE_NONE) {
 			c->type = INFER_VARCHAR;
-			c->nullable = true;
+			c->nullable = s->nullable || !s->marker;
 		} else if (s->type == INFER_DECIMAL) {
 			int p = s->int_digits + s->scale;
 
@@ -496,6 +569,19 @@ struct json_object *infer_result_json(const struct infer_result *r)
 	if (add(o, "row_count", json_object_new_int64(r->row_count)) != 0 ||
 	    add(o, "analyzed_rows", json_object_new_int64(r->analyzed_rows)) != 0)
 		goto fail;
+	if (r->stats.preamble_rows > 0) {
+		struct json_object *w = json_object_new_array();
+		char msg[256];
+
+		snprintf(msg, sizeof msg, "the header is row %lld of the sheet: %lld non-blank "
+		         "row%s above it (a title or notes) %s skipped; refresh the schema with "
+		         "header_row to take another row", r->stats.header_line,
+		         r->stats.preamble_rows, r->stats.preamble_rows == 1 ? "" : "s",
+		         r->stats.preamble_rows == 1 ? "was" : "were");
+		if (add(o, "warnings", w) != 0 ||
+		    json_object_array_add(w, json_object_new_string(msg)) != 0)
+			goto fail;
+	}
 	return o;
 fail:
 	json_object_put(cols);

@@ -54,6 +54,11 @@ size_t tab_utf8_invalid_at(const unsigned char *s, size_t n);
  * empty value).  int_digits and scale are set for numbers: digits before
  * and after the decimal point. */
 enum infer_type infer_classify_text(const char *s, size_t n, int *int_digits, int *scale);
+/* The type the values seen so far give column i of a, or -1 when it has
+ * had no value (only nulls and markers). */
+int infer_acc_type(const struct infer_acc *a, size_t i);
+/* Does a column of type t hold the text value s[0..n) as it is? */
+bool infer_type_holds(enum infer_type t, const char *s, size_t n);
 
 /* ---- names (tabular.c) ---------------------------------------------- */
 
@@ -68,6 +73,30 @@ long tab_names_put(struct tab_names *s, const char *name, size_t len, bool *adde
 long tab_names_find(const struct tab_names *s, const char *name, size_t len);
 size_t tab_names_count(const struct tab_names *s);
 const char *tab_names_at(const struct tab_names *s, size_t i, size_t *len);
+
+/* Column names as every reader hands them out (rules in tabular.c): a
+ * namer for a header of ncols names, then each name in order. */
+struct tab_namer;
+struct tab_namer *tab_namer_new(size_t ncols);
+void tab_namer_free(struct tab_namer *m);              /* NULL is fine */
+/* The name of column i (0-based) from raw (NULL or "" for none) into out.
+ * 0, or -1 on allocation failure or past TAB_COLUMNS_MAX names. */
+int tab_namer_name(struct tab_namer *m, size_t i, const char *raw, size_t rawlen,
+                   char out[INFER_NAME_MAX]);
+/* s (n bytes) cut to at most max bytes, never inside a UTF-8 sequence. */
+size_t tab_utf8_cut(const char *s, size_t n, size_t max);
+
+/* ---- values (tabular.c) ------------------------------------------------ */
+
+/* The civil date of day z (days since 1970-01-01, proleptic Gregorian). */
+void tab_civil_from_days(long long z, long long *y, unsigned *m, unsigned *d);
+
+/* s without the spaces and tabs around it (*n updated). */
+const char *tab_trim_blanks(const char *s, size_t *n);
+/* Is s (blanks around it aside) one of o's missing-value markers? */
+bool tab_opts_is_marker(const struct tab_opts *o, const char *s, size_t n);
+/* Is s (blanks aside) NaN, Inf or Infinity, signed or not, any case? */
+bool tab_is_nan_inf(const char *s, size_t n);
 
 /* infer_file's row callback answers this to csv_read and json_read (and
  * only to them) once max_analyze_rows rows were classified: deliver no more

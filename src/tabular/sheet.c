@@ -1,22 +1,38 @@
 /* sheet.c - the row rules XLSX and XLS share, and Excel's date serials.
  *
  * Rows are counted as the sheet numbers them (row 1 is index 0, present in
- * the file or not).  skip_rows + header_row of them are dropped; the first
- * non-blank row after that is the header.  A blank row (no non-empty cell)
- * is skipped wherever it is, so blank lines between blocks and the empty,
- * formatted rows at the end of many sheets add no row of NULLs.  A data row
- * shorter than the header is padded with NULLs (an empty cell is a missing
- * value, not a ragged row); one with a non-empty cell right of the header's
- * last column is passed whole and counted as ragged. */
+ * the file or not).  A blank row (no non-empty cell) is skipped wherever it
+ * is, so blank lines between blocks and the empty, formatted rows at the
+ * end of many sheets add no row of NULLs.  A data row shorter than the
+ * header is padded with NULLs (an empty cell is a missing value, not a
+ * ragged row); one with a non-empty cell right of the header's last column
+ * is passed whole and counted as ragged.
+ *
+ * The header: with skip_rows or header_row given, skip_rows + header_row
+ * rows are dropped and the first non-blank row after them is the header.
+ * Without either it is detected, since a sheet often starts with a title,
+ * a date or notes above its table: the first SHEET_SNIFF_ROWS non-blank
+ * rows are held, and of the rows with at least two non-empty cells, the
+ * usual right edge R (the most common column of the last non-empty cell;
+ * a tie to the wider) and the usual count W of non-empty cells (likewise)
+ * are taken.  A leading row is preamble, and skipped, while it ends left of
+ * R and has fewer than W - W/4 non-empty cells; the first row that is not
+ * is the header; but while the row so found holds a number, date or
+ * boolean and the row above it is text only, of two cells or more, that
+ * row above is the header (names over a table wider than they are).  So a
+ * title in A1 over a table of two or more columns is skipped, while a
+ * header with an empty first name (a spreadsheet written with its index,
+ * as pandas does), a few empty names, or unnamed columns on the right is
+ * kept.  The count of skipped rows goes to the stats, for a warning. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "tabular/internal.h"
 #include "tabular/sheet.h"
 #include "util/str.h"
 
-#define AUTO_NAME 32            /* "column_" and any size_t */
 
 void sheet_rows_init(struct sheet_rows *s, const struct tab_opts *o,
                      const struct tab_sink *sink, struct tab_stats *stats)
@@ -26,30 +42,43 @@ void sheet_rows_init(struct sheet_rows *s, const struct tab_opts *o,
 	s->sink = sink;
 	s->stats = stats;
 	s->drop = (o->skip_rows > 0 ? o->skip_rows : 0) + (o->header_row > 0 ? o->header_row : 0);
+	s->sniffing = o->skip_rows <= 0 && o->header_row < 0;
 }
 
 void sheet_rows_free(struct sheet_rows *s)
 {
 	free(s->buf);
+	free(s->hrows);
+	free(s->hcells);
+	free(s->htext);
 	s->buf = NULL;
-	s->cap = 0;
+	s->hrows = NULL;
+	s->hcells = NULL;
+	s->htext = NULL;
+	s->cap = s->hrows_cap = s->hcells_cap = s->htext_cap = 0;
 }
 
-static int grow(struct sheet_rows *s, size_t n, char *err, size_t errlen)
+/* *p grown to hold n elements of size elem. */
+static int grow_array(void **p, size_t *cap, size_t n, size_t elem, char *err, size_t errlen)
 {
-	if (n <= s->cap)
+	if (n <= *cap)
 		return 0;
-	size_t cap = s->cap ? s->cap : 16;
-	while (cap < n)
-		cap *= 2;
-	struct tab_cell *b = realloc(s->buf, cap * sizeof *b);
+	size_t cap2 = *cap ? *cap : 16;
+	while (cap2 < n)
+		cap2 *= 2;
+	void *b = realloc(*p, cap2 * elem);
 	if (b == NULL) {
 		str_errf(err, errlen, "out of memory for a row of %zu cells", n);
 		return TAB_ERR_IO;
 	}
-	s->buf = b;
-	s->cap = cap;
+	*p = b;
+	*cap = cap2;
 	return 0;
+}
+
+static int grow(struct sheet_rows *s, size_t n, char *err, size_t errlen)
+{
+	return grow_array((void **)&s->buf, &s->cap, n, sizeof *s->buf, err, errlen);
 }
 
 static int verdict(int r)
@@ -59,50 +88,30 @@ static int verdict(int r)
 	return r > 0 ? 1 : 0;
 }
 
-static int emit_header(struct sheet_rows *s, const struct tab_cell *cells, size_t n,
-                       char *err, size_t errlen)
+static int emit_header(struct sheet_rows *s, long long index, const struct tab_cell *cells,
+                       size_t n, char *err, size_t errlen)
 {
-	char *names = NULL;
-	int rc;
-
 	if (grow(s, n ? n : 1, err, errlen) != 0)
 		return TAB_ERR_IO;
-	if (n > 0 && (names = malloc(n * AUTO_NAME)) == NULL) {
-		str_errf(err, errlen, "out of memory for the header");
-		return TAB_ERR_IO;
-	}
-	for (size_t i = 0; i < n; i++) {
+	/* empty names are named by tab_read's header (tabular.c) */
+	for (size_t i = 0; i < n; i++)
 		s->buf[i] = cells[i];
-		s->buf[i].kind = TAB_TEXT;
-		if (cells[i].kind == TAB_NULL || cells[i].len == 0) {
-			char *nm = names + i * AUTO_NAME;
-			snprintf(nm, AUTO_NAME, "column_%zu", i + 1);
-			s->buf[i].text = nm;
-			s->buf[i].len = strlen(nm);
-		}
-	}
 	s->have_header = true;
 	s->width = n;
 	s->stats->has_header = n > 0;
-	rc = s->sink->header ? verdict(s->sink->header(s->sink->arg, s->buf, n)) : 0;
-	free(names);
-	return rc;
+	s->stats->header_line = n > 0 ? index + 1 : 0;
+	return s->sink->header ? verdict(s->sink->header(s->sink->arg, s->buf, n)) : 0;
 }
 
-int sheet_row(struct sheet_rows *s, long long index, const struct tab_cell *cells, size_t n,
-              char *err, size_t errlen)
+/* A non-blank row of used cells past the dropped ones: the header if none
+ * came yet, else a data row. */
+static int take_row(struct sheet_rows *s, long long index, const struct tab_cell *cells,
+                    size_t used, char *err, size_t errlen)
 {
-	size_t used = n, out;
+	size_t out;
 
-	while (used > 0 && cells[used - 1].kind == TAB_NULL)
-		used--;
-	if (index >= s->seen)
-		s->seen = index + 1;
-	if (index < s->drop || used == 0)
-		return 0;
 	if (!s->have_header)
-		return emit_header(s, cells, used, err, errlen);
-
+		return emit_header(s, index, cells, used, err, errlen);
 	out = used > s->width ? used : s->width;
 	if (grow(s, out ? out : 1, err, errlen) != 0)
 		return TAB_ERR_IO;
@@ -118,8 +127,181 @@ int sheet_row(struct sheet_rows *s, long long index, const struct tab_cell *cell
 	return s->sink->row ? verdict(s->sink->row(s->sink->arg, s->buf, out)) : 0;
 }
 
+/* ---- detecting the header ---------------------------------------------- */
+
+static int hold_row(struct sheet_rows *s, long long index, const struct tab_cell *cells,
+                    size_t used, char *err, size_t errlen)
+{
+	size_t text = 0;
+
+	for (size_t i = 0; i < used; i++)
+		text += cells[i].kind == TAB_NULL ? 0 : cells[i].len + 1;
+	if (grow_array((void **)&s->hrows, &s->hrows_cap, s->nhrows + 1, sizeof *s->hrows, err,
+	               errlen) != 0 ||
+	    grow_array((void **)&s->hcells, &s->hcells_cap, s->nhcells + used,
+	               sizeof *s->hcells, err, errlen) != 0 ||
+	    grow_array((void **)&s->htext, &s->htext_cap, s->htext_len + text + 1, 1, err,
+	               errlen) != 0)
+		return TAB_ERR_IO;
+	s->hrows[s->nhrows++] = (struct sheet_hrow){ .index = index, .first = s->nhcells,
+	                                             .n = used };
+	for (size_t i = 0; i < used; i++) {
+		struct sheet_hcell *h = &s->hcells[s->nhcells++];
+		*h = (struct sheet_hcell){ .kind = cells[i].kind, .off = s->htext_len,
+		                           .num = cells[i].num };
+		if (cells[i].kind == TAB_NULL)
+			continue;
+		memcpy(s->htext + s->htext_len, cells[i].text, cells[i].len);
+		s->htext[s->htext_len + cells[i].len] = '\0';
+		h->len = cells[i].len;
+		s->htext_len += cells[i].len + 1;
+	}
+	return 0;
+}
+
+static void row_shape(const struct sheet_rows *s, const struct sheet_hrow *r, size_t *edge,
+                      size_t *filled)
+{
+	*edge = r->n;                      /* the last cell held is non-empty */
+	*filled = 0;
+	for (size_t i = 0; i < r->n; i++)
+		*filled += s->hcells[r->first + i].kind != TAB_NULL;
+}
+
+/* The most common of v[0..n) (a tie to the larger); 0 when n is 0. */
+static size_t mode_of(size_t *v, size_t n)
+{
+	size_t best = 0, best_n = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		size_t k = 0;
+		for (size_t j = 0; j < n; j++)
+			k += v[j] == v[i];
+		if (k > best_n || (k == best_n && v[i] > best)) {
+			best = v[i];
+			best_n = k;
+		}
+	}
+	return best;
+}
+
+/* Has held row r a non-empty cell that is not text (a number, a date, a
+ * boolean)? */
+static bool has_typed(const struct sheet_rows *s, const struct sheet_hrow *r)
+{
+	for (size_t i = 0; i < r->n; i++) {
+		enum tab_cell_kind k = s->hcells[r->first + i].kind;
+		if (k != TAB_NULL && k != TAB_TEXT)
+			return true;
+	}
+	return false;
+}
+
+/* The held row that is the header, by the rule at the top. */
+static size_t header_of_held(const struct sheet_rows *s)
+{
+	size_t edges[SHEET_SNIFF_ROWS], counts[SHEET_SNIFF_ROWS], n = 0, R, W, k;
+
+	for (size_t i = 0; i < s->nhrows && n < SHEET_SNIFF_ROWS; i++) {
+		size_t e, f;
+		row_shape(s, &s->hrows[i], &e, &f);
+		if (f >= 2) {
+			edges[n] = e;
+			counts[n++] = f;
+		}
+	}
+	if (n == 0)
+		return 0;
+	R = mode_of(edges, n);
+	W = mode_of(counts, n);
+	for (k = 0; k < s->nhrows; k++) {
+		size_t e, f;
+		row_shape(s, &s->hrows[k], &e, &f);
+		if (e >= R || f >= W - W / 4)
+			break;
+	}
+	if (k >= s->nhrows)
+		return 0;
+	/* a row of names narrower than its table (unnamed columns on the
+	 * right) over a row with numbers or dates is the header after all */
+	while (k > 0 && has_typed(s, &s->hrows[k]) && !has_typed(s, &s->hrows[k - 1])) {
+		size_t e, f;
+		row_shape(s, &s->hrows[k - 1], &e, &f);
+		if (f < 2)
+			break;
+		k--;
+	}
+	return k;
+}
+
+/* Choose the header among the held rows, then pass them on: 0, 1 when
+ * the sink stopped, or a negative enum tab_err. */
+static int release_held(struct sheet_rows *s, char *err, size_t errlen)
+{
+	size_t h = header_of_held(s), widest = 1;
+	struct tab_cell *row = NULL;
+	int rc = 0;
+
+	s->sniffing = false;
+	s->stats->preamble_rows = (long long)h;
+	for (size_t i = h; i < s->nhrows; i++)
+		widest = s->hrows[i].n > widest ? s->hrows[i].n : widest;
+	row = malloc(widest * sizeof *row);
+	if (row == NULL) {
+		str_errf(err, errlen, "out of memory for a row of %zu cells", widest);
+		rc = TAB_ERR_IO;
+	}
+	for (size_t i = h; i < s->nhrows && rc == 0; i++) {
+		const struct sheet_hrow *r = &s->hrows[i];
+
+		for (size_t j = 0; j < r->n; j++) {
+			const struct sheet_hcell *c = &s->hcells[r->first + j];
+			row[j] = (struct tab_cell){ .kind = c->kind, .len = c->len, .num = c->num,
+			                            .text = c->kind == TAB_NULL ? "" : s->htext + c->off };
+		}
+		rc = take_row(s, r->index, row, r->n, err, errlen);
+	}
+	free(row);
+	free(s->hrows);
+	free(s->hcells);
+	free(s->htext);
+	s->hrows = NULL;
+	s->hcells = NULL;
+	s->htext = NULL;
+	s->nhrows = s->nhcells = s->htext_len = 0;
+	s->hrows_cap = s->hcells_cap = s->htext_cap = 0;
+	return rc;
+}
+
+int sheet_row(struct sheet_rows *s, long long index, const struct tab_cell *cells, size_t n,
+              char *err, size_t errlen)
+{
+	size_t used = n;
+	int rc;
+
+	while (used > 0 && cells[used - 1].kind == TAB_NULL)
+		used--;
+	if (index >= s->seen)
+		s->seen = index + 1;
+	if (index < s->drop || used == 0)
+		return 0;
+	if (!s->sniffing)
+		return take_row(s, index, cells, used, err, errlen);
+	if ((rc = hold_row(s, index, cells, used, err, errlen)) != 0)
+		return rc;
+	if (s->nhrows >= SHEET_SNIFF_ROWS || s->nhcells >= SHEET_SNIFF_CELLS ||
+	    s->htext_len >= SHEET_SNIFF_BYTES)
+		return release_held(s, err, errlen);
+	return 0;
+}
+
 int sheet_rows_end(struct sheet_rows *s, char *err, size_t errlen)
 {
+	if (s->sniffing) {
+		int rc = release_held(s, err, errlen);
+		if (rc != 0)
+			return rc;
+	}
 	if (s->have_header)
 		return 0;
 	if (s->drop > s->seen) {
@@ -131,7 +313,7 @@ int sheet_rows_end(struct sheet_rows *s, char *err, size_t errlen)
 			         s->seen, s->opts->skip_rows);
 		return TAB_ERR_OPTION;
 	}
-	return emit_header(s, NULL, 0, err, errlen);
+	return emit_header(s, 0, NULL, 0, err, errlen);
 }
 
 /* ---- number formats --------------------------------------------------- */
@@ -215,7 +397,7 @@ enum sheet_datefmt sheet_format_kind(const char *code)
 
 /* ---- serials ------------------------------------------------------------ */
 
-/* Days since 1970-01-01 of a civil date, and back (H. Hinnant's algorithms). */
+/* Days since 1970-01-01 of a civil date (H. Hinnant's algorithm). */
 static long long days_from_civil(long long y, unsigned m, unsigned d)
 {
 	y -= m <= 2;
@@ -224,19 +406,6 @@ static long long days_from_civil(long long y, unsigned m, unsigned d)
 	unsigned doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1;
 	unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
 	return era * 146097 + (long long)doe - 719468;
-}
-
-static void civil_from_days(long long z, long long *y, unsigned *m, unsigned *d)
-{
-	z += 719468;
-	long long era = (z >= 0 ? z : z - 146096) / 146097;
-	unsigned doe = (unsigned)(z - era * 146097);
-	unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-	unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-	unsigned mp = (5 * doy + 2) / 153;
-	*d = doy - (153 * mp + 2) / 5 + 1;
-	*m = mp < 10 ? mp + 3 : mp - 9;
-	*y = (long long)yoe + era * 400 + (*m <= 2);
 }
 
 #define MS_PER_DAY 86400000LL
@@ -285,7 +454,7 @@ int sheet_serial_text(double serial, bool date1904, enum sheet_datefmt kind, cha
 	} else {
 		z = days_from_civil(1899, 12, 30) + day;      /* past the phantom day */
 	}
-	civil_from_days(z, &y, &m, &d);
+	tab_civil_from_days(z, &y, &m, &d);
 	if (y > 9999)
 		return -1;
 	if (kind == SHEET_FMT_DATE) {

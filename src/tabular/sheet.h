@@ -12,6 +12,24 @@
 /* Columns of one sheet row: Excel's own limit (XFD) is 16384. */
 #define SHEET_COLS_MAX 16384
 
+/* Non-blank rows read before the header is chosen (sheet.c's rule), and
+ * the cells and bytes of text they may hold. */
+#define SHEET_SNIFF_ROWS 100
+#define SHEET_SNIFF_CELLS 262144
+#define SHEET_SNIFF_BYTES (8u << 20)
+
+/* A cell of a row held while the header is chosen: text at off in held. */
+struct sheet_hcell {
+	enum tab_cell_kind kind;
+	size_t off, len;
+	double num;
+};
+
+struct sheet_hrow {
+	long long index;
+	size_t first, n;            /* its cells in hcells */
+};
+
 struct sheet_rows {
 	const struct tab_opts *opts;
 	const struct tab_sink *sink;
@@ -22,6 +40,15 @@ struct sheet_rows {
 	size_t width;               /* header cells */
 	struct tab_cell *buf;       /* a row padded to width */
 	size_t cap;
+	/* detecting the header (no skip_rows, no header_row): the first
+	 * non-blank rows, held */
+	bool sniffing;
+	struct sheet_hrow *hrows;
+	size_t nhrows, hrows_cap;
+	struct sheet_hcell *hcells;
+	size_t nhcells, hcells_cap;
+	char *htext;
+	size_t htext_len, htext_cap;
 };
 
 /* opts, sink, stats as tab_read's (stats not NULL). */
@@ -34,7 +61,8 @@ void sheet_rows_init(struct sheet_rows *s, const struct tab_opts *o,
 int sheet_row(struct sheet_rows *s, long long index, const struct tab_cell *cells, size_t n,
               char *err, size_t errlen);
 /* After the last row: the header (of no columns) if none came yet;
- * TAB_ERR_OPTION when skip_rows + header_row go past the sheet's last row. */
+ * TAB_ERR_OPTION when skip_rows + header_row go past the sheet's last row.
+ * 1 when the sink stopped. */
 int sheet_rows_end(struct sheet_rows *s, char *err, size_t errlen);
 void sheet_rows_free(struct sheet_rows *s);
 

@@ -2,18 +2,25 @@
  * infer_file) that dispatch to the per-format readers of formats.h.
  *
  * Every reader's header goes through one place here, so the column names
- * are the same whatever the format: an empty name becomes column_N (N the
- * 1-based position), a name is cut to INFER_NAME_MAX - 1 bytes (never
- * inside a UTF-8 sequence), and a name already taken (ignoring ASCII case,
- * as MariaDB compares column names) gets _2, _3, ... appended. */
+ * are the same whatever the format, and the same as DuckDB's sniffer
+ * gives: Unicode spaces (category Zs) around a name are dropped; an empty
+ * name becomes columnN (N the 0-based position, zero-padded to as many
+ * digits as the last column's: column00 .. column11), as do all names of
+ * a file without a header; a name is cut to INFER_NAME_MAX - 1 bytes
+ * (never inside a UTF-8 sequence); a name already taken (ignoring ASCII
+ * case, as MariaDB compares column names) gets _1, _2, ... appended, K
+ * counting the clashes with that name. */
 #include <limits.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "tabular/formats.h"
 #include "tabular/internal.h"
+#include "tabular/parquet.h"
 #include "util/str.h"
 
 #define MAX_ANALYZE_ROWS_DEFAULT 100000
@@ -82,11 +89,78 @@ int tab_format_parse(const char *stored_name, enum tab_format *f)
 	return -1;
 }
 
+static const char *const default_markers[] = { "NA", "N/A", "NULL", "." };
+
 void tab_opts_init(struct tab_opts *o)
 {
 	memset(o, 0, sizeof *o);
 	o->header_row = -1;
 	o->max_analyze_rows = MAX_ANALYZE_ROWS_DEFAULT;
+	for (size_t i = 0; i < sizeof default_markers / sizeof default_markers[0]; i++)
+		str_copy(o->null_markers[o->n_null_markers++], TAB_MARKER_MAX, default_markers[i]);
+}
+
+static bool is_blank(char ch)
+{
+	return ch == ' ' || ch == '\t';
+}
+
+const char *tab_trim_blanks(const char *s, size_t *n)
+{
+	while (*n > 0 && is_blank(s[*n - 1]))
+		(*n)--;
+	while (*n > 0 && is_blank(*s)) {
+		s++;
+		(*n)--;
+	}
+	return s;
+}
+
+bool tab_opts_is_marker(const struct tab_opts *o, const char *s, size_t n)
+{
+	s = tab_trim_blanks(s, &n);
+	if (n == 0 || n >= TAB_MARKER_MAX)
+		return false;
+	for (int i = 0; i < o->n_null_markers; i++)
+		if (o->null_markers[i][n] == '\0' && memcmp(o->null_markers[i], s, n) == 0)
+			return true;
+	return false;
+}
+
+/* H. Hinnant's civil_from_days. */
+void tab_civil_from_days(long long z, long long *y, unsigned *m, unsigned *d)
+{
+	z += 719468;
+	long long era = (z >= 0 ? z : z - 146096) / 146097;
+	unsigned doe = (unsigned)(z - era * 146097);
+	unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+	unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+	unsigned mp = (5 * doy + 2) / 153;
+	*d = doy - (153 * mp + 2) / 5 + 1;
+	*m = mp < 10 ? mp + 3 : mp - 9;
+	*y = (long long)yoe + era * 400 + (*m <= 2);
+}
+
+bool tab_is_nan_inf(const char *s, size_t n)
+{
+	s = tab_trim_blanks(s, &n);
+	if (n > 0 && (*s == '-' || *s == '+')) {
+		s++;
+		n--;
+	}
+	return (n == 3 && (strncasecmp(s, "nan", 3) == 0 || strncasecmp(s, "inf", 3) == 0)) ||
+	       (n == 8 && strncasecmp(s, "infinity", 8) == 0);
+}
+
+bool tab_cell_is_null(const struct tab_cell *c, bool text_column)
+{
+	if (c->kind == TAB_NULL)
+		return true;
+	if (text_column)
+		return false;
+	if (c->kind == TAB_NUMBER)
+		return !isfinite(c->num);
+	return c->kind == TAB_TEXT && (c->marker || tab_is_nan_inf(c->text, c->len));
 }
 
 /* ---- a set of names: open addressing, FNV-1a ---------------------------- */
@@ -213,22 +287,10 @@ long tab_names_put(struct tab_names *s, const char *name, size_t len, bool *adde
 	return (long)s->n++;
 }
 
-/* ---- the header every reader hands out ------------------------------------ */
-
-struct header_fix {
-	const struct tab_sink *sink;
-	bool header_seen;
-};
-
-static void lower_ascii(char *s, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		if (s[i] >= 'A' && s[i] <= 'Z')
-			s[i] = (char)(s[i] - 'A' + 'a');
-}
+/* ---- column names ------------------------------------------------------------ */
 
 /* Cut s (n bytes) to at most max bytes, not inside a UTF-8 sequence. */
-static size_t utf8_cut(const char *s, size_t n, size_t max)
+size_t tab_utf8_cut(const char *s, size_t n, size_t max)
 {
 	if (n <= max)
 		return n;
@@ -237,58 +299,157 @@ static size_t utf8_cut(const char *s, size_t n, size_t max)
 	return max;
 }
 
+/* Bytes of the Unicode space separator (category Zs) at s[0..n), or 0. */
+static size_t space_at(const unsigned char *s, size_t n)
+{
+	if (s[0] == ' ')
+		return 1;
+	if (n >= 2 && s[0] == 0xC2 && s[1] == 0xA0)
+		return 2;                                  /* U+00A0 */
+	if (n >= 3 && s[0] == 0xE1 && s[1] == 0x9A && s[2] == 0x80)
+		return 3;                                  /* U+1680 */
+	if (n >= 3 && s[0] == 0xE2 && s[1] == 0x80 && (s[2] <= 0x8A || s[2] == 0xAF))
+		return 3;                                  /* U+2000..200A, U+202F */
+	if (n >= 3 && s[0] == 0xE2 && s[1] == 0x81 && s[2] == 0x9F)
+		return 3;                                  /* U+205F */
+	if (n >= 3 && s[0] == 0xE3 && s[1] == 0x80 && s[2] == 0x80)
+		return 3;                                  /* U+3000 */
+	return 0;
+}
+
+/* s[0..*n) without the space separators around it. */
+static const char *trim_spaces(const char *s, size_t *n)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	size_t b = 0, e = 0, k;
+
+	while (b < *n && (k = space_at(u + b, *n - b)) > 0)
+		b += k;
+	for (size_t i = b; i < *n;) {
+		k = space_at(u + i, *n - i);
+		if (k == 0) {
+			i++;
+			e = i;
+		} else {
+			i += k;
+		}
+	}
+	*n = e > b ? e - b : 0;
+	return s + b;
+}
+
+struct tab_namer {
+	struct tab_names *seen;          /* names given, ASCII lower case */
+	unsigned *taken;                 /* per name: suffixes handed out */
+	size_t cap, ncols;
+};
+
+struct tab_namer *tab_namer_new(size_t ncols)
+{
+	struct tab_namer *m = calloc(1, sizeof *m);
+
+	if (m == NULL || (m->seen = tab_names_new()) == NULL) {
+		free(m);
+		return NULL;
+	}
+	m->ncols = ncols;
+	return m;
+}
+
+void tab_namer_free(struct tab_namer *m)
+{
+	if (m == NULL)
+		return;
+	tab_names_free(m->seen);
+	free(m->taken);
+	free(m);
+}
+
+/* Remember name (len bytes) as given; its index, -1 on failure. */
+static long namer_put(struct tab_namer *m, const char *name, size_t len, bool *added)
+{
+	char key[INFER_NAME_MAX];
+	long k;
+
+	memcpy(key, name, len);
+	for (size_t i = 0; i < len; i++)
+		if (key[i] >= 'A' && key[i] <= 'Z')
+			key[i] = (char)(key[i] - 'A' + 'a');
+	k = tab_names_put(m->seen, key, len, added);
+	if (k >= 0 && (size_t)k >= m->cap) {
+		size_t cap = m->cap ? m->cap * 2 : 64;
+		unsigned *t = realloc(m->taken, cap * sizeof *t);
+
+		if (t == NULL)
+			return -1;
+		memset(t + m->cap, 0, (cap - m->cap) * sizeof *t);
+		m->taken = t;
+		m->cap = cap;
+	}
+	return k;
+}
+
+int tab_namer_name(struct tab_namer *m, size_t i, const char *raw, size_t rawlen,
+                   char out[INFER_NAME_MAX])
+{
+	size_t len = rawlen;
+	const char *s = raw != NULL ? trim_spaces(raw, &len) : "";
+	long k;
+	bool added;
+
+	if (raw == NULL)
+		len = 0;
+	len = tab_utf8_cut(s, len, INFER_NAME_MAX - 1);
+	memcpy(out, s, len);
+	if (len == 0) {
+		/* column0, column1, ...: as many digits for every column */
+		int w = snprintf(NULL, 0, "%zu", m->ncols > 0 ? m->ncols - 1 : 0);
+		len = (size_t)snprintf(out, INFER_NAME_MAX, "column%0*zu", w, i);
+	}
+	out[len] = '\0';
+	/* Taken: base_K with K counting per base, until the name is free. */
+	while ((k = namer_put(m, out, len, &added)) >= 0 && !added) {
+		char suffix[16];
+		int sl = snprintf(suffix, sizeof suffix, "_%u", ++m->taken[k]);
+		size_t b = tab_utf8_cut(out, len, INFER_NAME_MAX - 1 - (size_t)sl);
+
+		memcpy(out + b, suffix, (size_t)sl + 1);
+		len = b + (size_t)sl;
+	}
+	return k < 0 ? -1 : 0;
+}
+
+/* ---- the header every reader hands out ------------------------------------ */
+
+struct header_fix {
+	const struct tab_sink *sink;
+	bool header_seen;
+};
+
 static int fixed_header(void *arg, const struct tab_cell *in, size_t n)
 {
 	struct header_fix *h = arg;
-	struct tab_names *seen = tab_names_new();
+	struct tab_namer *m = tab_namer_new(n);
 	struct tab_cell *cells = calloc(n ? n : 1, sizeof *cells);
 	char (*names)[INFER_NAME_MAX] = calloc(n ? n : 1, INFER_NAME_MAX);
-	char key[INFER_NAME_MAX];
 	int rc = -1;
 
 	h->header_seen = true;
-	if (seen == NULL || cells == NULL || names == NULL)
+	if (m == NULL || cells == NULL || names == NULL)
 		goto out;
 	for (size_t i = 0; i < n; i++) {
-		size_t len = 0;
-		bool added;
+		bool none = in[i].kind == TAB_NULL || in[i].len == 0;
 
-		if (in[i].kind != TAB_NULL && in[i].len > 0) {
-			len = utf8_cut(in[i].text, in[i].len, INFER_NAME_MAX - 1);
-			memcpy(names[i], in[i].text, len);
-		}
-		if (len == 0)
-			len = (size_t)snprintf(names[i], INFER_NAME_MAX, "column_%zu", i + 1);
-		names[i][len] = '\0';
-		for (unsigned k = 2;; k++) {
-			memcpy(key, names[i], len + 1);
-			lower_ascii(key, len);
-			if (tab_names_put(seen, key, len, &added) < 0)
-				goto out;
-			if (added)
-				break;
-			/* taken: base_K, the base cut to leave room */
-			char suffix[16];
-			int sl = snprintf(suffix, sizeof suffix, "_%u", k);
-			size_t base = strlen(names[i]);
-
-			if (k > 2) {
-				/* drop the previous suffix */
-				char prev[16];
-				int pl = snprintf(prev, sizeof prev, "_%u", k - 1);
-				base -= (size_t)pl;
-			}
-			base = utf8_cut(names[i], base, INFER_NAME_MAX - 1 - (size_t)sl);
-			memcpy(names[i] + base, suffix, (size_t)sl + 1);
-			len = base + (size_t)sl;
-		}
+		if (tab_namer_name(m, i, none ? NULL : in[i].text, none ? 0 : in[i].len,
+		                   names[i]) != 0)
+			goto out;
 		cells[i].kind = TAB_TEXT;
 		cells[i].text = names[i];
-		cells[i].len = len;
+		cells[i].len = strlen(names[i]);
 	}
 	rc = h->sink->header != NULL ? h->sink->header(h->sink->arg, cells, n) : 0;
 out:
-	tab_names_free(seen);
+	tab_namer_free(m);
 	free(cells);
 	free(names);
 	return rc;
@@ -363,8 +524,7 @@ static int dispatch(const char *path, enum tab_format f, const struct tab_opts *
 	case TAB_XLS:
 		return xls_read(path, o, sink, stats, err, errlen);
 	case TAB_PARQUET:
-		str_errf(err, errlen, "parquet rows are not read, only the schema in the footer");
-		return TAB_ERR_FORMAT;
+		return parquet_read(path, o, sink, stats, err, errlen);
 	}
 	str_errf(err, errlen, "unknown format");
 	return TAB_ERR_FORMAT;

@@ -20,7 +20,7 @@ enum tab_format {
 	TAB_JSON,           /* an array of objects, or JSON lines */
 	TAB_XLSX,
 	TAB_XLS,
-	TAB_PARQUET,        /* schema and row count from the footer only */
+	TAB_PARQUET,        /* schema from the footer; rows page by page */
 };
 
 /* The format a file name's extension names (case-insensitive: .csv .txt
@@ -34,6 +34,8 @@ int tab_format_parse(const char *stored_name, enum tab_format *f);
 
 #define TAB_ENCODING_MAX 32
 #define TAB_SHEET_MAX 256
+#define TAB_MARKERS_MAX 16                /* missing-value markers */
+#define TAB_MARKER_MAX 32                 /* bytes of one, NUL included */
 
 /* Parsing options; tab_opts_init gives the defaults (detect everything). */
 struct tab_opts {
@@ -42,8 +44,16 @@ struct tab_opts {
 	long header_row;                  /* the header's row after skip_rows;
 	                                   * -1 = detect (CSV/TXT) or 0 (others) */
 	char encoding[TAB_ENCODING_MAX];  /* "" = detect (BOM, UTF-8, else Latin-1) */
-	char delimiter;                   /* 0 = detect among , ; \t | */
+	char delimiter;                   /* 0 = detect among , ; \t | (then
+	                                   * runs of spaces); ' ' = runs of
+	                                   * spaces and tabs */
 	long long max_analyze_rows;       /* rows whose values the inference reads */
+	/* CSV/TXT missing-value markers: a field whose value (blanks around it
+	 * aside) is one of them is null in a column of any type but VARCHAR,
+	 * and text in a VARCHAR column.  The empty field is always null.
+	 * tab_opts_init gives NA, N/A, NULL and "." */
+	char null_markers[TAB_MARKERS_MAX][TAB_MARKER_MAX];
+	int n_null_markers;
 };
 void tab_opts_init(struct tab_opts *o);
 
@@ -65,7 +75,15 @@ struct tab_cell {
 	const char *text;
 	size_t len;
 	double num;                       /* TAB_NUMBER, TAB_BOOL (0 or 1) */
+	bool marker;                      /* TAB_TEXT of CSV/TXT: a missing-value
+	                                   * marker of tab_opts */
 };
+
+/* Is c a null in a column whose type is text (VARCHAR) or not?  A
+ * TAB_NULL cell always is; in a column of another type so are a
+ * missing-value marker and NaN, Inf or -Inf (MariaDB stores no such
+ * number). */
+bool tab_cell_is_null(const struct tab_cell *c, bool text_column);
 
 /* What a reader reports besides the rows. */
 struct tab_stats {
@@ -76,10 +94,14 @@ struct tab_stats {
 	char delimiter;                   /* CSV/TXT: the one used */
 	bool has_header;
 	char sheet_name[TAB_SHEET_MAX];   /* XLSX/XLS: the sheet read */
+	long long header_line;            /* XLSX/XLS: the header's sheet row (1-based) */
+	long long preamble_rows;          /* XLSX/XLS: non-blank rows above a detected
+	                                   * header, skipped (a title, notes) */
 };
 
 /* Callbacks of tab_read.  header comes once, before any row, with the
- * column names (named column_1, column_2, ... when the file has none).  row
+ * column names (column0, column1, ... when the file has none; see
+ * tabular.c for the rules).  row
  * may carry fewer or more cells than the header (a ragged row).  Each
  * returns 0 to go on, 1 to stop early without error, -1 to abort (its
  * reason is the caller's). */
@@ -99,8 +121,7 @@ enum tab_err {
 };
 
 /* Stream the file at path through sink.  0 or a negative enum tab_err;
- * stats (may be NULL) is filled either way.  Parquet rows are not decoded:
- * tab_read answers TAB_ERR_FORMAT for it. */
+ * stats (may be NULL) is filled either way. */
 int tab_read(const char *path, enum tab_format f, const struct tab_opts *o,
              const struct tab_sink *sink, struct tab_stats *stats,
              char *err, size_t errlen);

@@ -179,13 +179,15 @@ int xls_read(const char *path, const struct tab_opts *o, const struct tab_sink *
 			switch (v.type) {
 			case FREEXL_CELL_INT:
 				snprintf(nb, 32, "%d", v.value.int_value);
-				*t = (struct tab_cell){ TAB_NUMBER, nb, strlen(nb), v.value.int_value };
+				*t = (struct tab_cell){ .kind = TAB_NUMBER, .text = nb, .len = strlen(nb),
+				                       .num = v.value.int_value };
 				break;
 			case FREEXL_CELL_DOUBLE:
 				if (!isfinite(v.value.double_value))
 					break;
 				number_text(v.value.double_value, nb, 32);
-				*t = (struct tab_cell){ TAB_NUMBER, nb, strlen(nb), v.value.double_value };
+				*t = (struct tab_cell){ .kind = TAB_NUMBER, .text = nb, .len = strlen(nb),
+				                       .num = v.value.double_value };
 				break;
 			case FREEXL_CELL_TEXT:
 			case FREEXL_CELL_SST_TEXT:

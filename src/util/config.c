@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include "util/config.h"
@@ -54,6 +55,7 @@ struct key {
 
 static const struct key keys[] = {
 	STR(listen, true),
+	STR(wait_listen, false),
 	{ "listen_mode", K_MODE, offsetof(struct config, listen_mode),
 	  MEMBER_SIZE(listen_mode), 0, 0777, false },
 	NUM(listen_backlog, 1, 65535),
@@ -71,6 +73,8 @@ static const struct key keys[] = {
 	STR(db_name, true),
 	NUM(db_connect_timeout, 1, 300),
 	STR(sql_dir, true),
+	STR(migrate_user, false),
+	STR(migrate_password_file, false),
 
 	STR(storage_root, true),
 
@@ -79,6 +83,10 @@ static const struct key keys[] = {
 	BOOL(health_auth),
 	NUM(basic_cache_ttl, 0, 3600),
 	NUM(pbkdf2_iterations, 1000, 10000000),
+	NUM(password_checks_max, 0, 256),
+	NUM(basic_fail_per_user, 1, 1000000),
+	NUM(basic_fail_per_address, 1, 1000000),
+	NUM(basic_fail_refill_s, 1, 3600),
 
 	NUM(body_max_bytes, 1024, 1073741824),
 	NUM(json_max_depth, 1, 1000),
@@ -90,18 +98,35 @@ static const struct key keys[] = {
 	STR(warehouse_host, false),
 	NUM(warehouse_port, 1, 65535),
 	STR(warehouse_socket, false),
-	STR(warehouse_user, false),
+	STR(warehouse_user, true),
 	STR(warehouse_password_file, false),
 	STR(warehouse_default_schema, true),
 	NUM(jdbc_commit_rows, 1, 1000000000),
 
 	NUM(work_poll_ms, 10, 60000),
+	NUM(work_shutdown_grace_s, 0, 3600),
+	NUM(work_rag_question_slots, 1, 64),
+	NUM(work_rag_question_deadline_s, 1, 86400),
+	NUM(work_rag_ingest_slots, 1, 64),
+	NUM(work_rag_ingest_deadline_s, 1, 604800),
+	NUM(work_storage_infer_slots, 1, 64),
+	NUM(work_storage_infer_deadline_s, 1, 604800),
+	NUM(work_storage_link_load_slots, 1, 64),
+	NUM(work_storage_link_load_deadline_s, 1, 604800),
+	NUM(work_runner_sweep_slots, 1, 64),
+	NUM(work_runner_sweep_deadline_s, 1, 86400),
+#ifdef SLUICE_TEST_HOOKS
+	NUM(work_test_slots, 1, 64),
+	NUM(work_test_deadline_s, 1, 86400),
+#endif
 
 	NUM(runner_max_runs, 1, 256),
 	NUM(runner_heartbeat_s, 1, 300),
 	NUM(runner_stale_s, 10, 86400),
 	NUM(runner_shutdown_grace_s, 0, 3600),
 	NUM(runner_retry_base_s, 1, 3600),
+	NUM(runner_run_timeout_s, 5, 604800),
+	NUM(runner_sweep_interval_s, 10, 86400),
 	NUM(runner_test_task_delay_ms, 0, 600000),
 	NUM(runner_test_task_alloc_mb, 0, 1048576),
 
@@ -119,6 +144,8 @@ static const struct key keys[] = {
 	NUM(chunk_overlap, 0, 8000),
 	STR(rag_index_dir, false),
 	NUM(question_wait_max_s, 0, 300),
+	NUM(question_inline_max_snippets, 0, 10000000),
+	NUM(question_inline_budget_ms, 0, 10000),
 	NUM(rag_test_question_delay_ms, 0, 60000),
 	NUM(rag_test_ingest_delay_ms, 0, 60000),
 
@@ -161,6 +188,8 @@ void config_defaults(struct config *c)
 	strcpy(c->db_name, "sluice");
 	c->db_connect_timeout = 5;
 	strcpy(c->sql_dir, SLUICE_PKGDATADIR "/sql");
+	c->migrate_user[0] = '\0';
+	c->migrate_password_file[0] = '\0';
 
 	strcpy(c->storage_root, "/var/lib/sluice/storage");
 
@@ -169,6 +198,9 @@ void config_defaults(struct config *c)
 	c->health_auth = false;
 	c->basic_cache_ttl = 60;
 	c->pbkdf2_iterations = 600000;
+	c->basic_fail_per_user = 10;
+	c->basic_fail_per_address = 50;
+	c->basic_fail_refill_s = 6;
 
 	c->body_max_bytes = 1048576;
 	c->json_max_depth = 32;
@@ -180,18 +212,35 @@ void config_defaults(struct config *c)
 	c->warehouse_host[0] = '\0';
 	c->warehouse_port = 3306;
 	c->warehouse_socket[0] = '\0';
-	c->warehouse_user[0] = '\0';
+	strcpy(c->warehouse_user, "sluice_loader");
 	c->warehouse_password_file[0] = '\0';
 	strcpy(c->warehouse_default_schema, "warehouse");
 	c->jdbc_commit_rows = 100000;
 
-	c->work_poll_ms = 1000;
+	c->work_poll_ms = 250;
+	c->work_shutdown_grace_s = 20;
+	c->work_rag_question_slots = 2;
+	c->work_rag_question_deadline_s = 120;
+	c->work_rag_ingest_slots = 2;
+	c->work_rag_ingest_deadline_s = 3600;
+	c->work_storage_infer_slots = 2;
+	c->work_storage_infer_deadline_s = 900;
+	c->work_storage_link_load_slots = 2;
+	c->work_storage_link_load_deadline_s = 3600;
+	c->work_runner_sweep_slots = 1;
+	c->work_runner_sweep_deadline_s = 600;
+#ifdef SLUICE_TEST_HOOKS
+	c->work_test_slots = 1;
+	c->work_test_deadline_s = 10;
+#endif
 
 	c->runner_max_runs = 4;
 	c->runner_heartbeat_s = 5;
 	c->runner_stale_s = 60;
 	c->runner_shutdown_grace_s = 20;
 	c->runner_retry_base_s = 30;
+	c->runner_run_timeout_s = 21600;
+	c->runner_sweep_interval_s = 600;
 	c->runner_test_task_delay_ms = 0;
 	c->runner_test_task_alloc_mb = 0;
 
@@ -207,6 +256,8 @@ void config_defaults(struct config *c)
 	c->chunk_overlap = 100;
 	c->rag_index_dir[0] = '\0';
 	c->question_wait_max_s = 30;
+	c->question_inline_max_snippets = 200000;
+	c->question_inline_budget_ms = 50;
 	c->rag_test_question_delay_ms = 0;
 	c->rag_test_ingest_delay_ms = 0;
 
@@ -214,7 +265,7 @@ void config_defaults(struct config *c)
 	c->singer_line_max_bytes = 16777216;
 	c->singer_commit_rows = 10000;
 	c->upload_max_bytes = 1153433600L;           /* 1100 MiB, as nginx's 1100m */
-	c->refresh_inline_max_bytes = 16777216L;     /* 16 MiB */
+	c->refresh_inline_max_bytes = 1048576L;      /* 1 MiB */
 	c->refresh_wait_s = 20;
 
 	strcpy(c->log_level, "info");
@@ -395,6 +446,26 @@ static int split_line(char *line, char **key, char **value,
 	return 0;
 }
 
+int config_accounts_check(const struct config *c, char *err, size_t errlen)
+{
+	/* The loader's grant covers every database named wh_...: the
+	 * service's own must never be one of them. */
+	if (strncasecmp(c->db_name, "wh_", 3) == 0) {
+		str_errf(err, errlen, "db_name must not start with 'wh_': that prefix "
+		         "belongs to the warehouse databases");
+		return -1;
+	}
+	/* On the service's own server the loader must be an account of its
+	 * own, or MariaDB could not keep loads out of the service database. */
+	if (c->warehouse_host[0] == '\0' && c->warehouse_socket[0] == '\0' &&
+	    strcmp(c->warehouse_user, c->db_user) == 0) {
+		str_errf(err, errlen, "warehouse_user must not be db_user: loads "
+		         "write through an account of their own");
+		return -1;
+	}
+	return 0;
+}
+
 int config_load(const char *path, struct config *c, char *err, size_t errlen)
 {
 	static const char *const read_errors[] = {
@@ -441,6 +512,10 @@ int config_load(const char *path, struct config *c, char *err, size_t errlen)
 		str_errf(err, errlen,
 		        "%s: chunk_overlap (%d) must be smaller than chunk_size (%d)",
 		        path, tmp.chunk_overlap, tmp.chunk_size);
+		goto out;
+	}
+	if (config_accounts_check(&tmp, msg, sizeof msg) != 0) {
+		str_errf(err, errlen, "%s: %s", path, msg);
 		goto out;
 	}
 	if (tmp.runner_stale_s <= 2 * tmp.runner_heartbeat_s) {
@@ -549,6 +624,68 @@ int config_worker_count(const struct config *c)
 		return c->workers;
 	n = sysconf(_SC_NPROCESSORS_ONLN);
 	if (n < 1)
-		return 1;
+		n = 1;
+	n *= WORKERS_PER_CPU;
+	if (n < WORKERS_MIN)
+		n = WORKERS_MIN;
 	return n > WORKERS_MAX ? WORKERS_MAX : (int)n;
+}
+
+int config_wait_listen(const struct config *c, char *buf, size_t cap)
+{
+	int n = c->wait_listen[0] != '\0' ? snprintf(buf, cap, "%s", c->wait_listen)
+	        : snprintf(buf, cap, "%s.wait", c->listen);
+
+	return n < 0 || (size_t)n >= cap ? -1 : 0;
+}
+
+int config_read_password_file(const char *key, const char *path, char *buf,
+                              size_t cap, char *err, size_t errlen)
+{
+	size_t len = 0;
+	ssize_t n;
+	int fd;
+
+	buf[0] = '\0';
+	if (path[0] == '\0')
+		return 0;
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
+		str_errf(err, errlen, "cannot open %s '%s': %s", key, path, strerror(errno));
+		return -1;
+	}
+	while (len < cap - 1) {
+		n = read(fd, buf + len, cap - 1 - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			str_errf(err, errlen, "cannot read %s '%s': %s", key, path,
+			         strerror(errno));
+			close(fd);
+			explicit_bzero(buf, cap);
+			return -1;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	close(fd);
+	while (len > 0 && (buf[len - 1] == '\n' || buf[len - 1] == '\r'))
+		len--;
+	buf[len] = '\0';
+	return 0;
+}
+
+int config_use_migrate_account(struct config *c, char *err, size_t errlen)
+{
+	char pw[CONFIG_STR_MAX];
+
+	if (c->migrate_user[0] == '\0')
+		return 0;
+	if (config_read_password_file("migrate_password_file", c->migrate_password_file,
+	                              pw, sizeof pw, err, errlen) != 0)
+		return -1;
+	memcpy(c->db_user, c->migrate_user, sizeof c->db_user);
+	memcpy(c->db_password, pw, sizeof c->db_password);
+	explicit_bzero(pw, sizeof pw);
+	return 0;
 }

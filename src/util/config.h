@@ -17,6 +17,7 @@
 struct config {
 	/* serve */
 	char listen[CONFIG_PATH_MAX];         /* FastCGI unix socket path */
+	char wait_listen[CONFIG_PATH_MAX];    /* the waiter's socket; "" = <listen>.wait */
 	int listen_mode;                      /* octal permissions of the socket */
 	int listen_backlog;
 	int workers;                          /* 0 = number of CPUs */
@@ -34,6 +35,10 @@ struct config {
 	char db_name[CONFIG_STR_MAX];
 	int db_connect_timeout;               /* seconds */
 	char sql_dir[CONFIG_PATH_MAX];        /* migrations */
+	/* The account `sluice migrate` connects as (DDL on db_name); empty =
+	 * db_user with db_password. */
+	char migrate_user[CONFIG_STR_MAX];
+	char migrate_password_file[CONFIG_PATH_MAX];  /* "" = no password */
 
 	/* storage */
 	char storage_root[CONFIG_PATH_MAX];
@@ -44,6 +49,12 @@ struct config {
 	bool health_auth;                     /* require Basic on GET /health */
 	int basic_cache_ttl;                  /* seconds a verified password is cached */
 	int pbkdf2_iterations;                /* for newly stored passwords */
+	int password_checks_max;              /* workers hashing at once; 0 = a quarter */
+	/* Failed Basic checks allowed per user name and per client address
+	 * before 429; one comes back every basic_fail_refill_s seconds. */
+	int basic_fail_per_user;
+	int basic_fail_per_address;
+	int basic_fail_refill_s;
 
 	/* limits */
 	long body_max_bytes;                  /* JSON and other small bodies */
@@ -54,8 +65,8 @@ struct config {
 	int memory_max_mb;
 	char connection_key_file[CONFIG_PATH_MAX];   /* AES-256-GCM key, hex */
 
-	/* warehouse (db/warehouse.c): empty host, socket and user = the
-	 * service database's own server and account */
+	/* warehouse (db/warehouse.c): empty host and socket = the service
+	 * database's own server; warehouse_user is the loader account */
 	char warehouse_host[CONFIG_STR_MAX];
 	int warehouse_port;
 	char warehouse_socket[CONFIG_PATH_MAX];
@@ -64,8 +75,23 @@ struct config {
 	char warehouse_default_schema[65];    /* for an empty table_schema */
 	long jdbc_commit_rows;                /* rows per commit of an incremental load */
 
-	/* work */
-	int work_poll_ms;                     /* idle sleep between queue polls */
+	/* work: the supervisor (src/work/), and each kind's limits */
+	int work_poll_ms;                     /* idle wait between queue polls */
+	int work_shutdown_grace_s;            /* SIGTERM: children may finish this long */
+	int work_rag_question_slots;          /* children of a kind at once */
+	int work_rag_question_deadline_s;     /* a child past this is killed */
+	int work_rag_ingest_slots;
+	int work_rag_ingest_deadline_s;
+	int work_storage_infer_slots;
+	int work_storage_infer_deadline_s;
+	int work_storage_link_load_slots;
+	int work_storage_link_load_deadline_s;
+	int work_runner_sweep_slots;
+	int work_runner_sweep_deadline_s;
+#ifdef SLUICE_TEST_HOOKS
+	int work_test_slots;                  /* the test-only kinds (test builds) */
+	int work_test_deadline_s;
+#endif
 
 	/* pipeline runner (in sluice work) */
 	int runner_max_runs;                  /* runs supervised at once per process */
@@ -73,6 +99,8 @@ struct config {
 	int runner_stale_s;                   /* a run without heartbeat this long is dead */
 	int runner_shutdown_grace_s;          /* SIGTERM: runs may finish this long */
 	int runner_retry_base_s;              /* first retry delay; doubles each time */
+	int runner_run_timeout_s;             /* a run's time limit, unless its pipeline's */
+	int runner_sweep_interval_s;          /* orphaned staging tables swept this often */
 	/* Test stack only, honoured with testing_routes = on: a pause before
 	 * each task's connector, and memory a task allocates first (MB). */
 	int runner_test_task_delay_ms;
@@ -91,6 +119,8 @@ struct config {
 	int chunk_overlap;                    /* characters shared by neighbours */
 	char rag_index_dir[CONFIG_PATH_MAX];  /* "" = <storage_root>/.rag-index */
 	int question_wait_max_s;              /* largest ?wait= of GET question */
+	int question_inline_max_snippets;     /* a worker ranks an index up to this */
+	int question_inline_budget_ms;        /* ... whose last ranking took this at most */
 	/* Test stack only, honoured with testing_routes = on: a pause before a
 	 * worker answers a question / before each ingested document, so a test
 	 * can kill the process doing it. */
@@ -126,6 +156,11 @@ void config_defaults(struct config *c);
  * as "sluice.conf:12: unknown key 'wokers'" into err. */
 int config_load(const char *path, struct config *c, char *err, size_t errlen);
 
+/* The checks config_load makes of the database accounts: db_name outside
+ * the warehouse namespace, a loader account apart from db_user.  0, or -1
+ * with the reason in err. */
+int config_accounts_check(const struct config *c, char *err, size_t errlen);
+
 /* Parse one "key = value" pair (used by config_load and by tests). */
 int config_set(struct config *c, const char *key, const char *value,
                char *err, size_t errlen);
@@ -141,7 +176,22 @@ int config_load_connection_key(struct config *c, char *err, size_t errlen);
  * <storage_root>/.rag-index when that is empty.  0, or -1 when too long. */
 int config_rag_index_dir(const struct config *c, char *buf, size_t cap);
 
-/* The number of workers to start: c->workers, or the CPU count when 0. */
+/* A password kept in a file of its own (one line; a trailing newline is
+ * not part of it) into buf; an empty path is no password.  key names the
+ * setting in messages.  0, or -1 with the reason in err. */
+int config_read_password_file(const char *key, const char *path, char *buf,
+                              size_t cap, char *err, size_t errlen);
+/* Make c's database account the migrate account (migrate_user and its
+ * password file), when one is set.  0, or -1 with the reason in err. */
+int config_use_migrate_account(struct config *c, char *err, size_t errlen);
+
+/* The number of workers to start: c->workers, or WORKERS_PER_CPU per CPU
+ * (at least WORKERS_MIN) when 0: handlers wait on MariaDB, not on the CPU. */
+#define WORKERS_PER_CPU 4
+#define WORKERS_MIN 8
 int config_worker_count(const struct config *c);
+
+/* The waiter's socket: wait_listen, or <listen>.wait when that is empty. */
+int config_wait_listen(const struct config *c, char *buf, size_t cap);
 
 #endif

@@ -82,6 +82,20 @@ bool str_has_prefix(const char *s, const char *prefix)
 	return strncmp(s, prefix, strlen(prefix)) == 0;
 }
 
+bool str_file_name_ok(const char *s, size_t max)
+{
+	size_t n;
+
+	if (s == NULL || (n = strlen(s)) == 0 || n > max || s[0] == '.')
+		return false;
+	for (; *s != '\0'; s++)
+		if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
+		      (*s >= '0' && *s <= '9') || *s == '.' || *s == '_' || *s == '-' ||
+		      *s == '+'))
+			return false;
+	return true;
+}
+
 char *str_trim(char *s)
 {
 	size_t n;

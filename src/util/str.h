@@ -30,6 +30,9 @@ void str_errf(char *err, size_t errlen, const char *fmt, ...)
 
 bool str_eq_nocase(const char *a, const char *b);
 bool str_has_prefix(const char *s, const char *prefix);
+/* A plain file name: 1..max bytes of [A-Za-z0-9._+-], not starting with
+ * '.', so it can only name a file directly in one directory. */
+bool str_file_name_ok(const char *s, size_t max);
 char *str_trim(char *s);                    /* in place, returns s advanced */
 
 /* Constant-time comparison of two byte strings (lengths may differ). */

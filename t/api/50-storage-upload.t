@@ -310,6 +310,25 @@ is_deeply([ counts() ], \@before, 'nothing recorded');
 
 # --- a client that goes away mid-upload ----------------------------------------------------
 
+# Bytes of request bodies nginx's workers hold in client_body_temp files.
+sub nginx_body_bytes {
+	my $f = env('SLUICE_VAR') . '/run/nginx.pid';
+	open my $fh, '<', $f or return 0;
+	chomp(my $master = <$fh> // '');
+	my $n = 0;
+	opendir my $d, '/proc' or return 0;
+	for my $p (grep { /^\d+$/ } readdir $d) {
+		my $st = proc_stat($p) or next;
+		next unless $st->{ppid} == $master;
+		opendir my $fds, "/proc/$p/fd" or next;
+		for my $fd (grep { /^\d+$/ } readdir $fds) {
+			my $t = readlink("/proc/$p/fd/$fd") // next;
+			$n += -s "/proc/$p/fd/$fd" // 0 if $t =~ m{/client_body_temp/};
+		}
+	}
+	return $n;
+}
+
 {
 	my $bnd = 'disc-boundary';
 	my $head = "--$bnd\r\nContent-Disposition: form-data; name=\"file\"; filename=\"gone.csv\"\r\n"
@@ -320,14 +339,16 @@ is_deeply([ counts() ], \@before, 'nothing recorded');
 	my $chunk = "1,abcdefghij\n" x 5000;
 	my $sent = 0;
 	for (1 .. 40) { print {$s} $chunk; $sent += length $chunk }
-	my @p;
-	ok(wait_until(15, sub { @p = partial_files("$dir/vanish"); @p == 1 && -s $p[0] > 0 }),
-	   'the body streams to a partial file while it arrives (before the request ends)')
-		or diag "partials: @p";
+	# nginx reads the body into its own temporary file (unlinked at once,
+	# open in an nginx worker): no sluice worker is taken, and no partial
+	# file made, while a client is still sending.
+	ok(wait_until(15, sub { nginx_body_bytes() > 1024 * 1024 }),
+	   'nginx buffers the body while it arrives');
+	ok(!-e "$dir/vanish", 'no worker has seen it yet: no folder, no partial file');
 	close $s;          # the client goes away, 50 MB announced, ~2.6 MB sent
-	ok(wait_until(20, sub { !partial_files($dir) }), 'the partial file is removed');
+	ok(wait_until(20, sub { nginx_body_bytes() == 0 }), 'nginx drops its temporary file');
 	ok(!-e "$dir/vanish/gone.csv", 'no file under the name');
-	ok(wait_until(5, sub { !-e "$dir/vanish" }), 'the folder the upload made is gone too');
+	is_deeply([ partial_files($dir) ], [], 'no partial file');
 	is_deeply([ counts() ], \@before, 'no upload and no dataset recorded');
 }
 
@@ -341,10 +362,18 @@ is_deeply([ counts() ], \@before, 'refused callers recorded nothing');
 
 # --- 1 GiB in constant memory -------------------------------------------------------------------
 #
-# The body streams through nginx (request buffering off for this location)
-# to a worker, which writes it to disk 64 KiB at a time: the workers' peak
-# RSS (VmHWM) must not grow with the file.  sluice work then infers the
-# whole file (exact row count) by streaming it too.
+# nginx buffers the body to its temporary file, then hands it to a worker
+# at local speed, which writes it to disk 64 KiB at a time: the workers'
+# peak RSS (VmHWM) must not grow with the file.  sluice work then infers the
+# whole file (exact row count) by streaming it too, in a child process
+# whose peak RSS its supervisor logs with the item.
+
+sub work_log_lines {
+	my ($from) = @_;
+	open my $fh, '<', env('SLUICE_WORK_LOG') or return ();
+	seek $fh, $from, 0;
+	return <$fh>;
+}
 
 sub proc_kb {
 	my ($pid, $field) = @_;
@@ -364,7 +393,7 @@ sub proc_kb {
 	my $size = length("id,payload\n") + $mib * length $chunk;
 	my $len = length($head) - length("id,payload\n") + $size + length $tail;
 	my @workers = worker_pids();
-	my $work_pid = do { open my $fh, '<', env('SLUICE_WORK_PID'); my $p = <$fh>; $p =~ s/\s+//g; $p };
+	my $work_log0 = -s env('SLUICE_WORK_LOG') // 0;
 	my %hwm0 = map { $_ => proc_kb($_, 'VmHWM') } @workers;
 	my %rss0 = map { $_ => proc_kb($_, 'VmRSS') } @workers;
 	my %peak = %rss0;
@@ -402,9 +431,12 @@ sub proc_kb {
 	my $ds = wait_dataset($tok, $id, 300);
 	is($ds->{status}, 'ready', 'the 1 GiB CSV is inferred') or diag explain $ds;
 	is($ds->{schema}{row_count}, $mib * 16384, 'with the exact row count');
-	diag sprintf('sluice work: peak RSS %d kB after inferring it (%.1f s after the upload)',
-		     proc_kb($work_pid, 'VmHWM'), time - $t0 - $secs);
-	cmp_ok(proc_kb($work_pid, 'VmHWM'), '<', 256 * 1024, 'sluice work stayed under 256 MiB');
+	my ($rss) = map { /kind=storage_infer .*rss_kb=(\d+)/ ? $1 : () }
+		grep { /msg="work finished"/ && /outcome=done/ } work_log_lines($work_log0);
+	diag sprintf('sluice work: its child peaked at %s kB RSS inferring it (%.1f s after '
+		     . 'the upload)', $rss // '?', time - $t0 - $secs);
+	ok(defined $rss, 'the inference is logged with its peak RSS');
+	cmp_ok($rss // 1e9, '<', 256 * 1024, 'the inferring child stayed under 256 MiB');
 	unlink "$dir/huge/big.csv";
 }
 

@@ -49,7 +49,7 @@ is_deeply($tb->{columns}, [
 	{ name => 'Note Text', type => 'VARCHAR', nullable => true },
 	{ name => 'n', type => 'INTEGER', nullable => true },
 ], 'columns in canonical form, nullable by default');
-like($tb->{warehouse_schema}, qr/^warehouse_[0-9a-f]{16}$/, 'customer schema in the warehouse');
+is($tb->{warehouse_schema}, wh_schema($cid, 'warehouse'), 'the customer\'s own database of the default schema');
 is($tb->{warehouse_table}, 'Sales', 'warehouse_table is the name');
 is($tb->{created_by}, "tb-a-$t\@example.com", 'created_by is the token sub');
 iso_time_ok($tb->{created_at}, 'created_at');
@@ -75,7 +75,7 @@ $res = st(POST => '/storage-explorer/tables', $tok,
 json_response_is($res, 201, undef, 'create in a schema');
 my $fin = $res->{json};
 is($fin->{schema_name}, 'Finance', 'schema_name as given');
-like($fin->{warehouse_schema}, qr/^finance_[0-9a-f]{16}$/, 'schema lower-cased with the customer hash');
+is($fin->{warehouse_schema}, wh_schema($cid, 'Finance'), 'schema lower-cased with the customer hash');
 is(mysql("SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = "
 	 . "'$fin->{warehouse_schema}' AND TABLE_NAME = 'orders'"), 1, 'real table in that schema');
 
@@ -229,7 +229,7 @@ json_response_is($res, 404, { error => 'table_not_found', message => 'Table not 
 $res = st(POST => '/storage-explorer/tables', $tok_b, { table_name => 'Sales', columns => \@cols });
 is($res->{status}, 201, 'B may have a Sales too');
 isnt($res->{json}{warehouse_schema}, $tb->{warehouse_schema}, "B's Sales lives apart");
-like($res->{json}{warehouse_schema}, qr/^warehouse_[0-9a-f]{16}$/, "B's schema");
+is($res->{json}{warehouse_schema}, wh_schema($cid_b, 'warehouse'), "B's schema: its own database");
 is(scalar @{ st(GET => '/storage-explorer/tables', $tok)->{json}{tables} }, 5, 'A still has 5');
 
 done_testing();

@@ -1,7 +1,8 @@
 #!/usr/bin/perl
 # The whole way: a CSV uploaded, its schema inferred by sluice work, a table
 # made from that schema, the dataset linked and its rows loaded into the
-# warehouse; and the same upload by another customer staying apart.
+# warehouse; and the same upload by another customer staying apart.  The
+# same for an XLSX and a Parquet file.
 
 use strict;
 use warnings;
@@ -34,17 +35,6 @@ sub wait_ready {
 		$res->{status} == 200 && $ds->{status} =~ /^(ready|failed)$/;
 	}, 0.1);
 	return $ds;
-}
-
-# Table columns from an inferred schema: the same types, sized.
-sub columns_of {
-	my ($schema) = @_;
-	return [ map {
-		my $type = $_->{inferred_type};
-		$type = "DECIMAL($_->{precision},$_->{scale})" if $type eq 'DECIMAL';
-		{ name => $_->{name}, type => $type,
-		  nullable => $_->{nullable} ? JSON::PP::true : JSON::PP::false };
-	} @{ $schema->{columns} } ];
 }
 
 my $csv = "order_id,customer,total,paid,ordered_on\n"
@@ -100,15 +90,7 @@ is(wh_count($b_table), 4, "B's table has its own 4");
 
 # --- a spreadsheet (ExcelJS fixture): typed cells into typed columns ------------------
 
-sub fixture {
-	my ($name) = @_;
-	my $f = env('SLUICE_ROOT') . "/t/fixtures/storage/binary/$name";
-	open my $fh, '<:raw', $f or die "$f: $!";
-	local $/;
-	return scalar <$fh>;
-}
-
-$res = upload($tok, "sheets/$t", 'types.xlsx', fixture('types.xlsx'));
+$res = upload($tok, "sheets/$t", 'types.xlsx', fixture_bytes('types.xlsx'));
 is($res->{status}, 201, 'upload the XLSX') or diag describe($res);
 my $x_id = $res->{json}{files}[0]{dataset_id};
 my $x = wait_ready($tok, $x_id);
@@ -132,14 +114,25 @@ is_deeply(\@rows, [
 	[ 5, "\x{c3}\x{a9}psilon \x{e2}\x{98}\x{83}", '0.01', 1, '2024-02-29', '2024-02-29 12:00:00.000000' ],
 ], 'the spreadsheet rows are in the warehouse, typed');
 
-# A real Parquet file (DuckDB): its schema is read, its rows cannot be loaded.
-$res = upload($tok, "pq/$t", 'types.parquet', fixture('types.parquet'));
+# A real Parquet file (DuckDB): its schema is read and its rows loaded,
+# every type of it into a table made from that schema.
+$res = upload($tok, "pq/$t", 'types.parquet', fixture_bytes('types.parquet'));
 my $pq = $res->{json}{files}[0]{dataset_id};
 my $pq_ds = wait_ready($tok, $pq);
 is($pq_ds->{status}, 'ready', 'Parquet schema read');
-$res = link_dataset($tok, $x_table->{table_id}, $pq);
-json_response_is($res, 422, { error => 'format_not_loadable',
-	message => 'Parquet datasets are read for their schema only: their rows cannot be loaded into a table' },
-	'Parquet link: 422');
+my $pq_table = create_table($tok, 'pq_types', columns_of($pq_ds->{schema}));
+$res = link_dataset($tok, $pq_table->{table_id}, $pq);
+json_response_is($res, 201, undef, 'Parquet link: 201');
+$done = wait_link($tok, $pq_table->{table_id}, $res->{json}{link_id});
+is($done->{sync_status}, 'done', 'Parquet loaded') or diag explain $done;
+is($done->{row_count}, 3, 'Parquet: 3 rows');
+@rows = mysql('SELECT * FROM ' . "`$pq_table->{warehouse_schema}`.`pq_types` ORDER BY i32");
+is_deeply(\@rows, [
+	[ 1, 10000000000, 1.5, 0.25, 1, '2024-01-15', '2024-01-15 10:30:00.000000', '12.50',
+	  '123456.7890', '1234567890123456789012345678.123456', 'alpha', 1, 2, 3 ],
+	[ 2, ('NULL') x 13 ],
+	[ 3, -5, -2.25, 1, 0, '1970-01-01', '1970-01-01 00:00:01.000000', '-0.01', '-1.0000',
+	  '0.000000', 'gamma', -3, 255, 4000000000 ],
+], 'the Parquet rows are in the warehouse, typed: decimals to their scale, NULLs');
 
 done_testing();

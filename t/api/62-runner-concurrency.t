@@ -58,7 +58,7 @@ for my $run (@runs) {
 	is(scalar(grep { /^INFO - run finished: / } @m), 1, 'the run finished once');
 	my ($claim) = grep { /run claimed by / } @m;
 	like($claim, qr/claimed by \Q$row->{claimed_by}\E /, 'the claiming process is the one recorded');
-	is(scalar mysql("SELECT COUNT(*), COUNT(DISTINCT id) FROM runner_t.`$table{$run}`"),
+	is(scalar mysql("SELECT COUNT(*), COUNT(DISTINCT id) FROM `" . wh_schema(env('SLUICE_DEMO_CUSTOMER_ID'), 'runner_t') . "`.`$table{$run}`"),
 	   "5\t5", 'the destination holds the rows once');
 }
 is(scalar(keys %by), 2, 'both processes executed runs') or diag explain \%by;

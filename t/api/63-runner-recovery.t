@@ -62,7 +62,7 @@ mysql('UPDATE jobs SET input = JSON_SET(JSON_REMOVE(input, \'$.config.sleep_ms\'
 my $again = execute_run($p->{pipeline_id});
 is(wait_run($again, 60)->{status}, 'SUCCESS', 'the next run of the pipeline succeeds');
 my $tbl = $p->{jobs}[0]{output}{raw}{table_name};
-is(scalar mysql("SELECT COUNT(*) = COUNT(DISTINCT id) AND COUNT(*) >= 3 FROM runner_t.`$tbl`"), 1,
+is(scalar mysql("SELECT COUNT(*) = COUNT(DISTINCT id) AND COUNT(*) >= 3 FROM `" . wh_schema(env('SLUICE_DEMO_CUSTOMER_ID'), 'runner_t') . "`.`$tbl`"), 1,
    'the destination holds each record once');
 
 # --- a run's supervisor killed: the work process fails the run ----------------------------

@@ -17,7 +17,8 @@ use JdbcFixture;
 my $token = env('SLUICE_DEMO_TOKEN');
 my $tag = uniq_tag();
 my $src = "full_$tag";
-my $schema = "t65_$tag";
+my $logical = "t65_$tag";
+my $schema = wh_schema(env('SLUICE_DEMO_CUSTOMER_ID'), $logical);    # its database
 
 src_sql(<<"SQL");
 CREATE TABLE $src (
@@ -48,7 +49,7 @@ my $EXPR = "CONCAT_WS('|', id, IFNULL(name, '~'), IFNULL(amount, '~'), IFNULL(ra
 
 my $cid = make_connection($token);
 my $p = make_pipeline($token, connection_id => $cid, table => $src,
-	dest_schema => $schema, dest_table => 'items', load_type => 'full_load');
+	dest_schema => $logical, dest_table => 'items', load_type => 'full_load');
 
 # --- first run -----------------------------------------------------------------
 my $run = run_and_wait($token, $p->{pipeline_id});
@@ -99,7 +100,7 @@ is(wh_sql("SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = '
 
 # --- column_include_list limits the columns --------------------------------------
 my $p2 = make_pipeline($token, connection_id => $cid, table => "source.$src",
-	dest_schema => $schema, dest_table => 'narrow', load_type => 'full_load',
+	dest_schema => $logical, dest_table => 'narrow', load_type => 'full_load',
 	column_include_list => [ 'id', 'name' ]);
 $run = run_and_wait($token, $p2->{pipeline_id});
 is($run->{status}, 'SUCCESS', 'full_load with column_include_list (schema.table name): SUCCESS');
@@ -112,7 +113,7 @@ is(wh_table_sig("`$schema`.`narrow`", "CONCAT_WS('|', id, IFNULL(name, '~'))", '
 # --- an empty source table ----------------------------------------------------------
 src_sql("CREATE TABLE ${src}_empty LIKE $src");
 my $p3 = make_pipeline($token, connection_id => $cid, table => "${src}_empty",
-	dest_schema => $schema, dest_table => 'empty', load_type => 'full_load');
+	dest_schema => $logical, dest_table => 'empty', load_type => 'full_load');
 $run = run_and_wait($token, $p3->{pipeline_id});
 is($run->{status}, 'SUCCESS', 'full_load of an empty table: SUCCESS');
 is($run->{rows_loaded}, 0, 'rows_loaded 0');
@@ -120,7 +121,7 @@ is(wh_sql("SELECT COUNT(*) FROM `$schema`.`empty`"), 0, 'the destination exists,
 
 # --- a table that is not there fails the run with the reason ------------------------
 my $p4 = make_pipeline($token, connection_id => $cid, table => "no_such_$tag",
-	dest_schema => $schema, dest_table => 'nothing', load_type => 'full_load');
+	dest_schema => $logical, dest_table => 'nothing', load_type => 'full_load');
 $run = run_and_wait($token, $p4->{pipeline_id});
 is($run->{status}, 'FAILED', 'a missing source table: FAILED');
 ok((grep { $_->{level} eq 'ERROR' && $_->{message} =~ /no_such_\Q$tag\E not found/ }

@@ -18,7 +18,8 @@ use JdbcFixture;
 my $token = env('SLUICE_DEMO_TOKEN');
 my $tag = uniq_tag();
 my $src = "inc_$tag";
-my $schema = "t66_$tag";
+my $logical = "t66_$tag";
+my $schema = wh_schema(env('SLUICE_DEMO_CUSTOMER_ID'), $logical);    # its database
 
 # Four rows share each updated_at value: ties everywhere.
 src_sql(<<"SQL");
@@ -39,7 +40,7 @@ my $src_max = sub { $iso->(scalar src_sql("SELECT MAX(updated_at) FROM $src")) }
 
 my $cid = make_connection($token);
 my $p = make_pipeline($token, connection_id => $cid, table => $src,
-	dest_schema => $schema, dest_table => 'items', load_type => 'incremental',
+	dest_schema => $logical, dest_table => 'items', load_type => 'incremental',
 	incremental_column_name => 'updated_at', incremental_column_type => 'datetime');
 my $dest = "`$schema`.`items`";
 
@@ -116,7 +117,7 @@ is(job_bookmark($token, $p->{pipeline_id}), $src_max->(), 'bookmark set again');
 
 # --- an integer incremental column: numeric bookmark -----------------------------------------
 my $pi = make_pipeline($token, connection_id => $cid, table => $src,
-	dest_schema => $schema, dest_table => 'by_id', load_type => 'incremental',
+	dest_schema => $logical, dest_table => 'by_id', load_type => 'incremental',
 	incremental_column_name => 'id', incremental_column_type => 'int');
 $run = run_and_wait($token, $pi->{pipeline_id});
 is($run->{rows_loaded}, $total, 'integer column: first run loads all');

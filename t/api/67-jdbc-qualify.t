@@ -18,7 +18,8 @@ use JdbcFixture;
 my $token = env('SLUICE_DEMO_TOKEN');
 my $tag = uniq_tag();
 my $src = "qual_$tag";
-my $schema = "t67_$tag";
+my $logical = "t67_$tag";
+my $schema = wh_schema(env('SLUICE_DEMO_CUSTOMER_ID'), $logical);    # its database
 
 src_sql(<<"SQL");
 CREATE TABLE $src (
@@ -34,7 +35,7 @@ SQL
 my $EXPR = "CONCAT_WS('|', id, name, val, updated_at)";
 my $cid = make_connection($token);
 my $p = make_pipeline($token, connection_id => $cid, table => $src,
-	dest_schema => $schema, dest_table => 'items', load_type => 'incremental_with_qualify',
+	dest_schema => $logical, dest_table => 'items', load_type => 'incremental_with_qualify',
 	incremental_column_name => 'updated_at', incremental_column_type => 'timestamp',
 	primary_keys => [ 'id' ]);
 my $dest = "`$schema`.`items`";
@@ -95,7 +96,7 @@ src_sql("CREATE TABLE ${src}_c (a INT NOT NULL, b VARCHAR(10) NOT NULL, v INT NO
 	. "INSERT INTO ${src}_c SELECT seq DIV 3, CHAR(97 + seq % 3), seq, '2024-01-01' + INTERVAL seq MINUTE "
 	. "FROM seq_1_to_300");
 my $pc = make_pipeline($token, connection_id => $cid, table => "${src}_c",
-	dest_schema => $schema, dest_table => 'composite', load_type => 'incremental_with_qualify',
+	dest_schema => $logical, dest_table => 'composite', load_type => 'incremental_with_qualify',
 	incremental_column_name => 'ts', incremental_column_type => 'datetime',
 	primary_keys => [ 'a', 'b' ]);
 run_and_wait($token, $pc->{pipeline_id});
@@ -109,7 +110,7 @@ is(wh_table_sig("`$schema`.`composite`", $cexpr, 'a, b'), src_table_sig("${src}_
 
 # --- column_include_list without the key and the column: both still loaded ------------------
 my $pn = make_pipeline($token, connection_id => $cid, table => $src,
-	dest_schema => $schema, dest_table => 'narrow', load_type => 'incremental_with_qualify',
+	dest_schema => $logical, dest_table => 'narrow', load_type => 'incremental_with_qualify',
 	incremental_column_name => 'updated_at', incremental_column_type => 'timestamp',
 	primary_keys => [ 'id' ], column_include_list => [ 'id', 'name', 'updated_at' ]);
 $res = http(PATCH => "/platform/jobs/$pn->{job_id}/input", { token => $token,

@@ -17,7 +17,8 @@ use JdbcFixture;
 my $token = env('SLUICE_DEMO_TOKEN');
 my $tag = uniq_tag();
 my $src = "ev_$tag";
-my $schema = "t68_$tag";
+my $logical = "t68_$tag";
+my $schema = wh_schema(env('SLUICE_DEMO_CUSTOMER_ID'), $logical);    # its database
 
 pg_sql(<<"SQL");
 CREATE TABLE public.$src (
@@ -60,7 +61,7 @@ my $cid = make_connection($token, plugin => 'postgres');
 
 # --- full_load -------------------------------------------------------------------------
 my $pf = make_pipeline($token, plugin => 'postgres', connection_id => $cid,
-	table => "public.$src", dest_schema => $schema, dest_table => 'full',
+	table => "public.$src", dest_schema => $logical, dest_table => 'full',
 	load_type => 'full_load');
 my $run = run_and_wait($token, $pf->{pipeline_id});
 is($run->{status}, 'SUCCESS', 'PostgreSQL full_load: SUCCESS');
@@ -86,7 +87,7 @@ ok(!(grep { index($_->{message}, $pw) >= 0 } @logs), 'the password is in no log 
 
 # --- incremental on timestamptz -------------------------------------------------------------
 my $pi = make_pipeline($token, plugin => 'postgres', connection_id => $cid,
-	table => "public.$src", dest_schema => $schema, dest_table => 'inc',
+	table => "public.$src", dest_schema => $logical, dest_table => 'inc',
 	load_type => 'incremental', incremental_column_name => 'created',
 	incremental_column_type => 'timestamp with time zone');
 $run = run_and_wait($token, $pi->{pipeline_id});
@@ -117,7 +118,7 @@ is($run->{rows_loaded}, $above, "the next run loads the $above rows above midnig
 
 # --- incremental_with_qualify ------------------------------------------------------------------
 my $pq = make_pipeline($token, plugin => 'postgres', connection_id => $cid,
-	table => $src, dest_schema => $schema, dest_table => 'qual',
+	table => $src, dest_schema => $logical, dest_table => 'qual',
 	load_type => 'incremental_with_qualify', incremental_column_name => 'created',
 	incremental_column_type => 'timestamp with time zone', primary_keys => [ 'id' ]);
 run_and_wait($token, $pq->{pipeline_id});

@@ -17,7 +17,8 @@ use JdbcFixture;
 my $token = env('SLUICE_DEMO_TOKEN');
 my $tag = uniq_tag();
 my $src = "flt_$tag";
-my $schema = "t69_$tag";
+my $logical = "t69_$tag";
+my $schema = wh_schema(env('SLUICE_DEMO_CUSTOMER_ID'), $logical);    # its database
 
 src_sql("CREATE TABLE $src (id INT NOT NULL PRIMARY KEY, name VARCHAR(100) NOT NULL, "
 	. "updated_at DATETIME(6) NOT NULL); "
@@ -25,7 +26,7 @@ src_sql("CREATE TABLE $src (id INT NOT NULL PRIMARY KEY, name VARCHAR(100) NOT N
 	. "FROM seq_1_to_1000");
 my $cid = make_connection($token);
 my $p = make_pipeline($token, connection_id => $cid, table => $src,
-	dest_schema => $schema, dest_table => 'items', load_type => 'incremental',
+	dest_schema => $logical, dest_table => 'items', load_type => 'incremental',
 	incremental_column_name => 'updated_at', incremental_column_type => 'datetime');
 my $dest = "`$schema`.`items`";
 my $run = run_and_wait($token, $p->{pipeline_id});
@@ -72,7 +73,7 @@ src_sql("INSERT INTO $src SELECT seq, IF(seq = 1250, 'much too long', 'ok'), "
 	. "'2024-07-01' + INTERVAL seq SECOND FROM seq_1201_to_1300");
 $run = run_and_wait($token, $p->{pipeline_id});
 is($run->{status}, 'FAILED', 'a value the warehouse cannot hold: FAILED');
-ok((grep { $_->{message} =~ /warehouse load: .*(Data too long|truncated)/i } error_lines($run->{run_id})),
+ok((grep { $_->{message} =~ /warehouse load refused .*(Data too long|truncated)/i } error_lines($run->{run_id})),
    'ERROR line names the warehouse\'s complaint');
 is(wh_sql("SELECT COUNT(*) FROM $dest"), 1200, 'no row of the failed run is in the destination');
 is(job_bookmark($token, $p->{pipeline_id}), $bm, 'bookmark unchanged');
@@ -98,7 +99,7 @@ src_sql("CREATE TABLE $ties (id INT NOT NULL PRIMARY KEY, name VARCHAR(100) NOT 
 	. "updated_at DATETIME(6) NOT NULL); "
 	. "INSERT INTO $ties SELECT seq, 'ok', '2024-01-01' + INTERVAL (seq DIV 3) SECOND FROM seq_1_to_300");
 my $pt = make_pipeline($token, connection_id => $cid, table => $ties,
-	dest_schema => $schema, dest_table => 'ties', load_type => 'incremental',
+	dest_schema => $logical, dest_table => 'ties', load_type => 'incremental',
 	incremental_column_name => 'updated_at', incremental_column_type => 'datetime');
 is(run_and_wait($token, $pt->{pipeline_id})->{rows_loaded}, 300, 'ties: set-up run loads 300');
 wh_sql("ALTER TABLE `$schema`.`ties` MODIFY name VARCHAR(5)");
@@ -132,7 +133,7 @@ is($r->{exit}, 0, 'sluice work restarted with the default commit size') or diag 
 my $bad_pw = 'wrong-' . $tag;
 my $cbad = make_connection($token, password => $bad_pw);
 my $pb = make_pipeline($token, connection_id => $cbad, table => $src,
-	dest_schema => $schema, dest_table => 'never', load_type => 'full_load');
+	dest_schema => $logical, dest_table => 'never', load_type => 'full_load');
 $run = run_and_wait($token, $pb->{pipeline_id});
 is($run->{status}, 'FAILED', 'wrong password: FAILED');
 my @logs = run_logs($token, $run->{run_id});
@@ -147,7 +148,7 @@ my $pgc = make_connection($token, plugin => 'postgres');
 pg_sql("CREATE TABLE public.$src (id int PRIMARY KEY, ts timestamptz NOT NULL); "
 	. "INSERT INTO public.$src SELECT g, now() FROM generate_series(1, 10) g");
 my $pp = make_pipeline($token, plugin => 'postgres', connection_id => $pgc,
-	table => "public.$src", dest_schema => $schema, dest_table => 'pg',
+	table => "public.$src", dest_schema => $logical, dest_table => 'pg',
 	load_type => 'incremental', incremental_column_name => 'ts',
 	incremental_column_type => 'timestamp with time zone');
 is(run_and_wait($token, $pp->{pipeline_id})->{status}, 'SUCCESS', 'PostgreSQL set-up run: SUCCESS');
@@ -166,7 +167,7 @@ is(run_and_wait($token, $pp->{pipeline_id})->{status}, 'SUCCESS', 'and the next 
 # --- a plugin without a driver ------------------------------------------------------------------
 my $co = make_connection($token, plugin => 'oracle');
 my $po = make_pipeline($token, plugin => 'oracle', connection_id => $co, table => 'SCOTT.EMP',
-	dest_schema => $schema, dest_table => 'ora', load_type => 'full_load');
+	dest_schema => $logical, dest_table => 'ora', load_type => 'full_load');
 $run = run_and_wait($token, $po->{pipeline_id});
 is($run->{status}, 'FAILED', 'oracle: FAILED');
 ok((grep { $_->{message} =~ /driver not available: oracle/ } error_lines($run->{run_id})),

@@ -16,7 +16,8 @@ use JobsFixture;
 use SluiceTest;
 
 my ($token, $cid) = customer_token('demo');
-my $SCHEMA = 't70_singer';
+my $LOGICAL = 't70_singer';
+my $SCHEMA = wh_schema($cid, $LOGICAL);    # the demo customer's own database
 drop_schema($SCHEMA);
 
 my $dir = tempdir(CLEANUP => 1);
@@ -42,7 +43,7 @@ write_records(map { rec($_) } 1 .. 5);
 my $p = make_pipeline($token, [ {
 	input => { connector => 'singer', plugin => 'tap-fixture', table_name => 'items',
 		   config => { source => $src, state_every => 2 } },
-	table_name => 'items', table_schema => $SCHEMA } ]);
+	table_name => 'items', table_schema => $LOGICAL } ]);
 my ($pid, $jid) = ($p->{pipeline_id}, $p->{job_ids}[0]);
 my $T = "`$SCHEMA`.`items`";
 

@@ -18,7 +18,8 @@ use JobsFixture;
 use SluiceTest;
 
 my ($token, $cid) = customer_token('demo');
-my $SCHEMA = 't71_singer';
+my $LOGICAL = 't71_singer';
+my $SCHEMA = wh_schema($cid, $LOGICAL);    # the demo customer's own database
 drop_schema($SCHEMA);
 my $dir = tempdir(CLEANUP => 1);
 chmod 0755, $dir;
@@ -27,7 +28,7 @@ sub singer_job {
 	my ($table, $config, %o) = @_;
 	return { input => { connector => 'singer', plugin => $o{plugin} // 'tap-fixture',
 			    table_name => 'items', config => $config },
-		 table_name => $table, table_schema => $SCHEMA };
+		 table_name => $table, table_schema => $LOGICAL };
 }
 
 # Run a one-job pipeline that must fail: (run, job id, ERROR lines text, all text).
@@ -85,10 +86,22 @@ sub failing_run {
 	like($errors, qr/^ERROR .*tap 'tap-nowhere' is not installed/m,
 		'missing tap: a clear error');
 	for my $bad ('../taps/tap-fixture', '..', '.hidden', 'a/b') {
-		($run, $jid, $errors) = failing_run("plugin '$bad'",
-			singer_job('badname', { records => 1 }, plugin => $bad));
-		like($errors, qr/^ERROR .*input\.plugin must name a tap/m,
-			"plugin '$bad': refused before anything runs");
+		# Refused when the pipeline is made...
+		my $res = http(POST => '/platform/pipeline', { token => $token, json => {
+			name => 'bad tap', cron => undef, jobs => [ { input => { connector => 'singer',
+			plugin => $bad, table_name => 'items' }, output => { plugin => 'mariadb',
+			raw => { table_schema => $LOGICAL, table_name => 'badname' } } } ] } });
+		is($res->{status}, 400, "plugin '$bad': refused at create");
+		is((grep { $_->{field} eq 'jobs[0].input.plugin' } @{ $res->{json}{detail}{validation_errors} || [] })[0]{error_code},
+		   'INVALID_PLUGIN', "plugin '$bad': INVALID_PLUGIN");
+		# ... and by the runner, should a stored job name one.
+		my $p = make_pipeline($token, [ singer_job('badname', { records => 1 }) ]);
+		mysql("UPDATE jobs SET input = JSON_SET(input, '\$.plugin', " . sql_quote($bad)
+		    . ") WHERE id = " . sql_quote($p->{job_ids}[0]));
+		$run = run_pipeline($token, $cid, $p->{pipeline_id});
+		is($run->{status}, 'FAILED', "plugin '$bad' stored: run FAILED");
+		like(log_text($token, $run->{run_id}, level => 'ERROR'), qr/^ERROR .*input\.plugin must name a tap/m,
+			"plugin '$bad' stored: refused before anything runs");
 	}
 	ok(!mysql("SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = "
 		. "'$SCHEMA' AND TABLE_NAME IN ('missing', 'badname')"),

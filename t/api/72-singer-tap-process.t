@@ -19,7 +19,8 @@ use JobsFixture;
 use SluiceTest;
 
 my ($token, $cid) = customer_token('demo');
-my $SCHEMA = 't72_singer';
+my $LOGICAL = 't72_singer';
+my $SCHEMA = wh_schema($cid, $LOGICAL);    # the demo customer's own database
 drop_schema($SCHEMA);
 my $dir = tempdir(CLEANUP => 1);
 chmod 0755, $dir;
@@ -42,7 +43,7 @@ my $p = make_pipeline($token, [ {
 		   config => { records => 3, host => 'config-host', dump_config => $dump,
 			       extra_stream => 'Audit-Log', stderr_lines => 1005,
 			       stderr_config_key => 'password' } },
-	table_name => 'items', table_schema => $SCHEMA } ]);
+	table_name => 'items', table_schema => $LOGICAL } ]);
 my $run = run_pipeline($token, $cid, $p->{pipeline_id});
 is($run->{status}, 'SUCCESS', 'run: SUCCESS') or diag(log_text($token, $run->{run_id}));
 
@@ -97,7 +98,7 @@ is(wh_count("`$SCHEMA`.`items__audit_log`"), 6, 'after reset: the stream without
 $p = make_pipeline($token, [ {
 	input => { connector => 'singer', plugin => 'tap-fixture', table_name => 'items',
 		   config => { records => 2, big_line_bytes => 1100000 } },
-	table_name => 'big', table_schema => $SCHEMA } ]);
+	table_name => 'big', table_schema => $LOGICAL } ]);
 $run = run_pipeline($token, $cid, $p->{pipeline_id});
 is($run->{status}, 'FAILED', 'long line: FAILED');
 like(log_text($token, $run->{run_id}, level => 'ERROR'),
@@ -110,7 +111,7 @@ my $orphan = "$dir/orphan.pid";
 $p = make_pipeline($token, [ {
 	input => { connector => 'singer', plugin => 'tap-fixture', table_name => 'items',
 		   config => { records => 2, orphan_sleep => 120, orphan_pid_file => $orphan } },
-	table_name => 'orphan', table_schema => $SCHEMA } ]);
+	table_name => 'orphan', table_schema => $LOGICAL } ]);
 my $t0 = time;
 $run = run_pipeline($token, $cid, $p->{pipeline_id}, timeout => 60);
 my $took = time - $t0;
@@ -128,7 +129,7 @@ ok(wait_until(5, sub { !proc_alive($opid) }), 'orphan: the left-behind process i
 $p = make_pipeline($token, [ {
 	input => { connector => 'singer', plugin => 'tap-fixture', table_name => 'items',
 		   config => { records => 2, alloc_mb => 200 } },
-	table_name => 'mem', table_schema => $SCHEMA, memory_allocated_mb => 64 } ]);
+	table_name => 'mem', table_schema => $LOGICAL, memory_allocated_mb => 64 } ]);
 $run = run_pipeline($token, $cid, $p->{pipeline_id});
 is($run->{status}, 'FAILED', 'memory: a tap over the job\'s 64 MB fails the run');
 my $mem_logs = log_text($token, $run->{run_id});

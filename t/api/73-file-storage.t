@@ -16,7 +16,8 @@ use JobsFixture;
 use SluiceTest;
 
 my ($token, $cid) = customer_token('demo');
-my $SCHEMA = 't73_files';
+my $LOGICAL = 't73_files';
+my $SCHEMA = wh_schema($cid, $LOGICAL);    # the demo customer's own database
 drop_schema($SCHEMA);
 my $area = storage_area($cid);
 my $base = "$area/t73";
@@ -47,7 +48,7 @@ symlink("$area/t73-outside.csv", "$base/exports/link.csv") or die "symlink: $!";
 
 my $p = make_pipeline($token, [ {
 	input => { connector => 'file_storage', plugin => 'local', prefix => 't73/exports/' },
-	table_name => 'events', table_schema => $SCHEMA } ]);
+	table_name => 'events', table_schema => $LOGICAL } ]);
 my ($pid, $jid) = ($p->{pipeline_id}, $p->{job_ids}[0]);
 
 sub ids {

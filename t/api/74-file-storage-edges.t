@@ -17,7 +17,8 @@ use SluiceTest;
 
 my ($token, $cid) = customer_token('demo');
 my ($other, $other_cid) = customer_token('t74-other');
-my $SCHEMA = 't74_files';
+my $LOGICAL = 't74_files';
+my $SCHEMA = wh_schema($cid, $LOGICAL);    # the demo customer's own database
 drop_schema($SCHEMA);
 my $area = storage_area($cid);
 my $base = "$area/t74";
@@ -28,7 +29,7 @@ sub files_job {
 	my ($prefix, $table, %o) = @_;
 	return make_pipeline($o{token} // $token, [ { input => { connector => 'file_storage',
 		plugin => 'local', prefix => $prefix }, table_name => $table,
-		table_schema => $SCHEMA } ]);
+		table_schema => $LOGICAL } ]);
 }
 
 # --- a bad file among good ones ------------------------------------------------
@@ -85,10 +86,10 @@ $p = files_job('t74/cols/', 'cols');
 $run = run_pipeline($token, $cid, $p->{pipeline_id});
 is($run->{status}, 'SUCCESS', 'columns: SUCCESS') or diag(log_text($token, $run->{run_id}));
 my $cols = wh_columns($SCHEMA, 'cols');
-is_deeply([ sort keys %$cols ], [ sort('id', 'name', 'extra', 'column_2', 'name_2',
+is_deeply([ sort keys %$cols ], [ sort('id', 'name', 'extra', 'column1', 'name_1',
 	'_source_file_2', 'L' x 64, '_source_file', '_source_row') ],
 	'columns: added by later files; empty, repeated, reserved and long names renamed');
-is_deeply([ wh_rows("SELECT id, name, extra, column_2, name_2, _source_file_2 "
+is_deeply([ wh_rows("SELECT id, name, extra, column1, name_1, _source_file_2 "
 	. "FROM `$SCHEMA`.`cols` ORDER BY id") ], [
 	[ 1, 'one', undef, undef, undef, undef ],
 	[ 2, 'two', 'x', undef, undef, undef ],
@@ -119,9 +120,10 @@ my $res = http(POST => '/platform/pipeline', { token => $other, json => {
 	name => 'escape', cron => undef, jobs => [ { input => { connector => 'file_storage',
 		plugin => 'local', prefix => "../$cid/t74/" },
 		output => { plugin => 'mariadb', raw => { table_name => 'x',
-		table_schema => $SCHEMA } } } ] } });
+		table_schema => $LOGICAL } } } ] } });
 is($res->{status}, 400, 'a prefix with .. is refused at create');
 
 system('rm', '-rf', $base);
 drop_schema($SCHEMA);
+drop_schema(wh_schema($other_cid, $LOGICAL));
 done_testing();

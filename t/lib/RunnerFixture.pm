@@ -70,6 +70,7 @@ sub make_pipeline {
 		    cron => $o{cron}, jobs => $o{jobs} || [ tap_job() ]);
 	$body{cron_timezone} = $o{cron_timezone} if exists $o{cron_timezone};
 	$body{retries} = $o{retries} if exists $o{retries};
+	$body{run_timeout_s} = $o{run_timeout_s} if exists $o{run_timeout_s};
 	my $res = http(POST => '/platform/pipeline',
 		       { token => $o{token} // env('SLUICE_DEMO_TOKEN'), json => \%body });
 	croak 'POST /platform/pipeline: ' . describe($res) unless $res->{status} == 201;

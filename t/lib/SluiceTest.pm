@@ -13,7 +13,8 @@ use strict;
 use warnings;
 
 use Carp qw(croak);
-use Digest::SHA qw(hmac_sha256 hmac_sha512);
+use Digest::SHA qw(hmac_sha256 hmac_sha512 sha256_hex);
+use Encode ();
 use Exporter qw(import);
 use File::Temp qw(tempfile tempdir);
 use HTTP::Tiny;
@@ -22,6 +23,7 @@ use JSON::PP ();
 use MIME::Base64 qw(encode_base64 decode_base64);
 use POSIX qw(WNOHANG);
 use Test::More ();
+use Test2::API ();
 use Time::HiRes qw(time sleep);
 use Time::Local qw(timegm_modern);
 
@@ -29,15 +31,31 @@ our @EXPORT = qw(
 	env http raw_http header describe json_response_is iso_time_ok
 	token craft_jwt jwt_secret jwt_payload b64url b64url_decode
 	mysql run_cmd dev
-	master_pid worker_pids proc_stat proc_alive wait_workers busy_worker
+	master_pid worker_pids waiter_pid proc_stat proc_alive wait_workers busy_worker
 	wait_until
 	serve_log_offset serve_log_since
 	start_requests parallel_requests
 	conf_read conf_write conf_with
 	json_encode json_decode
+	wh_schema
 );
 
 our $LAST_WAIT_ERROR;
+
+# A handler that answers twice leaves "second response refused" in the
+# serve log: any test file whose run adds such a line fails, whatever its
+# own tests said.  (Only the process that loaded this module checks, not
+# children it forks.)
+my ($LOG_START, $LOG_PID) = ($ENV{SLUICE_SERVE_LOG} ? -s $ENV{SLUICE_SERVE_LOG} // 0 : undef, $$);
+Test2::API::test2_add_callback_exit(sub {
+	my ($ctx, $real, $new) = @_;
+	return unless defined $LOG_START && $$ == $LOG_PID;
+	my @twice = grep { /msg="second response refused"/ } serve_log_since($LOG_START);
+	return unless @twice;
+	$ctx->diag(scalar(@twice) . " \"second response refused\" line(s) in the serve log "
+	    . "during this test:\n" . join("\n", @twice[0 .. ($#twice < 4 ? $#twice : 4)]));
+	$$new ||= 1;
+});
 
 my $JSON = JSON::PP->new->utf8->canonical->allow_nonref;
 
@@ -57,23 +75,23 @@ sub env {
 
 # --- HTTP ---------------------------------------------------------------
 
-my ($UA, $UA_PID);
+my (%UA, $UA_PID);
 
-# One client per process: a forked child must not share the parent's TLS
-# state.  No keep-alive, so every request is a fresh connection and a
-# retried idempotent request can never hide a failure.
+# One client per process (and per source address): a forked child must not
+# share the parent's TLS state.  No keep-alive, so every request is a fresh
+# connection and a retried idempotent request can never hide a failure.
 sub _ua {
-	if (!$UA || $UA_PID != $$) {
-		$UA = HTTP::Tiny->new(
-			verify_SSL   => 0,
-			SSL_options  => { SSL_verify_mode => SSL_VERIFY_NONE },
-			keep_alive   => 0,
-			timeout      => 30,
-			max_redirect => 0,
-		);
-		$UA_PID = $$;
-	}
-	return $UA;
+	my ($from) = @_;
+	%UA = () if !defined $UA_PID || $UA_PID != $$;
+	$UA_PID = $$;
+	return $UA{ $from // '' } //= HTTP::Tiny->new(
+		verify_SSL   => 0,
+		SSL_options  => { SSL_verify_mode => SSL_VERIFY_NONE },
+		keep_alive   => 0,
+		timeout      => 30,
+		max_redirect => 0,
+		(defined $from ? (local_address => $from) : ()),
+	);
 }
 
 sub _auth_headers {
@@ -117,7 +135,9 @@ sub _decorate {
 #   basic => "user:password", headers => {...}, json => data (encoded,
 #   Content-Type application/json), body => bytes, content_type => value,
 #   no_content_type => 1 (send the body with no Content-Type at all),
-#   timeout => seconds.
+#   timeout => seconds, from => a loopback source address (127.0.0.2 ...:
+#   a client other than the suite's 127.0.0.1, which the test stack's nginx
+#   exempts from its rate limits).
 sub http {
 	my ($method, $path, $o) = @_;
 	$o ||= {};
@@ -126,7 +146,7 @@ sub http {
 	my $body = _body($o, \%h);
 	my %args = (headers => \%h);
 	$args{content} = $body if defined $body;
-	my $ua = _ua();
+	my $ua = _ua($o->{from});
 	local $ua->{timeout} = $o->{timeout} if $o->{timeout};
 	my $res = $ua->request($method, env('SLUICE_URL') . $path, \%args);
 	return _decorate({ %$res });
@@ -157,6 +177,7 @@ sub raw_http {
 			PeerHost        => $host,
 			PeerPort        => $port,
 			SSL_verify_mode => SSL_VERIFY_NONE,
+			(defined $o->{from} ? (LocalAddr => $o->{from}) : ()),
 		) or die "connect: $IO::Socket::SSL::SSL_ERROR $!\n";
 		my $req = "$method $path HTTP/1.0\r\nHost: $host:$port\r\n";
 		$req .= "$_: $h{$_}\r\n" for sort keys %h;
@@ -326,6 +347,21 @@ sub token {
 	return $t;
 }
 
+# --- warehouse ----------------------------------------------------------
+
+# The database where a customer's logical schema lives (wh_schema_physical in
+# src/db/warehouse.c): "wh_", the name in lower case with every character
+# but [a-z0-9_] as "_", cut to 44 characters, "_", 16 hex digits of
+# SHA-256(customer id, newline, the name in ASCII lower case).
+sub wh_schema {
+	my ($customer_id, $logical) = @_;
+	(my $low = $logical) =~ tr/A-Z/a-z/;
+	my $chars = Encode::decode('UTF-8', $low);
+	$chars =~ s/[^a-z0-9_]/_/g;
+	return 'wh_' . substr($chars, 0, 44) . '_'
+	    . substr(sha256_hex("$customer_id\n$low"), 0, 16);
+}
+
 # --- commands -----------------------------------------------------------
 
 # run_cmd(\@argv, stdin => $bytes, timeout => $s) -> {exit, signal, out, err}
@@ -429,7 +465,8 @@ sub proc_alive {
 	return $st->{state} !~ /^[ZX]/;
 }
 
-# Live children of the master, sorted.
+# Live workers of the master, sorted: its children but the waiter (the
+# one process holding long polls, named sluice-wait).
 sub worker_pids {
 	my ($master) = @_;
 	$master //= master_pid();
@@ -438,9 +475,23 @@ sub worker_pids {
 	for my $p (grep { /^\d+$/ } readdir $d) {
 		my $st = proc_stat($p) or next;
 		next unless $st->{ppid} == $master && $st->{state} !~ /^[ZX]/;
+		next if $st->{comm} eq 'sluice-wait';
 		push @pids, $p + 0;
 	}
 	return sort { $a <=> $b } @pids;
+}
+
+# The master's waiter, or undef.
+sub waiter_pid {
+	my ($master) = @_;
+	$master //= master_pid();
+	opendir my $d, '/proc' or croak "/proc: $!";
+	for my $p (grep { /^\d+$/ } readdir $d) {
+		my $st = proc_stat($p) or next;
+		return $p + 0 if $st->{ppid} == $master && $st->{comm} eq 'sluice-wait'
+			&& $st->{state} !~ /^[ZX]/;
+	}
+	return undef;
 }
 
 # Wait until the master has exactly $n workers and none of @$gone; the new

@@ -19,7 +19,7 @@ use SluiceTest;
 our @EXPORT = qw(
 	customer_with_token st storage_root seed_dataset sql_quote
 	create_table link_dataset wait_link wh_query wh_count uuid_re tag
-	true false
+	true false fixture_bytes columns_of
 );
 
 sub true () { JSON::PP::true }
@@ -144,6 +144,27 @@ sub wait_link {
 sub wh_query {
 	my ($sql) = @_;
 	return mysql($sql);
+}
+
+# fixture_bytes($name): a file of t/fixtures/storage/binary, as bytes.
+sub fixture_bytes {
+	my ($name) = @_;
+	my $f = env('SLUICE_ROOT') . "/t/fixtures/storage/binary/$name";
+	open my $fh, '<:raw', $f or croak "$f: $!";
+	local $/;
+	return scalar <$fh>;
+}
+
+# columns_of($schema): a table's columns for an inferred Schema object, the
+# same types, sized.
+sub columns_of {
+	my ($schema) = @_;
+	return [ map {
+		my $type = $_->{inferred_type};
+		$type = "DECIMAL($_->{precision},$_->{scale})" if $type eq 'DECIMAL';
+		{ name => $_->{name}, type => $type,
+		  nullable => $_->{nullable} ? JSON::PP::true : JSON::PP::false };
+	} @{ $schema->{columns} } ];
 }
 
 sub wh_count {

@@ -19,7 +19,7 @@ int main(void)
 {
 	int (*suites[])(void) = {
 		suite_str, suite_base64url, suite_config, suite_router,
-		suite_request, suite_jwt, suite_basic, suite_aead, suite_cron,
+		suite_request, suite_jwt, suite_basic, suite_identity, suite_aead, suite_cron,
 		suite_sync_mode,
 		suite_multipart,
 		suite_vec, suite_embed, suite_chunk, suite_bm25, suite_proximity, suite_lexical, suite_mmr,
@@ -28,10 +28,12 @@ int main(void)
 		suite_warehouse,
 		suite_jdbc,
 		suite_runner,
+		suite_wait,
 		suite_dest,
 		suite_storage_paths,
 		suite_tabular_infer, suite_tabular_csv, suite_tabular_json,
 		suite_tabular_xlsx, suite_tabular_xls, suite_tabular_parquet,
+		suite_tabular_parquet_rows,
 		/* storage explorer: tables and links */
 		suite_table_name, suite_table_types,
 	};

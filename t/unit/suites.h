@@ -8,6 +8,7 @@
 int suite_jwt(void);
 int suite_base64url(void);
 int suite_basic(void);
+int suite_identity(void);
 int suite_router(void);
 int suite_config(void);
 int suite_request(void);
@@ -30,6 +31,8 @@ int suite_openai(void);
 int suite_warehouse(void);
 int suite_jdbc(void);
 int suite_runner(void);
+/* long polls off the workers: waiter redirects, pool shares */
+int suite_wait(void);
 int suite_dest(void);
 /* storage explorer: tables and links */
 int suite_table_name(void);
@@ -43,6 +46,7 @@ int suite_tabular_json(void);
 int suite_tabular_xlsx(void);
 int suite_tabular_xls(void);
 int suite_tabular_parquet(void);
+int suite_tabular_parquet_rows(void);
 
 /* Add a suite and its NULL-terminated test list in one go. */
 struct test_case { const char *name; CU_TestFunc fn; };

@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "suites.h"
 #include "auth/basic.h"
@@ -380,6 +382,28 @@ static void test_header_limits(void)
 #undef PCAP
 }
 
+/* A shared cache: what a forked process (a worker) puts, another reads. */
+static void test_cache_shared(void)
+{
+	struct basic_cache *c = basic_cache_new_shared(64);
+	long long id = -1;
+	pid_t pid;
+	int st = -1;
+
+	CU_ASSERT_FATAL(c != NULL);
+	pid = fork();
+	if (pid == 0) {
+		basic_cache_put(c, "erin", "pw", 21, 1000, 60);
+		_exit(0);
+	}
+	CU_ASSERT_FATAL(pid > 0);
+	waitpid(pid, &st, 0);
+	CU_ASSERT_EQUAL(basic_cache_get(c, "erin", "pw", 1000, &id), 1);
+	CU_ASSERT_EQUAL(id, 21);
+	CU_ASSERT_EQUAL(basic_cache_get(c, "erin", "pW", 1000, &id), 0);
+	basic_cache_free(c);
+}
+
 static void test_cache(void)
 {
 	struct basic_cache *c = basic_cache_new(64);
@@ -463,6 +487,7 @@ int suite_basic(void)
 		{ "header parse invalid", test_header_invalid },
 		{ "header length limits", test_header_limits },
 		{ "cache hit, miss, ttl", test_cache },
+		{ "shared cache across fork", test_cache_shared },
 		{ "cache slot overwrite", test_cache_overwrite },
 		{ NULL, NULL },
 	};

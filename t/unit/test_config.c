@@ -87,7 +87,7 @@ static void test_defaults(void)
 	CU_ASSERT_EQUAL(c.memory_max_mb, 12000);
 	CU_ASSERT_STRING_EQUAL(c.connection_key_file, "/etc/sluice/connection.key");
 	CU_ASSERT_FALSE(c.connection_key_loaded);
-	CU_ASSERT_EQUAL(c.work_poll_ms, 1000);
+	CU_ASSERT_EQUAL(c.work_poll_ms, 250);
 	CU_ASSERT_STRING_EQUAL(c.embedding_provider, "builtin");
 	CU_ASSERT_EQUAL(c.embedding_dimensions, 384);
 	CU_ASSERT_STRING_EQUAL(c.openai_base_url, "");
@@ -100,6 +100,13 @@ static void test_defaults(void)
 	CU_ASSERT_EQUAL(c.chunk_overlap, 100);
 	CU_ASSERT_STRING_EQUAL(c.rag_index_dir, "");
 	CU_ASSERT_EQUAL(c.question_wait_max_s, 30);
+	CU_ASSERT_EQUAL(c.question_inline_max_snippets, 200000);
+	CU_ASSERT_EQUAL(c.question_inline_budget_ms, 50);
+	CU_ASSERT_EQUAL(c.work_shutdown_grace_s, 20);
+	CU_ASSERT_EQUAL(c.work_rag_ingest_deadline_s, 3600);
+	CU_ASSERT_EQUAL(c.runner_run_timeout_s, 21600);
+	CU_ASSERT_EQUAL(c.password_checks_max, 0);
+	CU_ASSERT_STRING_EQUAL(c.wait_listen, "");
 	CU_ASSERT_EQUAL(c.rag_test_question_delay_ms, 0);
 	CU_ASSERT_EQUAL(c.rag_test_ingest_delay_ms, 0);
 	CU_ASSERT_STRING_EQUAL(c.log_level, "info");
@@ -132,6 +139,22 @@ static const struct range_case ranges[] = {
 	RANGE(memory_default_mb, 1, 1048576),
 	RANGE(memory_max_mb, 1, 1048576),
 	RANGE(work_poll_ms, 10, 60000),
+	RANGE(work_shutdown_grace_s, 0, 3600),
+	RANGE(work_rag_question_slots, 1, 64),
+	RANGE(work_rag_question_deadline_s, 1, 86400),
+	RANGE(work_rag_ingest_slots, 1, 64),
+	RANGE(work_rag_ingest_deadline_s, 1, 604800),
+	RANGE(work_storage_infer_slots, 1, 64),
+	RANGE(work_storage_infer_deadline_s, 1, 604800),
+	RANGE(work_storage_link_load_slots, 1, 64),
+	RANGE(work_storage_link_load_deadline_s, 1, 604800),
+	RANGE(work_runner_sweep_slots, 1, 64),
+	RANGE(work_runner_sweep_deadline_s, 1, 86400),
+	RANGE(runner_run_timeout_s, 5, 604800),
+	RANGE(runner_sweep_interval_s, 10, 86400),
+	RANGE(password_checks_max, 0, 256),
+	RANGE(question_inline_max_snippets, 0, 10000000),
+	RANGE(question_inline_budget_ms, 0, 10000),
 	RANGE(runner_max_runs, 1, 256),
 	RANGE(runner_heartbeat_s, 1, 300),
 	RANGE(runner_stale_s, 10, 86400),

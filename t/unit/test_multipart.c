@@ -85,6 +85,14 @@ static const struct mp_case cases[] = {
 	  "x\r\n--XY\r\n-" "\r\n--" B "\r\ncontent-disposition: form-data; name=\"b\"; "
 	  "filename=\"q\\\"t.md\"\r\n\r\n\r\n--" B "--epilogue",
 	  0, "a|(null)|=x\r\n--XY\r\n-;b|q\"t.md|=;" },
+	/* a Windows path sent as browsers send it: its backslashes are kept;
+	 * an escaped backslash is one backslash */
+	{ "--" B "\r\nContent-Disposition: form-data; name=\"file\"; "
+	  "filename=\"C:\\Users\\me\\win.csv\"\r\n\r\nx\r\n--" B "--",
+	  0, "file|C:\\Users\\me\\win.csv|=x;" },
+	{ "--" B "\r\nContent-Disposition: form-data; name=\"file\"; "
+	  "filename=\"C:\\\\Users\\\\w.csv\"\r\n\r\nx\r\n--" B "--",
+	  0, "file|C:\\Users\\w.csv|=x;" },
 	/* empty part data, blanks after the boundary */
 	{ "--" B "  \r\nContent-Disposition: form-data; name=\"e\"\r\n\r\n\r\n--" B "--",
 	  0, "e|(null)|=;" },

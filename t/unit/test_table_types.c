@@ -309,6 +309,11 @@ static void test_values(void)
 		double num;
 		const char *want;               /* NULL: SQL NULL */
 	} cases[] = {
+		/* NaN and Inf: MariaDB stores no such number */
+		{ "DOUBLE", TAB_TEXT, "NaN", 0, NULL },
+		{ "DOUBLE", TAB_TEXT, "-Inf", 0, NULL },
+		{ "DECIMAL(5,2)", TAB_TEXT, "inf", 0, NULL },
+		{ "VARCHAR", TAB_TEXT, "NaN", 0, "NaN" },
 		/* NULL and blanks */
 		{ "INTEGER", TAB_NULL, "", 0, NULL },
 		{ "VARCHAR", TAB_NULL, "", 0, NULL },
@@ -361,7 +366,8 @@ static void test_values(void)
 
 	for (size_t i = 0; cases[i].type != NULL; i++) {
 		struct table_type t;
-		struct tab_cell c = { cases[i].kind, cases[i].text, strlen(cases[i].text), cases[i].num };
+		struct tab_cell c = { .kind = cases[i].kind, .text = cases[i].text,
+		                      .len = strlen(cases[i].text), .num = cases[i].num };
 		char err[100], buf[TABLE_VALUE_BUF], got[TABLE_VALUE_BUF + 8];
 		const char *v;
 		size_t len;
@@ -380,6 +386,38 @@ static void test_values(void)
 	}
 }
 
+/* A missing-value marker (the CSV reader flags it) is a null in a typed
+ * column and its text in a VARCHAR one. */
+static void test_value_markers(void)
+{
+	static const struct {
+		const char *type, *text, *want;
+		bool marker;
+	} cases[] = {
+		{ "INTEGER", "NA", NULL, true },
+		{ "DATE", " . ", NULL, true },
+		{ "BOOLEAN", "NA", NULL, true },
+		{ "VARCHAR", "NA", "NA", true },
+		{ "INTEGER", "NA", "NA", false },          /* not flagged: as written */
+	};
+
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		struct table_type t;
+		struct tab_cell c = { .kind = TAB_TEXT, .text = cases[i].text,
+		                      .len = strlen(cases[i].text), .marker = cases[i].marker };
+		char err[100], buf[TABLE_VALUE_BUF];
+		const char *v;
+		size_t len;
+
+		CU_ASSERT_EQUAL_FATAL(table_type_parse(cases[i].type, &t, err, sizeof err), 0);
+		v = table_value(&t, &c, buf, &len);
+		CU_ASSERT_EQUAL(v == NULL, cases[i].want == NULL);
+		if (v != NULL && cases[i].want != NULL)
+			CU_ASSERT_EQUAL(len == strlen(cases[i].want) &&
+			                memcmp(v, cases[i].want, len) == 0, true);
+	}
+}
+
 int suite_table_types(void)
 {
 	static const struct test_case tests[] = {
@@ -393,6 +431,7 @@ int suite_table_types(void)
 		{ "match: missing, extra, mismatched, NOT NULL", test_match_incompatible },
 		{ "match: duplicates, empty dataset", test_match_duplicates_and_empty },
 		{ "values for the load", test_values },
+		{ "values: missing-value markers", test_value_markers },
 		{ NULL, NULL },
 	};
 

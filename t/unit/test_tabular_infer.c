@@ -44,14 +44,16 @@ static const struct class_case classes[] = {
 	{ "1234567890123456789.1234567890123456789", INFER_DECIMAL, 19, 19 },
 	{ "1234567890123456789.12345678901234567890", INFER_DOUBLE, 0, 0 },
 	{ "123456789012345678.12345678901234567890", INFER_DECIMAL, 18, 20 },
-	{ "5.", INFER_VARCHAR, 0, 0 },
+	{ "5.", INFER_DOUBLE, 0, 0 },                /* DuckDB reads it as a float */
 	{ ".", INFER_VARCHAR, 0, 0 },
 	{ "-", INFER_VARCHAR, 0, 0 },
 	{ "+", INFER_VARCHAR, 0, 0 },
 	{ "1.2.3", INFER_VARCHAR, 0, 0 },
 	{ "1,234", INFER_VARCHAR, 0, 0 },
-	{ " 1", INFER_VARCHAR, 0, 0 },
-	{ "1 ", INFER_VARCHAR, 0, 0 },
+	{ " 1", INFER_INTEGER, 1, 0 },             /* blanks around a value aside */
+	{ "\t-2.50 ", INFER_DECIMAL, 1, 2 },
+	{ "1 ", INFER_INTEGER, 1, 0 },
+	{ "  ", INFER_VARCHAR, 0, 0 },
 	{ "--1", INFER_VARCHAR, 0, 0 },
 	/* exponents are DOUBLE */
 	{ "1e5", INFER_DOUBLE, 0, 0 },
@@ -62,14 +64,25 @@ static const struct class_case classes[] = {
 	{ "1e+", INFER_VARCHAR, 0, 0 },
 	{ "e5", INFER_VARCHAR, 0, 0 },
 	{ "1e5x", INFER_VARCHAR, 0, 0 },
-	{ "inf", INFER_VARCHAR, 0, 0 },
-	{ "NaN", INFER_VARCHAR, 0, 0 },
-	/* booleans: true/false in any case only */
+	{ "inf", INFER_DOUBLE, 0, 0 },              /* NaN and Inf: floats */
+	{ "-Inf", INFER_DOUBLE, 0, 0 },
+	{ "+infinity", INFER_DOUBLE, 0, 0 },
+	{ "-nan", INFER_DOUBLE, 0, 0 },
+	{ "infinit", INFER_VARCHAR, 0, 0 },
+	{ "-", INFER_VARCHAR, 0, 0 },
+	{ "-x", INFER_VARCHAR, 0, 0 },
+	{ "NaN", INFER_DOUBLE, 0, 0 },
+	/* booleans: true/false, t/f, yes/no in any case */
 	{ "true", INFER_BOOLEAN, 0, 0 },
 	{ "FALSE", INFER_BOOLEAN, 0, 0 },
 	{ "True", INFER_BOOLEAN, 0, 0 },
-	{ "yes", INFER_VARCHAR, 0, 0 },
-	{ "t", INFER_VARCHAR, 0, 0 },
+	{ "yes", INFER_BOOLEAN, 0, 0 },             /* as DuckDB: t f yes no too */
+	{ "NO", INFER_BOOLEAN, 0, 0 },
+	{ "F", INFER_BOOLEAN, 0, 0 },
+	{ "y", INFER_VARCHAR, 0, 0 },
+	{ "NA", INFER_VARCHAR, 0, 0 },
+	{ ".", INFER_VARCHAR, 0, 0 },
+	{ "t", INFER_BOOLEAN, 0, 0 },
 	{ "trues", INFER_VARCHAR, 0, 0 },
 	/* dates */
 	{ "2024-01-31", INFER_DATE, 0, 0 },
@@ -80,8 +93,14 @@ static const struct class_case classes[] = {
 	{ "2024-04-31", INFER_VARCHAR, 0, 0 },
 	{ "2024-13-01", INFER_VARCHAR, 0, 0 },
 	{ "2024-00-10", INFER_VARCHAR, 0, 0 },
-	{ "2024-1-01", INFER_VARCHAR, 0, 0 },
-	{ "2024/01/01", INFER_VARCHAR, 0, 0 },
+	{ "2024-1-01", INFER_DATE, 0, 0 },          /* one-digit month and day */
+	{ "1988-4-2", INFER_DATE, 0, 0 },
+	{ "1988-4-31", INFER_VARCHAR, 0, 0 },
+	{ "1988-123-1", INFER_VARCHAR, 0, 0 },
+	{ "2024-01/02", INFER_VARCHAR, 0, 0 },
+	{ "2024-1-01 10:00", INFER_VARCHAR, 0, 0 },
+	{ "2024/01/01", INFER_DATE, 0, 0 },
+	{ "2010/01/01 00:00", INFER_TIMESTAMP, 0, 0 },
 	{ "01/02/2024", INFER_VARCHAR, 0, 0 },
 	/* timestamps */
 	{ "2024-01-31T10:20:30", INFER_TIMESTAMP, 0, 0 },
@@ -191,18 +210,18 @@ static void test_typed_cells(void)
 {
 	struct infer_acc *a = infer_acc_new();
 	struct tab_cell names[6] = {
-		{ TAB_TEXT, "n", 1, 0 }, { TAB_TEXT, "d", 1, 0 }, { TAB_TEXT, "b", 1, 0 },
-		{ TAB_TEXT, "dt", 2, 0 }, { TAB_TEXT, "big", 3, 0 }, { TAB_TEXT, "mix", 3, 0 },
+		{ TAB_TEXT, "n", 1, 0, false }, { TAB_TEXT, "d", 1, 0, false }, { TAB_TEXT, "b", 1, 0, false },
+		{ TAB_TEXT, "dt", 2, 0, false }, { TAB_TEXT, "big", 3, 0, false }, { TAB_TEXT, "mix", 3, 0, false },
 	};
 	struct tab_cell r1[6] = {
-		{ TAB_NUMBER, "42", 2, 42 }, { TAB_DATE, "2024-01-01", 10, 0 },
-		{ TAB_BOOL, "true", 4, 1 }, { TAB_DATETIME, "2024-01-01 10:00:00", 19, 0 },
-		{ TAB_NUMBER, "", 0, 5e9 }, { TAB_NUMBER, "1", 1, 1 },
+		{ TAB_NUMBER, "42", 2, 42, false }, { TAB_DATE, "2024-01-01", 10, 0, false },
+		{ TAB_BOOL, "true", 4, 1, false }, { TAB_DATETIME, "2024-01-01 10:00:00", 19, 0, false },
+		{ TAB_NUMBER, "", 0, 5e9, false }, { TAB_NUMBER, "1", 1, 1, false },
 	};
 	struct tab_cell r2[6] = {
-		{ TAB_NUMBER, "12.25", 5, 12.25 }, { TAB_NULL, "", 0, 0 },
-		{ TAB_BOOL, "false", 5, 0 }, { TAB_DATE, "2024-01-02", 10, 0 },
-		{ TAB_NUMBER, "", 0, 0.5 }, { TAB_TEXT, "x", 1, 0 },
+		{ TAB_NUMBER, "12.25", 5, 12.25, false }, { TAB_NULL, "", 0, 0, false },
+		{ TAB_BOOL, "false", 5, 0, false }, { TAB_DATE, "2024-01-02", 10, 0, false },
+		{ TAB_NUMBER, "", 0, 0.5, false }, { TAB_TEXT, "x", 1, 0, false },
 	};
 	struct infer_result r;
 	char buf[512];
@@ -375,13 +394,14 @@ static void test_opts(void)
 	o.delimiter = '\n';
 	CU_ASSERT_EQUAL(tt_infer(TAB_CSV, "a\n1\n", 4, &o, &r, err, sizeof err), TAB_ERR_OPTION);
 
-	/* parquet rows are not read by tab_read */
+	/* a file that is no Parquet: tab_read refuses it with the reader's reason */
 	{
 		char path[512];
 		struct tab_sink sink = { 0 };
 		CU_ASSERT_FATAL(tt_write(path, sizeof path, ".parquet", "PAR1", 4) == 0);
 		CU_ASSERT_EQUAL(tab_read(path, TAB_PARQUET, NULL, &sink, NULL, err, sizeof err),
 		                TAB_ERR_FORMAT);
+		CU_ASSERT_STRING_EQUAL(err, "not a Parquet file: 4 bytes is too short");
 		unlink(path);
 	}
 	/* a file that is not there */
@@ -439,10 +459,10 @@ static void test_header_names(void)
 	char err[256];
 
 	tab_opts_init(&o);
-	o.header_row = 0;          /* an empty name would make detection say "no header" */
+	/* DuckDB's names: columnN (0-based), _K counting clashes per name */
 	CU_ASSERT_EQUAL_FATAL(tt_infer(TAB_CSV, dup, strlen(dup), &o, &r, err, sizeof err), 0);
 	CU_ASSERT_STRING_EQUAL(tt_schema(&r, buf, sizeof buf),
-	    "a:VARCHAR|column_2:VARCHAR|A_2:VARCHAR|a_3:VARCHAR|a_2_2:VARCHAR");
+	    "a:VARCHAR|column1:VARCHAR|A_1:VARCHAR|a_2:VARCHAR|a_2_1:VARCHAR");
 	infer_result_free(&r);
 
 	/* 300 x 'n' then e-acute: cut to 255 bytes */
@@ -460,6 +480,93 @@ static void test_header_names(void)
 	infer_result_free(&r);
 }
 
+/* Files as other programs write them: the schema and the exact row count,
+ * classifying every row and only the first (the fast counting path). */
+static void test_real_writers(void)
+{
+	static const struct {
+		const char *name, *in, *schema;
+		long long rows;
+	} cases[] = {
+		{ "R write.csv: NA in numbers, booleans and text; row names",
+		  "\"\",\"x\",\"flag\",\"s\",\"t\"\n\"1\",1,TRUE,\"a\",NA\n\"2\",NA,FALSE,NA,NA\n"
+		  "\"3\",3.5,NA,\"b\",NA\n",
+		  "column0:INTEGER|x:DECIMAL(2,1)?|flag:BOOLEAN?|s:VARCHAR|t:VARCHAR", 3 },
+		{ "Stata's '.' and NaN, Inf from numpy",
+		  "a,b,c\n1,.,NaN\n2,5,Inf\n3,.,-inf\n", "a:INTEGER|b:INTEGER?|c:DOUBLE", 3 },
+		{ "NULL and N/A in dates and timestamps",
+		  "d,ts\n2024-01-02,NULL\nN/A,2024-01-02 10:00:00\n",
+		  "d:DATE?|ts:TIMESTAMP?", 2 },
+		{ "old Mac line ends", "id,v\r1,a\r2,b\r3,c\r", "id:INTEGER|v:VARCHAR", 3 },
+		{ "header over a column empty in every row", "id,empty,v\n1,,2.5\n2,,3\n",
+		  "id:INTEGER|empty:VARCHAR?|v:DECIMAL(2,1)", 2 },
+		{ "names with spaces around them", "a, cpi , scenario\n1, 2.5 ,x\n2,3,y\n",
+		  "a:INTEGER|cpi:DECIMAL(2,1)|scenario:VARCHAR", 2 },
+		{ "space-separated numbers without a header",
+		  "0.7 1.0 0.17\n0.6 0.0 0.23\n1.4 1.0 0.07\n",
+		  "column0:DECIMAL(2,1)|column1:DECIMAL(2,1)|column2:DECIMAL(2,2)", 3 },
+		{ "R write.table: quoted names, runs of blanks",
+		  "\"x\" \"name\"\n1 \"a b\"\n2   \"c\"\n", "x:INTEGER|name:VARCHAR", 2 },
+		{ "Stan's '#' comments", "# Samples\n# seed=1\nlp__,theta\n-7.1,0.2\n# Adaptation\n-7.3,0.3\n",
+		  "lp__:DECIMAL(2,1)|theta:DECIMAL(1,1)", 2 },
+		{ "a count line before the table (sklearn)", "3,2,setosa\n5.1,3.5,1.4,0\n4.9,3.0,1.4,0\n4.7,3.2,1.3,0\n",
+		  "column0:DECIMAL(2,1)|column1:DECIMAL(2,1)|column2:DECIMAL(2,1)|column3:INTEGER", 3 },
+		{ "t/f and yes/no", "a,b\nt,yes\nf,no\n", "a:BOOLEAN|b:BOOLEAN", 2 },
+	};
+	char buf[1024], err[256];
+
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		for (int limit = 0; limit < 2; limit++) {
+			struct infer_result r;
+			struct tab_opts o;
+			int rc;
+
+			tab_opts_init(&o);
+			if (limit)
+				o.max_analyze_rows = 1;
+			rc = tt_infer(TAB_CSV, cases[i].in, strlen(cases[i].in), &o, &r, err, sizeof err);
+			CU_ASSERT_EQUAL(rc, 0);
+			if (rc != 0)
+				continue;
+			if (!limit && strcmp(tt_schema(&r, buf, sizeof buf), cases[i].schema) != 0)
+				fprintf(stderr, "\n%s: %s\n", cases[i].name, buf);
+			if (!limit)
+				CU_ASSERT_STRING_EQUAL(buf, cases[i].schema);
+			if (r.row_count != cases[i].rows)
+				fprintf(stderr, "\n%s (max %d): %lld rows\n", cases[i].name, limit,
+				        r.row_count);
+			CU_ASSERT_EQUAL(r.row_count, cases[i].rows);
+			infer_result_free(&r);
+		}
+	}
+}
+
+/* refresh-schema's null_markers: the list replaces the default one. */
+static void test_null_markers_option(void)
+{
+	const char *in = "a,b\n1,NA\n-99,2\n3,4\n";
+	struct infer_result r;
+	struct tab_opts o;
+	char buf[256], err[256];
+
+	tab_opts_init(&o);
+	CU_ASSERT_EQUAL_FATAL(tt_infer(TAB_CSV, in, strlen(in), &o, &r, err, sizeof err), 0);
+	CU_ASSERT_STRING_EQUAL(tt_schema(&r, buf, sizeof buf), "a:INTEGER|b:INTEGER?");
+	infer_result_free(&r);
+
+	o.n_null_markers = 0;                      /* none: NA is text */
+	CU_ASSERT_EQUAL_FATAL(tt_infer(TAB_CSV, in, strlen(in), &o, &r, err, sizeof err), 0);
+	CU_ASSERT_STRING_EQUAL(tt_schema(&r, buf, sizeof buf), "a:INTEGER|b:VARCHAR");
+	infer_result_free(&r);
+
+	strcpy(o.null_markers[0], "-99");          /* a sentinel number */
+	strcpy(o.null_markers[1], "NA");
+	o.n_null_markers = 2;
+	CU_ASSERT_EQUAL_FATAL(tt_infer(TAB_CSV, in, strlen(in), &o, &r, err, sizeof err), 0);
+	CU_ASSERT_STRING_EQUAL(tt_schema(&r, buf, sizeof buf), "a:INTEGER?|b:INTEGER?");
+	infer_result_free(&r);
+}
+
 int suite_tabular_infer(void)
 {
 	static const struct test_case tests[] = {
@@ -473,6 +580,8 @@ int suite_tabular_infer(void)
 		{ "options: defaults and refusals", test_opts },
 		{ "max_analyze_rows: classified vs counted", test_analyze_limit },
 		{ "header names: empty, duplicate, long", test_header_names },
+		{ "files as R, Stata, numpy, Stan write them", test_real_writers },
+		{ "null_markers replace the default markers", test_null_markers_option },
 		{ NULL, NULL },
 	};
 	return suite_add("tabular_infer", tests);

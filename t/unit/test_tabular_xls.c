@@ -98,7 +98,7 @@ static void test_skip_and_stop(void)
 	o.skip_rows = 1;
 	o.header_row = 1;
 	CU_ASSERT_EQUAL(read_xls(FIXTURE("types.xls"), &o, &g, &st, err, sizeof err), 0);
-	CU_ASSERT_STRING_EQUAL(g.header, "2|column_2|10|0|1999-12-31|1999-12-31 23:59:59|6");
+	CU_ASSERT_STRING_EQUAL(g.header, "2||10|0|1999-12-31|1999-12-31 23:59:59|6");
 	expect_rows(&g, want, 1);
 
 	o = got_opts("Many");
@@ -164,6 +164,16 @@ static void test_infer(void)
 	CU_ASSERT_PTR_NOT_NULL(strstr(err, "not a valid XLS file"));
 }
 
+/* The header rule holds for XLS too; header_row overrides it. */
+static void test_header_rule(void)
+{
+	expect_sheet_header(FIXTURE("titled.xls"), TAB_XLS, NULL, -1, "sku|qty|price",
+	                    "the header is row 3 of the sheet: 1 non-blank row above it (a title "
+	                    "or notes) was skipped; refresh the schema with header_row to take "
+	                    "another row");
+	expect_sheet_header(FIXTURE("titled.xls"), TAB_XLS, NULL, 0, "Inventory", NULL);
+}
+
 int suite_tabular_xls(void)
 {
 	static const struct test_case tests[] = {
@@ -172,6 +182,7 @@ int suite_tabular_xls(void)
 		{ "skip_rows, header_row; the sink stops or aborts", test_skip_and_stop },
 		{ "truncated, empty and foreign files", test_malformed },
 		{ "inferred schemas of the fixtures", test_infer },
+		{ "the header found below a title", test_header_rule },
 		{ NULL, NULL },
 	};
 	return suite_add("tabular_xls", tests);

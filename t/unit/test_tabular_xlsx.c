@@ -111,13 +111,27 @@ static void test_skip_rows(void)
 	struct got g = { 0 };
 	char err[256] = "";
 
-	/* as it is: the title is the header, the wider rows under it ragged */
+	/* as it is: the title over the table is skipped, the header found */
+	CU_ASSERT_EQUAL(read_x(FIXTURE("types.xlsx"), &o, &g, &st, err, sizeof err), 0);
+	CU_ASSERT_STRING_EQUAL(g.header, "region|total");
+	CU_ASSERT_EQUAL(g.nrows, 2);
+	CU_ASSERT_STRING_EQUAL(g.rows[0], data[0]);
+	CU_ASSERT_EQUAL(st.ragged_rows, 0);
+	CU_ASSERT_EQUAL(st.preamble_rows, 1);
+	CU_ASSERT_EQUAL(st.header_line, 3);
+
+	/* header_row 0 overrides the rule: the title is the header, the wider
+	 * rows under it ragged */
+	o.header_row = 0;
 	CU_ASSERT_EQUAL(read_x(FIXTURE("types.xlsx"), &o, &g, &st, err, sizeof err), 0);
 	CU_ASSERT_STRING_EQUAL(g.header, "Quarterly report");
 	CU_ASSERT_EQUAL(g.nrows, 3);
 	CU_ASSERT_STRING_EQUAL(g.rows[0], "T:region|T:total");
 	CU_ASSERT_EQUAL(st.ragged_rows, 3);
 	CU_ASSERT_EQUAL(st.first_ragged_row, 1);
+	CU_ASSERT_EQUAL(st.preamble_rows, 0);
+	CU_ASSERT_EQUAL(st.header_line, 1);
+	o.header_row = -1;
 
 	/* skip_rows counts the sheet's rows, blank or not */
 	o.skip_rows = 2;
@@ -360,7 +374,7 @@ static void test_sparse(void)
 
 	CU_ASSERT_EQUAL(read_parts(xml, NULL, &g, &st, err, sizeof err), 0);
 	/* the header row: a, "b c" (runs joined, the phonetic run left out), x */
-	CU_ASSERT_STRING_EQUAL(g.header, "a|b c|column_3|x");
+	CU_ASSERT_STRING_EQUAL(g.header, "a|b c||x");     /* tab_read names the empty one */
 	expect_rows(&g, want, 4);
 	CU_ASSERT_EQUAL(st.ragged_rows, 1);
 	CU_ASSERT_EQUAL(st.first_ragged_row, 4);
@@ -699,6 +713,31 @@ static void test_infer(void)
 	CU_ASSERT_STRING_EQUAL(err, "empty file");
 }
 
+/* The header rule: a title and a "Generated" line over a four-column
+ * table are skipped and the schema says so; header_row overrides the rule;
+ * a header with an empty first name over an index column (pandas), or
+ * names over a wider table of numbers, is the header; a plain table has no
+ * warning. */
+static void test_header_rule(void)
+{
+	const char *path = FIXTURE("titled.xlsx");
+
+	expect_sheet_header(path, TAB_XLSX, "Report", -1, "region|product|units|revenue",
+	                    "the header is row 4 of the sheet: 2 non-blank rows above it (a title "
+	                    "or notes) were skipped; refresh the schema with header_row to take "
+	                    "another row");
+	expect_sheet_header(path, TAB_XLSX, "Report", 0, "Sales report, third quarter", NULL);
+	expect_sheet_header(path, TAB_XLSX, "Report", 3, "region|product|units|revenue", NULL);
+	expect_sheet_header(path, TAB_XLSX, "Indexed", -1, "column0|name|score", NULL);
+	/* two names over rows of four numbers: the names are the header */
+	expect_sheet_header(path, TAB_XLSX, "Short header", -1, "a|b", NULL);
+	expect_sheet_header(path, TAB_XLSX, "Plain", -1, "k|v", NULL);
+	expect_sheet_header(FIXTURE("types.xlsx"), TAB_XLSX, "With title", -1, "region|total",
+	                    "the header is row 3 of the sheet: 1 non-blank row above it (a title "
+	                    "or notes) was skipped; refresh the schema with header_row to take "
+	                    "another row");
+}
+
 int suite_tabular_xlsx(void)
 {
 	static const struct test_case tests[] = {
@@ -719,6 +758,7 @@ int suite_tabular_xlsx(void)
 		{ "number format codes: date, time, elapsed or not", test_format_kinds },
 		{ "serials: 1900 with its leap bug, 1904, times, limits", test_serials },
 		{ "inferred schemas of the fixtures; options; failures", test_infer },
+		{ "the header found below a title, and said so", test_header_rule },
 		{ NULL, NULL },
 	};
 	return suite_add("tabular_xlsx", tests);

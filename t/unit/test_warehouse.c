@@ -125,7 +125,8 @@ static void test_config_keys(void)
 	CU_ASSERT_STRING_EQUAL(c.warehouse_default_schema, "warehouse");
 	CU_ASSERT_STRING_EQUAL(c.warehouse_host, "");
 	CU_ASSERT_STRING_EQUAL(c.warehouse_socket, "");
-	CU_ASSERT_STRING_EQUAL(c.warehouse_user, "");
+	CU_ASSERT_STRING_EQUAL(c.warehouse_user, "sluice_loader");
+	CU_ASSERT_EQUAL(config_set(&c, "warehouse_user", "", err, sizeof err), -1);
 	CU_ASSERT_EQUAL(c.warehouse_port, 3306);
 	CU_ASSERT_EQUAL(config_set(&c, "warehouse_port", "3307", err, sizeof err), 0);
 	CU_ASSERT_EQUAL(c.warehouse_port, 3307);
@@ -151,6 +152,76 @@ static void test_open_bad_schema(void)
 	CU_ASSERT_PTR_NOT_NULL(strstr(err, "warehouse_default_schema"));
 }
 
+/* The one mapping of logical schemas to databases: values computed
+ * independently (Python's hashlib), the prefix, case folding, and the
+ * customer in the hash. */
+static void test_schema_physical(void)
+{
+	static const struct { const char *customer, *logical, *physical; } cases[] = {
+		{ "0022bf24-f817-445e-be5a-0468cb69336b", "raw", "wh_raw_fe47fe6a9a617621" },
+		{ "0022bf24-f817-445e-be5a-0468cb69336b", "Raw", "wh_raw_fe47fe6a9a617621" },
+		{ "other", "raw", "wh_raw_5e769740b4555052" },
+		{ "c1", "Caf\xc3\xa9-Data", "wh_caf__data_64f86e3a5e3af8a1" },
+		{ "c1", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+		  "wh_aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa_29596b292cc35938" },
+	};
+	char out[WH_IDENT_MAX + 1], big[300];
+
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		CU_ASSERT_EQUAL(wh_schema_physical(cases[i].customer, cases[i].logical, out), 0);
+		CU_ASSERT_STRING_EQUAL(out, cases[i].physical);
+		CU_ASSERT_TRUE(wh_schema_is_warehouse(out));
+		CU_ASSERT_TRUE(strlen(out) <= WH_IDENT_MAX);
+	}
+	CU_ASSERT_EQUAL(wh_schema_physical("c1", "", out), -1);
+	CU_ASSERT_EQUAL(wh_schema_physical("", "raw", out), -1);
+	memset(big, 'x', 255);
+	big[255] = '\0';
+	CU_ASSERT_EQUAL(wh_schema_physical("c1", big, out), 0);
+	big[255] = 'x';
+	big[256] = '\0';
+	CU_ASSERT_EQUAL(wh_schema_physical("c1", big, out), -1);
+}
+
+static void test_schema_reserved(void)
+{
+	static const char *const reserved[] = {
+		"mysql", "MySQL", "information_schema", "INFORMATION_SCHEMA",
+		"performance_schema", "sys", "sluice", "Sluice",
+	};
+	static const char *const free_names[] = {
+		"raw", "mysql_", "sluice2", "sys_data", "wh_raw_fe47fe6a9a617621", "",
+	};
+
+	for (size_t i = 0; i < sizeof reserved / sizeof reserved[0]; i++)
+		CU_ASSERT_TRUE(wh_schema_reserved(reserved[i], "sluice"));
+	for (size_t i = 0; i < sizeof free_names / sizeof free_names[0]; i++)
+		CU_ASSERT_FALSE(wh_schema_reserved(free_names[i], "sluice"));
+	CU_ASSERT_FALSE(wh_schema_is_warehouse("sluice"));
+	CU_ASSERT_FALSE(wh_schema_is_warehouse("wh_"));
+	CU_ASSERT_FALSE(wh_schema_is_warehouse("WH_raw_x"));
+	CU_ASSERT_FALSE(wh_schema_is_warehouse("mysql"));
+}
+
+/* The account rules config_load applies. */
+static void test_config_accounts(void)
+{
+	struct config c;
+	char err[256];
+
+	config_defaults(&c);
+	CU_ASSERT_EQUAL(config_accounts_check(&c, err, sizeof err), 0);
+	strcpy(c.warehouse_user, c.db_user);
+	CU_ASSERT_EQUAL(config_accounts_check(&c, err, sizeof err), -1);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err, "warehouse_user"));
+	strcpy(c.warehouse_host, "wh.example");     /* a server of its own */
+	CU_ASSERT_EQUAL(config_accounts_check(&c, err, sizeof err), 0);
+	config_defaults(&c);
+	strcpy(c.db_name, "WH_sluice");
+	CU_ASSERT_EQUAL(config_accounts_check(&c, err, sizeof err), -1);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err, "db_name"));
+}
+
 int suite_warehouse(void)
 {
 	static const struct test_case tests[] = {
@@ -160,6 +231,9 @@ int suite_warehouse(void)
 		{ "wh_quote capacity", test_quote_capacity },
 		{ "warehouse_* config keys", test_config_keys },
 		{ "wh_open refuses a bad default schema", test_open_bad_schema },
+		{ "wh_schema_physical values", test_schema_physical },
+		{ "wh_schema_reserved", test_schema_reserved },
+		{ "config_accounts_check", test_config_accounts },
 		{ NULL, NULL },
 	};
 	return suite_add("warehouse", tests);

@@ -484,7 +484,7 @@ static int load_row(void *arg, const struct tab_cell *cells, size_t n)
 
 		ld->vals[i] = NULL;
 		ld->lens[i] = 0;
-		if (c == NULL || c->kind == TAB_NULL)
+		if (c == NULL || tab_cell_is_null(c, ld->kinds[i] == DEST_TEXT))
 			continue;
 		v = c->text;
 		ld->vals[i] = v;
@@ -709,6 +709,10 @@ static int load_file(struct fs_run *r, int fd, const struct fs_file *f,
 		         f->path, why);
 		goto out;
 	}
+	if (state_save_rows(r->env, r->env->rows_loaded + ld.rows, why, sizeof why) != 0) {
+		str_errf(err, errlen, "%s: %s", f->path, why);
+		goto out;
+	}
 	if (wh_commit(r->env->wh) != 0) {
 		str_errf(err, errlen, "%s: commit failed: %s", f->path, wh_error(r->env->wh));
 		goto out;
@@ -823,10 +827,10 @@ int file_storage_extract_load(const struct job_spec *job, struct task_env *env,
 		struct stat st;
 		int p, lr, fd;
 
-		if (tab_format_from_name(f->path, &fmt) != 0 || fmt == TAB_PARQUET) {
+		if (tab_format_from_name(f->path, &fmt) != 0) {
 			if (unsupported++ == 0)
 				LOGW(env, "%s: not a format this connector loads (CSV, TXT, "
-				     "TSV, JSON, JSON lines, XLSX, XLS): skipped", f->path);
+				     "TSV, JSON, JSON lines, XLSX, XLS, Parquet): skipped", f->path);
 			continue;
 		}
 		mtime_sql(&f->mtime, mtime, sizeof mtime);

@@ -754,7 +754,9 @@ static int stream_rows(const struct job_spec *job, struct task_env *env,
 				str_errf(err, errlen, "cannot make a bookmark of '%.64s'", last);
 				goto out;
 			}
-			if (state_save_bookmark(env, job->job_id, bm, err, errlen) != 0)
+			if (state_save_bookmark(env, job->job_id, bm, err, errlen) != 0 ||
+			    state_save_rows(env, env->rows_loaded + wh_batch_rows(b),
+			                    err, errlen) != 0)
 				goto out;
 			if (wh_commit(env->wh) != 0) {
 				str_errf(err, errlen, "warehouse commit failed: %s", wh_error(env->wh));
@@ -939,6 +941,10 @@ int jdbc_extract_load(const struct job_spec *job, struct task_env *env,
 				goto out;
 			}
 		}
+		if (state_save_rows(env, env->rows_loaded, err, errlen) != 0) {
+			wh_rollback(env->wh);
+			goto out;
+		}
 		if (wh_commit(env->wh) != 0) {
 			str_errf(err, errlen, "warehouse commit failed: %s", wh_error(env->wh));
 			goto out;
@@ -950,18 +956,26 @@ int jdbc_extract_load(const struct job_spec *job, struct task_env *env,
 		run_log_info(env->log, "bookmark after: %s",
 		             max[0] != '\0' ? bm : job->bookmark);
 	} else {
-		/* Everything into staging, then one atomic swap. */
-		if (create_table(env, &p, p.staging, WH_CREATE_REPLACE, err, errlen) != 0)
+		/* Everything into staging, then one atomic swap.  The staging
+		 * table is registered first: should this process be killed, its
+		 * supervisor (or the sweep) drops it. */
+		if (staging_register(env, p.dest_schema, p.staging, err, errlen) != 0 ||
+		    create_table(env, &p, p.staging, WH_CREATE_REPLACE, err, errlen) != 0)
 			goto out;
 		if (stream_rows(job, env, &p, p.staging, NULL, false, max, sizeof max,
 		                err, errlen) != 0) {
 			char e2[256];
 
-			wh_table_drop(env->wh, p.dest_schema, p.staging, e2, sizeof e2);
+			if (wh_table_drop(env->wh, p.dest_schema, p.staging, e2, sizeof e2) == 0)
+				staging_release(env, p.dest_schema, p.staging);
 			goto out;
 		}
 		if (wh_table_swap(env->wh, p.dest_schema, p.dest_table, p.staging,
 		                  err, errlen) != 0)
+			goto out;
+		staging_release(env, p.dest_schema, p.staging);
+		if (state_save_rows(env, env->rows_loaded, err, errlen) != 0 ||
+		    state_after_commit(env, err, errlen) != 0)
 			goto out;
 		run_log_info(env->log, "replaced %s.%s with %lld rows (staging table swapped in)",
 		             p.dest_schema, p.dest_table, env->rows_loaded);
@@ -1042,7 +1056,8 @@ int jdbc_qualify(const struct job_spec *job, struct task_env *env,
 		str_errf(err, errlen, "out of memory");
 		goto out;
 	}
-	if (wh_table_drop(env->wh, p.dest_schema, p.staging, err, errlen) != 0)
+	if (staging_register(env, p.dest_schema, p.staging, err, errlen) != 0 ||
+	    wh_table_drop(env->wh, p.dest_schema, p.staging, err, errlen) != 0)
 		goto out;
 	snprintf(sql, cap, "CREATE TABLE %s.%s LIKE %s.%s", qs, qst, qs, qt);
 	if (wh_exec(env->wh, sql, err, errlen) < 0)
@@ -1065,6 +1080,7 @@ int jdbc_qualify(const struct job_spec *job, struct task_env *env,
 		goto fail;
 	if (wh_table_swap(env->wh, p.dest_schema, p.dest_table, p.staging, err, errlen) != 0)
 		goto fail;
+	staging_release(env, p.dest_schema, p.staging);
 	/* Rows kept are not rows loaded: the run's count stays the extract's. */
 	run_log_info(env->log, "qualify kept %lld rows in %s.%s (one per key)", kept,
 	             p.dest_schema, p.dest_table);
@@ -1074,7 +1090,8 @@ fail:
 	{
 		char e2[256];
 
-		wh_table_drop(env->wh, p.dest_schema, p.staging, e2, sizeof e2);
+		if (wh_table_drop(env->wh, p.dest_schema, p.staging, e2, sizeof e2) == 0)
+			staging_release(env, p.dest_schema, p.staging);
 	}
 out:
 	free(sql);

@@ -176,19 +176,10 @@ static const char *obj_str(struct json_object *o, const char *key)
 	return json_object_get_string(v);
 }
 
-/* A tap's file name: 1..128 bytes of [A-Za-z0-9._+-], not starting with
- * '.', so it can only name a file directly in the taps directory. */
+/* A tap's file name: directly in the taps directory (str_file_name_ok). */
 static bool plugin_ok(const char *p)
 {
-	size_t n;
-
-	if (p == NULL || (n = strlen(p)) == 0 || n > SINGER_PLUGIN_MAX || p[0] == '.')
-		return false;
-	for (; *p != '\0'; p++)
-		if (!isalnum((unsigned char)*p) && *p != '.' && *p != '_' &&
-		    *p != '-' && *p != '+')
-			return false;
-	return true;
+	return str_file_name_ok(p, SINGER_PLUGIN_MAX);
 }
 
 /* ==== the private directory and its files ================================ */
@@ -547,6 +538,8 @@ static int commit_point(struct singer *s, char *err, size_t errlen)
 			return -1;
 	if (s->state_unsaved &&
 	    state_save_singer(s->env, s->job->job_id, s->state, err, errlen) != 0)
+		return -1;
+	if (state_save_rows(s->env, s->committed_rows + s->pending_rows, err, errlen) != 0)
 		return -1;
 	if (wh_commit(s->env->wh) != 0) {
 		str_errf(err, errlen, "warehouse: commit failed: %s", wh_error(s->env->wh));

@@ -1,0 +1,21 @@
+/* shm.h - memory that processes forked afterwards share, and a lock in it.
+ *
+ * The serve master maps such a region before it forks its workers; each
+ * worker then reads and writes the same pages.  The lock is a robust,
+ * process-shared mutex: a worker killed while holding it does not wedge
+ * the others (the next locker takes it over). */
+#ifndef SLUICE_SHM_H
+#define SLUICE_SHM_H
+
+#include <pthread.h>
+#include <stddef.h>
+
+/* size zero-filled bytes of an anonymous MAP_SHARED mapping; NULL on
+ * failure (errno set).  Released with munmap(p, size). */
+void *shm_map(size_t size);
+/* 0, or -1 when the mutex could not be made process-shared and robust. */
+int shm_mutex_init(pthread_mutex_t *m);
+void shm_mutex_lock(pthread_mutex_t *m);
+void shm_mutex_unlock(pthread_mutex_t *m);
+
+#endif

@@ -1,0 +1,184 @@
+/* test_wait.c - what keeps slow requests off the workers: the waiter's
+ * signed redirect URIs (http/wait.c), the bounded shares of the pool
+ * (http/pool.c), and the config that sizes both. */
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "suites.h"
+#include "http/pool.h"
+#include "http/request.h"
+#include "http/response.h"
+#include "http/wait.h"
+#include "util/arena.h"
+#include "util/config.h"
+
+static struct config cfg;
+
+/* The X-Accel-Redirect value of a wait_redirect answer, into uri. */
+static int redirect_of(const char *kind, const char *owner, const char *a,
+                       const char *b, long long ms, char *uri, size_t cap)
+{
+	char *env[] = { "REQUEST_METHOD=GET", "REQUEST_URI=/", NULL };
+	struct arena *ar = arena_new();
+	struct req r;
+	const char *out, *h, *end;
+	int rc;
+
+	config_defaults(&cfg);
+	req_init_env(&r, ar, &cfg, env);
+	rc = wait_redirect(&r, kind, owner, a, b, ms);
+	uri[0] = '\0';
+	if (rc == 0) {
+		out = resp_test_output(&r, NULL);
+		if ((h = strstr(out, "X-Accel-Redirect: ")) != NULL &&
+		    (end = strstr(h, "\r\n")) != NULL) {
+			h += strlen("X-Accel-Redirect: ");
+			snprintf(uri, cap, "%.*s", (int)(end - h), h);
+		}
+	}
+	arena_free(ar);
+	return rc;
+}
+
+static void test_redirect_round_trip(void)
+{
+	char uri[512];
+	struct wait_ref ref;
+	long long now;
+
+	CU_ASSERT_EQUAL_FATAL(wait_key_init(), 0);
+	CU_ASSERT(wait_enabled());
+	now = wait_now_ms();
+	CU_ASSERT_EQUAL_FATAL(redirect_of("question", "user:7",
+	    "3f9c2a10-5b7e-4d21-9a0c-12ab34cd56ef", "b2b0685e-0000-4000-8000-000000000001",
+	    5000, uri, sizeof uri), 0);
+	CU_ASSERT_NSTRING_EQUAL(uri, WAIT_PREFIX "question/user:7/3f9c", 24);
+	CU_ASSERT_EQUAL_FATAL(wait_uri_parse(uri, strlen(uri), &ref), 0);
+	CU_ASSERT_STRING_EQUAL(ref.kind, "question");
+	CU_ASSERT_STRING_EQUAL(ref.owner, "user:7");
+	CU_ASSERT_STRING_EQUAL(ref.a, "3f9c2a10-5b7e-4d21-9a0c-12ab34cd56ef");
+	CU_ASSERT_STRING_EQUAL(ref.b, "b2b0685e-0000-4000-8000-000000000001");
+	CU_ASSERT(ref.deadline_ms >= now + 5000 && ref.deadline_ms <= wait_now_ms() + 5000);
+}
+
+/* Every byte changed, added or taken away makes the URI one no worker
+ * wrote: the waiter must refuse it. */
+static void test_forgeries(void)
+{
+	char uri[512], bad[520];
+	struct wait_ref ref;
+	size_t n;
+
+	CU_ASSERT_EQUAL_FATAL(wait_key_init(), 0);
+	CU_ASSERT_EQUAL_FATAL(redirect_of("refresh", "cust-1", "ds-1", "42", 20000,
+	                                  uri, sizeof uri), 0);
+	n = strlen(uri);
+	CU_ASSERT_EQUAL(wait_uri_parse(uri, n, &ref), 0);
+	for (size_t i = 0; i < n; i++) {
+		memcpy(bad, uri, n + 1);
+		bad[i] = bad[i] == 'a' ? 'b' : 'a';
+		CU_ASSERT_EQUAL(wait_uri_parse(bad, n, &ref), -1);
+	}
+	CU_ASSERT_EQUAL(wait_uri_parse(uri, n - 1, &ref), -1);
+	snprintf(bad, sizeof bad, "%s0", uri);
+	CU_ASSERT_EQUAL(wait_uri_parse(bad, n + 1, &ref), -1);
+	CU_ASSERT_EQUAL(wait_uri_parse("/_sluice_wait/", 14, &ref), -1);
+	CU_ASSERT_EQUAL(wait_uri_parse("/dataset/x", 10, &ref), -1);
+	/* Another key (a restarted master) does not know this URI. */
+	CU_ASSERT_EQUAL_FATAL(wait_key_init(), 0);
+	CU_ASSERT_EQUAL(wait_uri_parse(uri, n, &ref), -1);
+}
+
+static void test_redirect_fields(void)
+{
+	static const char *const bad[] = {
+		"", "a/b", "a b", "a?b", "a%2f", "a\nb",
+		"0123456789012345678901234567890123456789012345678901234567890123456789012345678901",
+	};
+	char uri[512];
+
+	CU_ASSERT_EQUAL_FATAL(wait_key_init(), 0);
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		CU_ASSERT_EQUAL(redirect_of("question", bad[i], "a", "b", 1000, uri, sizeof uri), -1);
+		CU_ASSERT_EQUAL(redirect_of("question", "o", "a", bad[i], 1000, uri, sizeof uri), -1);
+	}
+	/* 80 characters is the most a field may have. */
+	CU_ASSERT_EQUAL(redirect_of("question", "o", "a",
+	    "01234567890123456789012345678901234567890123456789012345678901234567890123456789",
+	    1000, uri, sizeof uri), 0);
+}
+
+/* Shares are counted across processes, and a worker that dies holding one
+ * gives it back through the master. */
+static void test_pool_shares(void)
+{
+	int fds[2];
+	char got = 0;
+	pid_t pid;
+	int status;
+
+	/* Without a pool (unit tests, admin commands) every take succeeds. */
+	CU_ASSERT(pool_take(POOL_PASSWORD_CHECKS, 0));
+	CU_ASSERT_EQUAL_FATAL(pool_init(4), 0);
+	pool_slot_set(0);
+	CU_ASSERT(pool_take(POOL_PASSWORD_CHECKS, 1));
+	CU_ASSERT_EQUAL_FATAL(pipe(fds), 0);
+	if ((pid = fork()) == 0) {
+		/* Another worker: the one share is taken. */
+		char r;
+
+		pool_slot_set(1);
+		r = pool_take(POOL_PASSWORD_CHECKS, 1) ? 'y' : 'n';
+		r = r == 'n' && pool_take(POOL_PASSWORD_CHECKS, 2) ? 'o' : r;
+		(void)!write(fds[1], &r, 1);
+		_exit(0);                 /* dies holding the second share */
+	}
+	CU_ASSERT_EQUAL(read(fds[0], &got, 1), 1);
+	waitpid(pid, &status, 0);
+	CU_ASSERT_EQUAL(got, 'o');     /* refused at 1, granted at 2 */
+	pool_give(POOL_PASSWORD_CHECKS);
+	CU_ASSERT(!pool_take(POOL_PASSWORD_CHECKS, 0));
+	CU_ASSERT(!pool_take(POOL_PASSWORD_CHECKS, 1));  /* slot 1 still holds one */
+	pool_slot_clear(1);                              /* the master reaps it */
+	CU_ASSERT(pool_take(POOL_PASSWORD_CHECKS, 1));
+	pool_give(POOL_PASSWORD_CHECKS);
+	close(fds[0]);
+	close(fds[1]);
+}
+
+static void test_sizes(void)
+{
+	char buf[CONFIG_PATH_MAX + 8];
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	int want;
+
+	config_defaults(&cfg);
+	want = (int)(cpus < 1 ? 1 : cpus) * WORKERS_PER_CPU;
+	if (want < WORKERS_MIN)
+		want = WORKERS_MIN;
+	CU_ASSERT_EQUAL(config_worker_count(&cfg), want > 256 ? 256 : want);
+	cfg.workers = 3;
+	CU_ASSERT_EQUAL(config_worker_count(&cfg), 3);
+	CU_ASSERT_EQUAL(config_wait_listen(&cfg, buf, sizeof buf), 0);
+	CU_ASSERT_STRING_EQUAL(buf, "/run/sluice/sluice.sock.wait");
+	CU_ASSERT_EQUAL(config_set(&cfg, "wait_listen", "/tmp/w.sock", NULL, 0), 0);
+	CU_ASSERT_EQUAL(config_wait_listen(&cfg, buf, sizeof buf), 0);
+	CU_ASSERT_STRING_EQUAL(buf, "/tmp/w.sock");
+	CU_ASSERT_EQUAL(config_wait_listen(&cfg, buf, 5), -1);
+}
+
+int suite_wait(void)
+{
+	static const struct test_case tests[] = {
+		{ "redirect round trip", test_redirect_round_trip },
+		{ "forged redirects refused", test_forgeries },
+		{ "redirect fields", test_redirect_fields },
+		{ "pool shares", test_pool_shares },
+		{ "worker count and wait socket", test_sizes },
+		{ NULL, NULL },
+	};
+
+	return suite_add("wait", tests);
+}

@@ -10,6 +10,11 @@
  * term in most documents still counts a little instead of penalising.
  * Tokens come from tokenize.c, the same words the embedder sees.
  *
+ * Everything but the query is known when the index is built, so each
+ * posting stores its impact, tf * (k1 + 1) / (tf + k1 * (1 - b + b * |d| /
+ * avgdl)), and each term its idf: a query multiplies and adds, with no
+ * division or logarithm per posting.
+ *
  * The index is one flat little blob, built once and never changed, which
  * is also its serialised form in the index file (native byte order: the
  * index header records it), so opening an index costs one validation pass
@@ -20,7 +25,11 @@
  *   hash slots             uint32_t[nslots], term + 1 or 0 (padded to 8)
  *   terms                  struct bm25_term[nterms]
  *   postings               struct bm25_post[npostings], per term by doc
- *   term text              char[strbytes]
+ *                          (doc and impact)
+ *   term text              char[strbytes]                  (padded to 8)
+ *   with words: word offs  uint64_t[ndocs + 1], into words
+ *               words      uint32_t[total_len]: each document's terms in
+ *                          text order (proximity.c reads them)
  *
  * The slots are an open-addressing table (linear probing, power-of-two
  * size, at most half full) keyed by the term's hash. */
@@ -37,10 +46,9 @@
 
 struct bm25_hdr {
 	uint32_t magic, ndocs, nterms, nslots;
-	uint64_t npostings, strbytes, total_len;
+	uint64_t npostings, strbytes, total_len, nwords;   /* nwords: 0 or total_len */
 };
-struct bm25_term { uint64_t post_off; uint32_t str_off, str_len, df, pad; };
-struct bm25_post { uint32_t doc, tf; };
+struct bm25_term { uint64_t post_off; uint32_t str_off, str_len, df; float idf; };
 
 struct bm25 {
 	const unsigned char *blob;
@@ -51,10 +59,11 @@ struct bm25 {
 	const struct bm25_term *terms;
 	const struct bm25_post *posts;
 	const char *strs;
-	double avgdl;
+	const uint64_t *word_off;        /* NULL without words */
+	const uint32_t *words;
 };
 
-struct layout { size_t doclen, slots, terms, posts, strs, total; };
+struct layout { size_t doclen, slots, terms, posts, strs, word_off, words, total; };
 
 static size_t pad8(size_t n)
 {
@@ -63,18 +72,23 @@ static size_t pad8(size_t n)
 
 /* Section offsets for these counts; -1 when they do not fit in size_t. */
 static int layout_of(uint64_t ndocs, uint64_t nslots, uint64_t nterms,
-                     uint64_t npostings, uint64_t strbytes, struct layout *l)
+                     uint64_t npostings, uint64_t strbytes, uint64_t nwords,
+                     struct layout *l)
 {
-	if (npostings > SIZE_MAX / 16 || strbytes > SIZE_MAX / 4)
+	if (npostings > SIZE_MAX / 16 || strbytes > SIZE_MAX / 4 || nwords > SIZE_MAX / 8)
 		return -1;
 	l->doclen = sizeof(struct bm25_hdr);
 	l->slots = l->doclen + pad8(ndocs * 4);
 	l->terms = l->slots + pad8(nslots * 4);
 	l->posts = l->terms + nterms * sizeof(struct bm25_term);
 	l->strs = l->posts + npostings * sizeof(struct bm25_post);
-	if (l->strs < l->posts || strbytes > SIZE_MAX - l->strs)
+	if (l->strs < l->posts || strbytes > SIZE_MAX / 2 - l->strs)
 		return -1;
-	l->total = l->strs + strbytes;
+	l->word_off = l->strs + pad8(strbytes);
+	l->words = l->word_off + (nwords > 0 ? (ndocs + 1) * 8 : 0);
+	if (nwords * 4 > SIZE_MAX / 2 - l->words)
+		return -1;
+	l->total = l->words + nwords * 4;
 	return 0;
 }
 
@@ -96,7 +110,7 @@ static void bind(struct bm25 *b, const unsigned char *blob, size_t len)
 	const struct bm25_hdr *h = (const struct bm25_hdr *)blob;
 	struct layout l;
 
-	layout_of(h->ndocs, h->nslots, h->nterms, h->npostings, h->strbytes, &l);
+	layout_of(h->ndocs, h->nslots, h->nterms, h->npostings, h->strbytes, h->nwords, &l);
 	b->blob = blob;
 	b->len = len;
 	b->hdr = h;
@@ -105,9 +119,8 @@ static void bind(struct bm25 *b, const unsigned char *blob, size_t len)
 	b->terms = (const struct bm25_term *)(blob + l.terms);
 	b->posts = (const struct bm25_post *)(blob + l.posts);
 	b->strs = (const char *)(blob + l.strs);
-	b->avgdl = h->ndocs > 0 ? (double)h->total_len / h->ndocs : 1.0;
-	if (!(b->avgdl > 0.0))
-		b->avgdl = 1.0;
+	b->word_off = h->nwords > 0 ? (const uint64_t *)(blob + l.word_off) : NULL;
+	b->words = h->nwords > 0 ? (const uint32_t *)(blob + l.words) : NULL;
 }
 
 /* Term index of s, or -1. */
@@ -138,6 +151,8 @@ struct builder {
 	struct pair { uint32_t term, tf; } *pairs; size_t npairs, paircap;
 	uint32_t *doclen;
 	uint64_t total_len;
+	bool keep_words;
+	uint32_t *words; size_t wordcap;             /* every document's terms, in order */
 };
 
 static void *grow(void *p, size_t *cap, size_t need, size_t elem)
@@ -230,7 +245,15 @@ static int builder_doc(struct builder *bd, size_t d, const char *text, size_t le
 		*ids = p;
 		(*ids)[nids++] = (uint32_t)t;
 	}
-	bd->doclen[d] = nids > UINT32_MAX ? UINT32_MAX : (uint32_t)nids;
+	if (nids > UINT32_MAX)
+		return -1;
+	bd->doclen[d] = (uint32_t)nids;
+	if (bd->keep_words) {
+		if ((p = grow(bd->words, &bd->wordcap, bd->total_len + nids, sizeof *bd->words)) == NULL)
+			return -1;
+		bd->words = p;
+		memcpy(bd->words + bd->total_len, *ids, nids * sizeof **ids);
+	}
 	bd->total_len += bd->doclen[d];
 	if (nids > 1)
 		qsort(*ids, nids, sizeof **ids, cmp_u32);
@@ -257,19 +280,22 @@ static unsigned char *builder_blob(struct builder *bd, size_t n, const size_t *p
 
 	while (nslots < bd->nterms * 2 + 1)
 		nslots *= 2;
-	if (layout_of(n, nslots, bd->nterms, bd->npairs, bd->strbytes, &l) != 0)
+	uint64_t nwords = bd->keep_words ? bd->total_len : 0;
+	if (layout_of(n, nslots, bd->nterms, bd->npairs, bd->strbytes, nwords, &l) != 0)
 		return NULL;
 	unsigned char *blob = calloc(1, l.total ? l.total : 1);
 	if (blob == NULL)
 		return NULL;
 	struct bm25_hdr *h = (struct bm25_hdr *)blob;
 	*h = (struct bm25_hdr){ BM25_MAGIC, (uint32_t)n, (uint32_t)bd->nterms,
-	                        (uint32_t)nslots, bd->npairs, bd->strbytes, bd->total_len };
+	                        (uint32_t)nslots, bd->npairs, bd->strbytes, bd->total_len,
+	                        nwords };
 	memcpy(blob + l.doclen, bd->doclen, n * 4);
 	uint32_t *slots = (uint32_t *)(blob + l.slots);
 	struct bm25_term *terms = (struct bm25_term *)(blob + l.terms);
 	struct bm25_post *posts = (struct bm25_post *)(blob + l.posts);
 	uint64_t off = 0;
+	double avgdl = n > 0 && bd->total_len > 0 ? (double)bd->total_len / (double)n : 1.0;
 	for (size_t t = 0; t < bd->nterms; t++) {
 		size_t i = bd->hashes[t] & (nslots - 1);
 		while (slots[i] != 0)
@@ -277,6 +303,7 @@ static unsigned char *builder_blob(struct builder *bd, size_t n, const size_t *p
 		slots[i] = (uint32_t)(t + 1);
 		terms[t] = bd->terms[t];
 		terms[t].post_off = off;
+		terms[t].idf = (float)log(1.0 + ((double)n - terms[t].df + 0.5) / (terms[t].df + 0.5));
 		off += terms[t].df;
 	}
 	/* Counting sort by term; documents in order keep each list sorted. */
@@ -288,19 +315,28 @@ static unsigned char *builder_blob(struct builder *bd, size_t n, const size_t *p
 	for (size_t d = 0; d < n; d++)
 		for (size_t i = pair_start[d]; i < pair_start[d + 1]; i++) {
 			const struct pair *pp = &bd->pairs[i];
+			double tf = pp->tf, norm = BM25_K1 * (1.0 - BM25_B + BM25_B * bd->doclen[d] / avgdl);
 			posts[terms[pp->term].post_off + fill[pp->term]++] =
-				(struct bm25_post){ (uint32_t)d, pp->tf };
+				(struct bm25_post){ (uint32_t)d, (float)(tf * (BM25_K1 + 1.0) / (tf + norm)) };
 		}
 	free(fill);
 	if (bd->strbytes > 0)
 		memcpy(blob + l.strs, bd->strs, bd->strbytes);
+	if (nwords > 0) {
+		uint64_t *woff = (uint64_t *)(blob + l.word_off);
+		woff[0] = 0;
+		for (size_t d = 0; d < n; d++)
+			woff[d + 1] = woff[d] + bd->doclen[d];
+		memcpy(blob + l.words, bd->words, nwords * sizeof *bd->words);
+	}
 	*lenp = l.total;
 	return blob;
 }
 
-struct bm25 *bm25_build(const char *const *texts, const size_t *lens, size_t n)
+struct bm25 *bm25_build(const char *const *texts, const size_t *lens, size_t n,
+                        bool keep_words)
 {
-	struct builder bd = { 0 };
+	struct builder bd = { .keep_words = keep_words };
 	struct bm25 *b = NULL;
 	size_t *pair_start = NULL, idcap = 0, len = 0;
 	uint32_t *ids = NULL;
@@ -336,6 +372,7 @@ out:
 	free(bd.map);
 	free(bd.pairs);
 	free(bd.doclen);
+	free(bd.words);
 	return b;
 }
 
@@ -350,6 +387,49 @@ void bm25_free(struct bm25 *b)
 size_t bm25_count(const struct bm25 *b)
 {
 	return b->hdr->ndocs;
+}
+
+long bm25_term_id(const struct bm25 *b, const char *stem, size_t n)
+{
+	return term_find(b, stem, n);
+}
+
+float bm25_idf(const struct bm25 *b, uint32_t term)
+{
+	return b->terms[term].idf;
+}
+
+const struct bm25_post *bm25_postings(const struct bm25 *b, uint32_t term, size_t *n)
+{
+	*n = b->terms[term].df;
+	return b->posts + b->terms[term].post_off;
+}
+
+float bm25_impact(const struct bm25 *b, uint32_t term, uint32_t doc)
+{
+	size_t n, lo = 0;
+	const struct bm25_post *p = bm25_postings(b, term, &n);
+
+	while (n > 0) {                          /* the first posting with p.doc >= doc */
+		size_t half = n / 2;
+		if (p[lo + half].doc < doc) {
+			lo += half + 1;
+			n -= half + 1;
+		} else {
+			n = half;
+		}
+	}
+	return lo < b->terms[term].df && p[lo].doc == doc ? p[lo].impact : 0.0f;
+}
+
+const uint32_t *bm25_words(const struct bm25 *b, size_t doc, size_t *n)
+{
+	if (b->words == NULL || doc >= b->hdr->ndocs) {
+		*n = 0;
+		return NULL;
+	}
+	*n = b->word_off[doc + 1] - b->word_off[doc];
+	return b->words + b->word_off[doc];
 }
 
 /* ---- serialised form --------------------------------------------------------------- */
@@ -378,7 +458,8 @@ struct bm25 *bm25_load(const void *p, size_t len)
 	memcpy(&h, blob, sizeof h);
 	if (h.magic != BM25_MAGIC || h.nslots == 0 || (h.nslots & (h.nslots - 1)) != 0 ||
 	    h.nterms >= h.nslots || h.npostings > len || h.strbytes > len ||
-	    layout_of(h.ndocs, h.nslots, h.nterms, h.npostings, h.strbytes, &l) != 0 ||
+	    (h.nwords != 0 && h.nwords != h.total_len) ||
+	    layout_of(h.ndocs, h.nslots, h.nterms, h.npostings, h.strbytes, h.nwords, &l) != 0 ||
 	    l.total != len)
 		return NULL;
 	const uint32_t *slots = (const uint32_t *)(blob + l.slots);
@@ -396,12 +477,29 @@ struct bm25 *bm25_load(const void *p, size_t len)
 		const struct bm25_term *tm = &terms[t];
 		if (tm->str_len == 0 || tm->str_len > TOKEN_MAX ||
 		    (uint64_t)tm->str_off + tm->str_len > h.strbytes ||
-		    tm->post_off > h.npostings || tm->df > h.npostings - tm->post_off)
+		    tm->post_off > h.npostings || tm->df > h.npostings - tm->post_off ||
+		    !(tm->idf > 0.0f && tm->idf < 64.0f))
 			return NULL;
 	}
 	for (size_t i = 0; i < h.npostings; i++)
-		if (posts[i].doc >= h.ndocs)
+		if (posts[i].doc >= h.ndocs || !(posts[i].impact > 0.0f &&
+		                                  posts[i].impact <= BM25_K1 + 1.0))
 			return NULL;
+	if (h.nwords > 0) {
+		const uint32_t *doclen = (const uint32_t *)(blob + l.doclen);
+		const uint64_t *off = (const uint64_t *)(blob + l.word_off);
+		const uint32_t *words = (const uint32_t *)(blob + l.words);
+		if (off[0] != 0)
+			return NULL;
+		for (size_t d = 0; d < h.ndocs; d++)
+			if (off[d + 1] != off[d] + doclen[d])
+				return NULL;
+		if (off[h.ndocs] != h.nwords)
+			return NULL;
+		for (size_t i = 0; i < h.nwords; i++)
+			if (words[i] >= h.nterms)
+				return NULL;
+	}
 	if ((b = calloc(1, sizeof *b)) == NULL)
 		return NULL;
 	bind(b, blob, len);
@@ -410,19 +508,16 @@ struct bm25 *bm25_load(const void *p, size_t len)
 
 /* ---- query --------------------------------------------------------------------------- */
 
-size_t bm25_topk(const struct bm25 *b, const char *query, size_t qlen,
-                 const uint8_t *keep, size_t k, struct vec_hit *out)
+int bm25_score(const struct bm25 *b, const char *query, size_t qlen,
+               const uint8_t *keep, struct bm25_scores *out)
 {
-	const double k1 = BM25_K1, bb = BM25_B, N = b->hdr->ndocs;
+	const double N = b->hdr->ndocs;
 	long qterms[BM25_MAX_QUERY_TERMS];
-	size_t nq = 0, ntouched = 0, n;
+	size_t nq = 0, n;
 	struct tok_iter it;
 	char tok[TOKEN_MAX];
-	float *score = NULL;
-	struct vec_hit *touched = NULL;
 
-	if (k == 0 || b->hdr->ndocs == 0)
-		return 0;
+	memset(out, 0, sizeof *out);
 	tok_init(&it, query, qlen);
 	while (nq < BM25_MAX_QUERY_TERMS && (n = tok_next(&it, tok)) > 0) {
 		long t = term_find(b, tok, tok_stem(tok, n));
@@ -432,32 +527,51 @@ size_t bm25_topk(const struct bm25 *b, const char *query, size_t qlen,
 		if (t >= 0 && !seen)
 			qterms[nq++] = t;
 	}
-	if (nq == 0)
-		return 0;
-	score = calloc(b->hdr->ndocs, sizeof *score);
-	touched = malloc(b->hdr->ndocs * sizeof *touched);
-	if (score == NULL || touched == NULL)
-		goto out;
+	out->score = calloc(N > 0 ? N : 1, sizeof *out->score);
+	out->touched = malloc((N > 0 ? N : 1) * sizeof *out->touched);
+	if (out->score == NULL || out->touched == NULL) {
+		bm25_scores_free(out);
+		return -1;
+	}
 	for (size_t q = 0; q < nq; q++) {
 		const struct bm25_term *t = &b->terms[qterms[q]];
-		double idf = log(1.0 + (N - t->df + 0.5) / (t->df + 0.5));
+
+		out->perfect += t->idf * (BM25_K1 + 1.0);
 		for (uint64_t i = t->post_off; i < t->post_off + t->df; i++) {
 			const struct bm25_post *p = &b->posts[i];
 			if (keep != NULL && !keep[p->doc])
 				continue;
-			double tf = p->tf;
-			double norm = k1 * (1.0 - bb + bb * b->doclen[p->doc] / b->avgdl);
-			if (score[p->doc] == 0.0f)
-				touched[ntouched++].row = p->doc;
-			score[p->doc] += (float)(idf * tf * (k1 + 1.0) / (tf + norm));
+			if (out->score[p->doc] == 0.0f)
+				out->touched[out->ntouched++] = p->doc;
+			out->score[p->doc] += t->idf * p->impact;
 		}
 	}
-	for (size_t i = 0; i < ntouched; i++)
-		touched[i].score = score[touched[i].row];
-	ntouched = vec_hits_best(VEC_DOT, touched, ntouched, k);
-	memcpy(out, touched, ntouched * sizeof *out);
-out:
-	free(score);
-	free(touched);
-	return ntouched;
+	return 0;
+}
+
+void bm25_scores_free(struct bm25_scores *s)
+{
+	free(s->score);
+	free(s->touched);
+	memset(s, 0, sizeof *s);
+}
+
+size_t bm25_topk(const struct bm25 *b, const char *query, size_t qlen,
+                 const uint8_t *keep, size_t k, struct vec_hit *out)
+{
+	struct bm25_scores s;
+	struct vec_hit *h;
+	size_t n = 0;
+
+	if (k == 0 || b->hdr->ndocs == 0 || bm25_score(b, query, qlen, keep, &s) != 0)
+		return 0;
+	if ((h = malloc((s.ntouched ? s.ntouched : 1) * sizeof *h)) != NULL) {
+		for (size_t i = 0; i < s.ntouched; i++)
+			h[i] = (struct vec_hit){ s.touched[i], s.score[s.touched[i]] };
+		n = vec_hits_best(VEC_DOT, h, s.ntouched, k);
+		memcpy(out, h, n * sizeof *out);
+		free(h);
+	}
+	bm25_scores_free(&s);
+	return n;
 }

@@ -10,7 +10,12 @@
  *   string offs uint64_t[count][3]: snippet id, metadata JSON, text, as
  *               offsets into the string section
  *   strings     NUL-terminated strings; the section ends with a NUL
- *   bm25        the BM25 blob (bm25.c)
+ *   bm25        the BM25 blob (bm25.c) over the snippets
+ *   docs        uint32_t[count]: each row's document (0..ndocs-1), then
+ *               uint32_t[ndocs + 1]: each document's first row, and count;
+ *               a document's rows are consecutive, in chunk order
+ *   bm25 docs   the BM25 blob over the documents (each its snippets' texts
+ *               joined, so the words two snippets overlap on count twice)
  *
  * The checksum is a 64-bit hash of the whole file with the checksum field
  * zeroed: FNV-1a's step (xor, multiply by the FNV prime) applied to
@@ -23,8 +28,10 @@
  * Opening checks, before anything is read through it: size, magic,
  * version, byte order, dim and count bounds, each section inside the file
  * and of the size its counts imply, the checksum, every string offset, and
- * the BM25 blob's own consistency. */
+ * both BM25 blobs' own consistency, and that the document map covers every
+ * row once, in order. */
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <libgen.h>
 #include <math.h>
@@ -39,20 +46,23 @@
 #include "retrieval/vec.h"
 
 #define RINDEX_MAGIC "SLRIDX\r\n"
-#define RINDEX_VERSION 2u      /* 2: BM25 terms are Snowball stems */
+#define RINDEX_VERSION 4u      /* 2: BM25 terms are Snowball stems; 3: documents;
+                                * 4: BM25 impacts and idf stored */
 #define RINDEX_BYTE_ORDER 0x01020304u
 #define RINDEX_ALIGN 64
 
-enum { SEC_VECS, SEC_NORMS, SEC_STROFF, SEC_STRS, SEC_BM25, SEC_COUNT };
+enum { SEC_VECS, SEC_NORMS, SEC_STROFF, SEC_STRS, SEC_BM25, SEC_DOCS, SEC_BM25_DOCS,
+       SEC_COUNT };
 
 struct rindex_hdr {
 	char magic[8];
 	uint32_t version, byte_order, dim, count;
 	uint64_t file_size, checksum;
 	struct { uint64_t off, len; } sec[SEC_COUNT];
-	unsigned char reserved[8];
+	uint32_t ndocs;
+	unsigned char reserved[36];
 };
-_Static_assert(sizeof(struct rindex_hdr) == 128, "index header is 128 bytes");
+_Static_assert(sizeof(struct rindex_hdr) == 192, "index header is 192 bytes");
 
 struct rindex {
 	unsigned char *map;
@@ -61,7 +71,9 @@ struct rindex {
 	const float *vecs, *norms;
 	const uint64_t *stroff;
 	const char *strs;
-	struct bm25 *bm25;
+	struct bm25 *bm25, *bm25_docs;
+	size_t ndocs;
+	const uint32_t *row_doc, *doc_first;
 };
 
 /* ---- checksum --------------------------------------------------------------- */
@@ -178,8 +190,8 @@ static const char *str_or(const char *const *v, size_t i, const char *dflt)
 }
 
 /* The header for these sections, laid out one after the other. */
-static void plan(struct rindex_hdr *h, size_t n, size_t dim, uint64_t strbytes,
-                 uint64_t bm25bytes)
+static void plan(struct rindex_hdr *h, size_t n, size_t dim, size_t ndocs, uint64_t strbytes,
+                 uint64_t bm25bytes, uint64_t bm25docbytes)
 {
 	uint64_t len[SEC_COUNT] = {
 		[SEC_VECS] = (uint64_t)n * dim * sizeof(float),
@@ -187,6 +199,8 @@ static void plan(struct rindex_hdr *h, size_t n, size_t dim, uint64_t strbytes,
 		[SEC_STROFF] = (uint64_t)n * 3 * sizeof(uint64_t),
 		[SEC_STRS] = strbytes,
 		[SEC_BM25] = bm25bytes,
+		[SEC_DOCS] = ((uint64_t)n + ndocs + 1) * sizeof(uint32_t),
+		[SEC_BM25_DOCS] = bm25docbytes,
 	};
 	uint64_t pos = sizeof *h;
 
@@ -196,6 +210,7 @@ static void plan(struct rindex_hdr *h, size_t n, size_t dim, uint64_t strbytes,
 	h->byte_order = RINDEX_BYTE_ORDER;
 	h->dim = (uint32_t)dim;
 	h->count = (uint32_t)n;
+	h->ndocs = (uint32_t)ndocs;
 	for (int s = 0; s < SEC_COUNT; s++) {
 		pos = align_up(pos);
 		h->sec[s].off = pos;
@@ -205,9 +220,17 @@ static void plan(struct rindex_hdr *h, size_t n, size_t dim, uint64_t strbytes,
 	h->file_size = pos;
 }
 
+/* What rindex_write lays out besides the caller's rows. */
+struct derived {
+	size_t ndocs;
+	uint32_t *row_doc, *doc_first;      /* count, ndocs + 1 */
+	struct bm25 *bm, *bm_docs;
+	void *blob, *blob_docs;
+};
+
 static int write_body(struct out *o, const struct rindex_hdr *h, size_t n, size_t dim,
                       const float *vecs, const char *const *ids, const char *const *meta,
-                      const char *const *texts, const struct bm25 *bm, const void *bmblob)
+                      const char *const *texts, const struct derived *dv)
 {
 	uint64_t off = 0;
 
@@ -238,9 +261,76 @@ static int write_body(struct out *o, const struct rindex_hdr *h, size_t n, size_
 				return -1;
 	}
 	if (out_write(o, "", 1) != 0 || out_pad(o) != 0 ||
-	    out_write(o, bmblob, bm25_serialized_size(bm)) != 0)
+	    out_write(o, dv->blob, bm25_serialized_size(dv->bm)) != 0 || out_pad(o) != 0 ||
+	    out_write(o, dv->row_doc, n * sizeof *dv->row_doc) != 0 ||
+	    out_write(o, dv->doc_first, (dv->ndocs + 1) * sizeof *dv->doc_first) != 0 ||
+	    out_pad(o) != 0 ||
+	    out_write(o, dv->blob_docs, bm25_serialized_size(dv->bm_docs)) != 0)
 		return -1;
 	return o->pos == h->file_size ? 0 : -1;
+}
+
+static void derived_free(struct derived *dv)
+{
+	free(dv->row_doc);
+	free(dv->doc_first);
+	bm25_free(dv->bm);
+	bm25_free(dv->bm_docs);
+	free(dv->blob);
+	free(dv->blob_docs);
+}
+
+/* The document map (rows with equal consecutive doc_ids are one document)
+ * and both BM25 indexes with their serialised blobs.  0, or -1 when out of
+ * memory. */
+static int derive(size_t n, const char *const *doc_ids, const char *const *tx,
+                  const size_t *lens, struct derived *dv)
+{
+	char **dtext = NULL;
+	size_t *dlen = NULL;
+	int rc = -1;
+
+	dv->row_doc = malloc((n ? n : 1) * sizeof *dv->row_doc);
+	dv->doc_first = malloc((n + 1) * sizeof *dv->doc_first);
+	if (dv->row_doc == NULL || dv->doc_first == NULL)
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		if (i == 0 || doc_ids == NULL || doc_ids[i] == NULL || doc_ids[i - 1] == NULL ||
+		    strcmp(doc_ids[i], doc_ids[i - 1]) != 0)
+			dv->doc_first[dv->ndocs++] = (uint32_t)i;
+		dv->row_doc[i] = (uint32_t)(dv->ndocs - 1);
+	}
+	dv->doc_first[dv->ndocs] = (uint32_t)n;
+	dtext = calloc(dv->ndocs ? dv->ndocs : 1, sizeof *dtext);
+	dlen = calloc(dv->ndocs ? dv->ndocs : 1, sizeof *dlen);
+	if (dtext == NULL || dlen == NULL)
+		goto out;
+	for (size_t d = 0; d < dv->ndocs; d++) {
+		size_t len = 0;
+		for (size_t i = dv->doc_first[d]; i < dv->doc_first[d + 1]; i++)
+			len += lens[i] + 1;
+		if ((dtext[d] = malloc(len + 1)) == NULL)
+			goto out;
+		for (size_t i = dv->doc_first[d]; i < dv->doc_first[d + 1]; i++) {
+			memcpy(dtext[d] + dlen[d], tx[i], lens[i]);
+			dlen[d] += lens[i];
+			dtext[d][dlen[d]++] = '\n';    /* a word never spans two snippets */
+		}
+	}
+	if ((dv->bm = bm25_build(tx, lens, n, true)) == NULL ||
+	    (dv->bm_docs = bm25_build((const char *const *)dtext, dlen, dv->ndocs, false)) == NULL ||
+	    (dv->blob = malloc(bm25_serialized_size(dv->bm))) == NULL ||
+	    (dv->blob_docs = malloc(bm25_serialized_size(dv->bm_docs))) == NULL)
+		goto out;
+	bm25_serialize(dv->bm, dv->blob);
+	bm25_serialize(dv->bm_docs, dv->blob_docs);
+	rc = 0;
+out:
+	for (size_t d = 0; dtext != NULL && d < dv->ndocs; d++)
+		free(dtext[d]);
+	free(dtext);
+	free(dlen);
+	return rc;
 }
 
 static int fsync_dir_of(const char *path)
@@ -261,14 +351,14 @@ static int fsync_dir_of(const char *path)
 
 int rindex_write(const char *path, size_t n, size_t dim, const float *vecs,
                  const char *const *snippet_ids, const char *const *metadata_json,
-                 const char *const *texts, char *err, size_t errlen)
+                 const char *const *texts, const char *const *doc_ids,
+                 char *err, size_t errlen)
 {
 	struct rindex_hdr h;
 	struct out o = { NULL, { { 0 }, { 0 }, 0, 0 }, 0 };
-	struct bm25 *bm = NULL;
+	struct derived dv = { 0 };
 	size_t *lens = NULL;
 	const char **tx = NULL;
-	void *bmblob = NULL;
 	char *tmp = NULL;
 	uint64_t strbytes = 1;
 	int fd = -1, rc = -1;
@@ -293,11 +383,10 @@ int rindex_write(const char *path, size_t n, size_t dim, const float *vecs,
 		strbytes += strlen(str_or(snippet_ids, i, "")) + strlen(str_or(metadata_json, i, "{}")) +
 		            lens[i] + 3;
 	}
-	if ((bm = bm25_build(tx, lens, n)) == NULL ||
-	    (bmblob = malloc(bm25_serialized_size(bm))) == NULL)
+	if (derive(n, doc_ids, tx, lens, &dv) != 0)
 		goto nomem;
-	bm25_serialize(bm, bmblob);
-	plan(&h, n, dim, strbytes, bm25_serialized_size(bm));
+	plan(&h, n, dim, dv.ndocs, strbytes, bm25_serialized_size(dv.bm),
+	     bm25_serialized_size(dv.bm_docs));
 
 	if ((tmp = malloc(strlen(path) + 16)) == NULL)
 		goto nomem;
@@ -314,7 +403,7 @@ int rindex_write(const char *path, size_t n, size_t dim, const float *vecs,
 	fd = -1;                                  /* o.f owns it now */
 	setvbuf(o.f, NULL, _IOFBF, 1 << 20);
 	hasher_init(&o.hs);
-	if (write_body(&o, &h, n, dim, vecs, snippet_ids, metadata_json, texts, bm, bmblob) != 0 ||
+	if (write_body(&o, &h, n, dim, vecs, snippet_ids, metadata_json, texts, &dv) != 0 ||
 	    fflush(o.f) != 0)
 		goto io;
 	h.checksum = hasher_final(&o.hs);
@@ -348,8 +437,7 @@ out:
 		unlink(tmp);
 		free(tmp);
 	}
-	free(bmblob);
-	bm25_free(bm);
+	derived_free(&dv);
 	free(tx);
 	free(lens);
 	return rc;
@@ -367,23 +455,41 @@ static const char *check_header(const struct rindex_hdr *h, size_t size)
 		return "index written with another byte order";
 	if (h->file_size != size)
 		return "index file truncated or extended";
-	if (h->dim == 0 || h->dim > RINDEX_MAX_DIM || h->count > RINDEX_MAX_COUNT)
+	if (h->dim == 0 || h->dim > RINDEX_MAX_DIM || h->count > RINDEX_MAX_COUNT ||
+	    h->ndocs > h->count)
 		return "index dim or count out of range";
 	uint64_t want[SEC_COUNT] = {
 		[SEC_VECS] = (uint64_t)h->count * h->dim * sizeof(float),
 		[SEC_NORMS] = (uint64_t)h->count * sizeof(float),
 		[SEC_STROFF] = (uint64_t)h->count * 3 * sizeof(uint64_t),
+		[SEC_DOCS] = ((uint64_t)h->count + h->ndocs + 1) * sizeof(uint32_t),
 	};
 	for (int s = 0; s < SEC_COUNT; s++) {
 		if (h->sec[s].off % RINDEX_ALIGN != 0 || h->sec[s].off < sizeof *h ||
 		    h->sec[s].off > size || h->sec[s].len > size - h->sec[s].off)
 			return "index section outside the file";
-		if (s <= SEC_STROFF && h->sec[s].len != want[s])
+		if ((s <= SEC_STROFF || s == SEC_DOCS) && h->sec[s].len != want[s])
 			return "index section of the wrong size";
 	}
 	if (h->sec[SEC_STRS].len == 0)
 		return "index string section empty";
 	return NULL;
+}
+
+/* Every row in exactly one document, documents in row order, none empty. */
+static bool docs_consistent(const uint32_t *row_doc, const uint32_t *doc_first,
+                            size_t count, size_t ndocs)
+{
+	if (doc_first[0] != 0 || doc_first[ndocs] != count)
+		return false;
+	for (size_t d = 0; d < ndocs; d++) {
+		if (doc_first[d] >= doc_first[d + 1])
+			return false;
+		for (size_t i = doc_first[d]; i < doc_first[d + 1]; i++)
+			if (row_doc[i] != d)
+				return false;
+	}
+	return true;
 }
 
 struct rindex *rindex_open(const char *path, char *err, size_t errlen)
@@ -438,10 +544,19 @@ struct rindex *rindex_open(const char *path, char *err, size_t errlen)
 		goto out;
 	}
 	ix->bm25 = bm25_load(p + h.sec[SEC_BM25].off, h.sec[SEC_BM25].len);
-	if (ix->bm25 == NULL || bm25_count(ix->bm25) != h.count) {
+	ix->bm25_docs = bm25_load(p + h.sec[SEC_BM25_DOCS].off, h.sec[SEC_BM25_DOCS].len);
+	if (ix->bm25 == NULL || bm25_count(ix->bm25) != h.count ||
+	    ix->bm25_docs == NULL || bm25_count(ix->bm25_docs) != h.ndocs) {
 		why = "index BM25 section inconsistent";
 		goto out;
 	}
+	ix->row_doc = (const uint32_t *)(p + h.sec[SEC_DOCS].off);
+	ix->doc_first = ix->row_doc + h.count;
+	if (!docs_consistent(ix->row_doc, ix->doc_first, h.count, h.ndocs)) {
+		why = "index document map inconsistent";
+		goto out;
+	}
+	ix->ndocs = h.ndocs;
 	ix->map = map;
 	ix->size = size;
 	ix->dim = h.dim;
@@ -455,8 +570,10 @@ out:
 	close(fd);
 	if (why != NULL) {
 		snprintf(err, errlen, "index %s: %s", path, why);
-		if (ix != NULL)
+		if (ix != NULL) {
 			bm25_free(ix->bm25);
+			bm25_free(ix->bm25_docs);
+		}
 		free(ix);
 		ix = NULL;
 	}
@@ -470,6 +587,7 @@ void rindex_close(struct rindex *ix)
 	if (ix == NULL)
 		return;
 	bm25_free(ix->bm25);
+	bm25_free(ix->bm25_docs);
 	munmap(ix->map, ix->size);
 	free(ix);
 }
@@ -479,6 +597,12 @@ size_t rindex_dim(const struct rindex *ix) { return ix->dim; }
 const float *rindex_vectors(const struct rindex *ix) { return ix->vecs; }
 const float *rindex_norms(const struct rindex *ix) { return ix->norms; }
 const struct bm25 *rindex_bm25(const struct rindex *ix) { return ix->bm25; }
+const struct bm25 *rindex_bm25_docs(const struct rindex *ix) { return ix->bm25_docs; }
+size_t rindex_doc_count(const struct rindex *ix) { return ix->ndocs; }
+uint32_t rindex_row_doc(const struct rindex *ix, size_t row) { return ix->row_doc[row]; }
+size_t rindex_doc_first_row(const struct rindex *ix, size_t doc) { return ix->doc_first[doc]; }
+const uint32_t *rindex_row_docs(const struct rindex *ix) { return ix->row_doc; }
+const uint32_t *rindex_doc_first_rows(const struct rindex *ix) { return ix->doc_first; }
 
 static const char *row_string(const struct rindex *ix, size_t row, int which)
 {

@@ -1,5 +1,6 @@
 /* index.h - one dataset's search index file: vectors, norms, snippet ids,
- * metadata, texts and the BM25 postings.
+ * metadata, texts, which document each snippet belongs to, and the BM25
+ * postings of the snippets and of the documents.
  *
  * Written to a temp file in the same directory, fsync'd and renamed, then
  * the directory fsync'd (atomic); opened with mmap read-only; carries a
@@ -9,6 +10,7 @@
 #define SLUICE_INDEX_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "retrieval/bm25.h"
 
@@ -16,10 +18,14 @@
 #define RINDEX_MAX_COUNT 50000000u
 
 struct rindex;
-/* metadata_json[i] may be NULL ("{}"); texts[i] may be NULL (""). */
+/* metadata_json[i] may be NULL ("{}"); texts[i] may be NULL ("").
+ * doc_ids[i] names row i's document: consecutive rows with the same id are
+ * one document's snippets in order (the caller sorts by document, then
+ * position); NULL makes every row a document of its own. */
 int rindex_write(const char *path, size_t n, size_t dim, const float *vecs,
                  const char *const *snippet_ids, const char *const *metadata_json,
-                 const char *const *texts, char *err, size_t errlen);
+                 const char *const *texts, const char *const *doc_ids,
+                 char *err, size_t errlen);
 struct rindex *rindex_open(const char *path, char *err, size_t errlen);  /* NULL: missing/corrupt */
 void rindex_close(struct rindex *ix);
 size_t rindex_count(const struct rindex *ix);
@@ -29,6 +35,14 @@ const float *rindex_norms(const struct rindex *ix);
 const char *rindex_snippet_id(const struct rindex *ix, size_t row);
 const char *rindex_metadata(const struct rindex *ix, size_t row);     /* JSON text */
 const char *rindex_text(const struct rindex *ix, size_t row);
-const struct bm25 *rindex_bm25(const struct rindex *ix);
+const struct bm25 *rindex_bm25(const struct rindex *ix);        /* rows */
+const struct bm25 *rindex_bm25_docs(const struct rindex *ix);   /* documents */
+size_t rindex_doc_count(const struct rindex *ix);
+uint32_t rindex_row_doc(const struct rindex *ix, size_t row);   /* row < count */
+size_t rindex_doc_first_row(const struct rindex *ix, size_t doc); /* doc <= ndocs */
+/* The same as arrays, for loops over many rows: count rows' documents,
+ * and ndocs + 1 documents' first rows. */
+const uint32_t *rindex_row_docs(const struct rindex *ix);
+const uint32_t *rindex_doc_first_rows(const struct rindex *ix);
 
 #endif

@@ -144,7 +144,7 @@ int rag_index_build(struct db *db, const struct config *cfg,
                     char *err, size_t errlen)
 {
 	char path[CONFIG_PATH_MAX + 64], dir[CONFIG_PATH_MAX + 32];
-	char **ids = NULL, **meta = NULL, **texts = NULL;
+	char **ids = NULL, **meta = NULL, **texts = NULL, **docs = NULL;
 	float *vecs = NULL;
 	size_t n = 0, cap = 0, dim = 0;
 	struct db_stmt *st = NULL;
@@ -166,7 +166,7 @@ int rag_index_build(struct db *db, const struct config *cfg,
 		snprintf(err, errlen, "cannot create the index directory");
 		return -1;
 	}
-	st = db_query(db, "SELECT id, embedding, metadata, page_content FROM rag_snippets "
+	st = db_query(db, "SELECT id, embedding, metadata, page_content, document_id FROM rag_snippets "
 	              "WHERE dataset_id = ? ORDER BY document_id, position", "s", dataset_id);
 	if (st == NULL) {
 		snprintf(err, errlen, "database error");
@@ -175,7 +175,7 @@ int rag_index_build(struct db *db, const struct config *cfg,
 	while ((f = db_fetch(st)) == 1) {
 		if (n == cap) {
 			size_t nc = cap == 0 ? 1024 : cap * 2;
-			char **a = realloc(ids, nc * sizeof *a), **b, **c;
+			char **a = realloc(ids, nc * sizeof *a), **b, **c, **d;
 			float *v;
 
 			if (a != NULL)
@@ -186,10 +186,13 @@ int rag_index_build(struct db *db, const struct config *cfg,
 			c = realloc(texts, nc * sizeof *c);
 			if (c != NULL)
 				texts = c;
+			d = realloc(docs, nc * sizeof *d);
+			if (d != NULL)
+				docs = d;
 			v = realloc(vecs, nc * dim * sizeof *v);
 			if (v != NULL)
 				vecs = v;
-			if (a == NULL || b == NULL || c == NULL || v == NULL) {
+			if (a == NULL || b == NULL || c == NULL || d == NULL || v == NULL) {
 				snprintf(err, errlen, "out of memory");
 				goto out;
 			}
@@ -203,8 +206,10 @@ int rag_index_build(struct db *db, const struct config *cfg,
 		ids[n] = strdup(db_col_str(st, 0));
 		meta[n] = strdup(db_col_str(st, 2));
 		texts[n] = strdup(db_col_str(st, 3));
+		docs[n] = strdup(db_col_str(st, 4));
 		n++;
-		if (ids[n - 1] == NULL || meta[n - 1] == NULL || texts[n - 1] == NULL) {
+		if (ids[n - 1] == NULL || meta[n - 1] == NULL || texts[n - 1] == NULL ||
+		    docs[n - 1] == NULL) {
 			snprintf(err, errlen, "out of memory");
 			goto out;
 		}
@@ -217,7 +222,7 @@ int rag_index_build(struct db *db, const struct config *cfg,
 	}
 	if (rindex_write(path, n, dim, vecs, (const char *const *)ids,
 	                 (const char *const *)meta, (const char *const *)texts,
-	                 err, errlen) != 0)
+	                 (const char *const *)docs, err, errlen) != 0)
 		goto out;
 	*count = n;
 	rc = 0;
@@ -227,10 +232,12 @@ out:
 		free(ids[i]);
 		free(meta[i]);
 		free(texts[i]);
+		free(docs[i]);
 	}
 	free(ids);
 	free(meta);
 	free(texts);
+	free(docs);
 	free(vecs);
 	return rc;
 }

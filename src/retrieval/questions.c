@@ -429,8 +429,7 @@ int rag_question_answer(struct db *db, const struct config *cfg,
 	}
 	if (params_to_rank(params, &rp, &filter, err, errlen) != 0)
 		goto out;
-	rp.vec_weight = strcmp(embedder, "builtin") == 0 ? RANK_VEC_WEIGHT_BUILTIN
-	                                                 : RANK_VEC_WEIGHT_LEARNED;
+	rank_params_embedder(&rp, strcmp(embedder, "builtin") == 0);
 	if (in_serve && strcmp(embedder, "builtin") != 0) {
 		snprintf(err, errlen, "a network embedder is not called from a worker");
 		goto out;

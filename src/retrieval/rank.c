@@ -2,38 +2,58 @@
  *
  * Steps, each over the rows the filter keeps:
  *
- * 1. the exact vector top-k under the metric: the pool;
- * 2. hybrid: BM25's top-k of the question's (stemmed) words, fused with the
- *    pool by weighted reciprocal rank fusion, score(d) = 1 / (RANK_RRF_K +
- *    lexical rank) + vec_weight / (RANK_RRF_K + vector rank), rank from 1,
- *    RANK_RRF_K = 60 (Cormack, Clarke and Buettcher, 2009): ranks only, so a
- *    BM25 score and a distance never need a common scale; ties go to the
- *    vector ranking.  The fused list is cut back to k; a document found only
- *    by BM25 gets its metric value computed.  vec_weight is 1 for a learned
- *    embedder and 0 for the built-in one: on bench/retrieval_quality.sh
- *    (300 man pages, known item, MMR off) the built-in embedder fused with
- *    weight 1, 0.5 or 0.25 ranked below BM25 alone (MRR@10 0.714, 0.722,
- *    0.730 against 0.760, unstemmed), and with stemmed BM25 weight 0.2 gave
- *    0.760 against 0.785: hashed word features carry little that BM25 does
- *    not.  At 0, BM25 orders what it finds and the vector ranking orders the
- *    rest of the pool after it;
- * 3. mmr: MMR (mmr.c) picks top_n of the first fetch_k of that list, in
- *    pick order; its relevance is the fused score (scaled so the best is 1)
- *    when hybrid, else cos(q, d); else the first top_n are taken;
- * 4. score_threshold drops those on the wrong side of it (a distance above
+ * 1. hybrid: the lexical candidates.  Every snippet sharing a stem with the
+ *    question gets
+ *
+ *      lex = bm25(snippet) + w.doc * bm25(its document)
+ *                          + w.head * bm25(its document's first snippet)
+ *
+ *    each BM25 divided by the most that index could give the question
+ *    (bm25.h: `perfect`), so every term is on a 0..1 scale whatever the
+ *    question.  That is BM25F in spirit: the document is the field that
+ *    sees every word of the text (a question describing a document rarely
+ *    finds all its words in one snippet), the first snippet the field where
+ *    texts say what they are.  The best RANK_CANDIDATES (at least k) go on;
+ *    with vec_search, or when they are fewer than k, the exact vector top-k
+ *    joins them (its rows get lex too, often 0).
+ * 2. the first k candidates add w.prox * proximity (proximity.c; deeper
+ *    ones seldom reach the answer, and it is the costliest term), and each
+ *    adds w.vec * its metric value scaled over the candidates to 0 (worst)
+ *    .. 1 (best) in the metric's own direction, so the metric a caller
+ *    picks decides the vector term.  Sorted by this sum; then each further snippet of a
+ *    document already listed has its sum multiplied by w.repeat and the
+ *    list is sorted again, so the answer covers documents before it
+ *    repeats one (the ones after, with a large enough lead, still come
+ *    first).  The list is cut to k.
+ * 3. hybrid off: the exact vector top-k under the metric is the list.
+ * 4. mmr: MMR (mmr.c) picks top_n of the first fetch_k of the list, in pick
+ *    order; its relevance is the fused sum scaled so the best is 1 and the
+ *    last 0 when hybrid, else cos(q, d); else the first top_n are taken.
+ * 5. score_threshold drops those on the wrong side of it (a distance above
  *    it, a similarity below it).
  *
- * The answer keeps the ranking's order: best first is the metric's order
- * when hybrid and mmr are off, the fused order with hybrid, the pick order
- * with mmr.  Re-sorting the picks by the metric would throw the lexical
- * evidence away again (measured: bench/retrieval_quality.sh).  Each hit's
- * score is still the metric's own value for that snippet. */
+ * What each term earned (bench/retrieval_ablation.sh, known-item questions
+ * on four corpora: manual pages of sections 1 and 3, Perl module
+ * documentation, Debian package descriptions; MRR@10 against SQLite FTS5
+ * bm25() with the porter tokenizer on the same snippets) is tabled in
+ * docs/operations.md; in short the document, first-snippet and repeat
+ * terms bring most of it, proximity and the built-in embedder's vector a
+ * further point or so each.  With the built-in embedder, the exact vector
+ * scan is skipped when the lexical candidates fill the pool: on those
+ * corpora the snippets only the vector side found never reached the
+ * answer, and the scan is most of a question's cost on a large dataset.
+ *
+ * Each hit's score is the metric's own value for that snippet; the answer
+ * keeps the ranking's order (re-sorting by the metric would throw the
+ * lexical evidence away). */
 #include <stdlib.h>
 #include <string.h>
 #include <json-c/json.h>
 
 #include "retrieval/bm25.h"
+#include "retrieval/lexical.h"
 #include "retrieval/mmr.h"
+#include "retrieval/proximity.h"
 #include "retrieval/rank.h"
 
 void rank_params_default(struct rank_params *p)
@@ -46,7 +66,15 @@ void rank_params_default(struct rank_params *p)
 	p->top_n = 3;
 	p->hybrid = true;
 	p->lambda_mult = 0.5;
-	p->vec_weight = RANK_VEC_WEIGHT_LEARNED;
+	p->w = (struct rank_weights){ RANK_WEIGHT_DOC, RANK_WEIGHT_HEAD, RANK_WEIGHT_PROX,
+	                              RANK_VEC_WEIGHT_LEARNED, RANK_WEIGHT_REPEAT };
+	p->vec_search = true;
+}
+
+void rank_params_embedder(struct rank_params *p, bool builtin)
+{
+	p->w.vec = builtin ? RANK_VEC_WEIGHT_BUILTIN : RANK_VEC_WEIGHT_LEARNED;
+	p->vec_search = !builtin;
 }
 
 /* keep[i] = the filter matches row i's metadata; the number kept, or -1. */
@@ -63,75 +91,140 @@ static long filter_mask(const struct rindex *ix, const struct meta_filter *f, ui
 	return kept;
 }
 
-struct fused { uint32_t row; double rrf; size_t vrank; };
+/* A candidate: its row, fused score and metric value. */
+struct cand { uint32_t row; double fused; float metric; };
 
-static int cmp_fused(const void *pa, const void *pb)
+static bool cand_before(const struct cand *a, const struct cand *b)
 {
-	const struct fused *a = pa, *b = pb;
-	if (a->rrf != b->rrf)
-		return a->rrf > b->rrf ? -1 : 1;
-	if (a->vrank != b->vrank)                /* then the vector ranking */
-		return a->vrank < b->vrank ? -1 : 1;
-	return a->row < b->row ? -1 : a->row > b->row;
+	return a->fused != b->fused ? a->fused > b->fused : a->row < b->row;
 }
 
-/* Fuse pool[0..np) and lex[0..nl) into pool (capacity cap); returns the
- * fused length, at most cap, or -1. */
-static long fuse(const struct rindex *ix, enum vec_metric m, const float *q, float qnorm,
-                 struct vec_hit *pool, size_t np, const struct vec_hit *lex, size_t nl,
-                 size_t cap, double vec_weight, double *rel)
+/* Best first.  An insertion sort: the list comes nearly in order (by its
+ * lexical part), where it takes about one comparison per candidate. */
+static void sort_cands(struct cand *c, size_t n)
 {
-	struct fused *f = malloc((np + nl) * sizeof *f);
-	size_t nf = 0, dim = rindex_dim(ix);
+	for (size_t i = 1; i < n; i++) {
+		struct cand x = c[i];
+		size_t j = i;
+		for (; j > 0 && cand_before(&x, &c[j - 1]); j--)
+			c[j] = c[j - 1];
+		c[j] = x;
+	}
+}
 
-	if (f == NULL)
-		return -1;
-	for (size_t i = 0; i < np; i++)
-		f[nf++] = (struct fused){ pool[i].row,
-		                          vec_weight / (RANK_RRF_K + (double)(i + 1)), i };
-	for (size_t i = 0; i < nl; i++) {
-		double r = 1.0 / (RANK_RRF_K + (double)(i + 1));
-		size_t j = 0;
-		while (j < np && f[j].row != lex[i].row)
-			j++;
-		if (j < np)
-			f[j].rrf += r;
-		else
-			f[nf++] = (struct fused){ lex[i].row, r, SIZE_MAX };
+static float metric_of(const struct rindex *ix, enum vec_metric m, const float *q,
+                       float qnorm, uint32_t row)
+{
+	size_t dim = rindex_dim(ix);
+
+	return vec_score(m, q, qnorm, rindex_vectors(ix) + (size_t)row * dim,
+	                 rindex_norms(ix)[row], dim);
+}
+
+/* The hybrid list into pool (capacity k), best first, with each one's
+ * fused score in rel; its length, or -1 when out of memory. */
+static long hybrid_rank(const struct rindex *ix, const float *q, float qnorm,
+                        const char *question, size_t qlen, const struct rank_params *p,
+                        const uint8_t *keep, size_t k, struct vec_hit *pool, double *rel)
+{
+	size_t n = rindex_count(ix), dim = rindex_dim(ix), nc, ncap;
+	const struct rank_weights *w = &p->w;
+	struct tok_words *tw = NULL;
+	struct lex_question lq;
+	struct cand *c = NULL;
+	struct vec_hit *best = NULL;
+	uint8_t *seen = NULL;
+	long rc = -1, nl;
+
+	ncap = (k > RANK_CANDIDATES ? k : RANK_CANDIDATES) + k;
+	if ((tw = malloc(sizeof *tw)) == NULL)
+		goto out;
+	tok_words(tw, question, qlen);
+	lex_question_init(&lq, ix, tw, w->doc, w->head);
+	if ((c = malloc(ncap * sizeof *c)) == NULL ||
+	    (best = malloc(ncap * sizeof *best)) == NULL)
+		goto out;
+	if ((nl = lex_best(ix, &lq, keep, best, ncap - k)) < 0)
+		goto out;
+	for (nc = 0; nc < (size_t)nl; nc++)
+		c[nc] = (struct cand){ best[nc].row, best[nc].score, 0 };
+	/* The vector top-k joins when it may matter. */
+	if (p->vec_search || nc < k) {
+		size_t nv = vec_topk(p->metric, q, qnorm, rindex_vectors(ix), rindex_norms(ix), n,
+		                     dim, keep, k, best);
+
+		for (size_t i = 0; i < nv; i++) {
+			size_t j = 0;
+			while (j < (size_t)nl && c[j].row != best[i].row)
+				j++;
+			if (j == (size_t)nl)
+				c[nc++] = (struct cand){ best[i].row, lex_row(ix, &lq, best[i].row), 0 };
+		}
 	}
-	qsort(f, nf, sizeof *f, cmp_fused);
-	if (nf > cap)
-		nf = cap;
-	/* Scores: from the pool when the row was there, else computed. */
-	struct vec_hit *out = malloc((nf ? nf : 1) * sizeof *out);
-	if (out == NULL) {
-		free(f);
-		return -1;
+	if (nc == 0) {
+		rc = 0;
+		goto out;
 	}
-	for (size_t i = 0; i < nf; i++) {
-		/* Min-max over the list: 1 for the best, 0 for the last, so MMR's
-		 * relevance spans what its cosine redundancy term does. */
-		double lo = f[nf - 1].rrf, hi = f[0].rrf;
-		rel[i] = hi > lo ? (f[i].rrf - lo) / (hi - lo) : 1.0;
-		out[i].row = f[i].row;
-		if (f[i].vrank != SIZE_MAX)
-			out[i].score = pool[f[i].vrank].score;
-		else
-			out[i].score = vec_score(m, q, qnorm, rindex_vectors(ix) + (size_t)f[i].row * dim,
-			                         rindex_norms(ix)[f[i].row], dim);
+	/* Proximity, and the metric scaled to 0..1 over the candidates. */
+	struct prox_query pq;
+	bool larger = vec_larger_is_better(p->metric);
+	float lo = 0.0f, hi = 0.0f;
+
+	if (w->prox != 0.0)
+		prox_query_init(&pq, rindex_bm25(ix), tw);
+	for (size_t i = 0; i < nc; i++) {
+		uint32_t row = c[i].row;
+
+		if (w->prox != 0.0 && i < RANK_PROX_ROWS) {
+			size_t nw;
+			const uint32_t *words = bm25_words(rindex_bm25(ix), row, &nw);
+			c[i].fused += w->prox * prox_score(&pq, words, nw);
+		}
+		if (w->vec == 0.0)
+			continue;                /* the metric of the k kept, below */
+		c[i].metric = metric_of(ix, p->metric, q, qnorm, row);
+		if (i == 0 || c[i].metric < lo)
+			lo = c[i].metric;
+		if (i == 0 || c[i].metric > hi)
+			hi = c[i].metric;
 	}
-	memcpy(pool, out, nf * sizeof *out);
-	free(out);
-	free(f);
-	return (long)nf;
+	for (size_t i = 0; i < nc && hi > lo; i++)
+		c[i].fused += w->vec * (larger ? c[i].metric - lo : hi - c[i].metric) / (hi - lo);
+	sort_cands(c, nc);
+	/* A document's further snippets count w.repeat times. */
+	if (w->repeat != 1.0) {
+		if ((seen = calloc(rindex_doc_count(ix) + 1, 1)) == NULL)
+			goto out;
+		for (size_t i = 0; i < nc; i++) {
+			uint32_t doc = rindex_row_doc(ix, c[i].row);
+			if (seen[doc])
+				c[i].fused *= w->repeat;
+			seen[doc] = 1;
+		}
+		sort_cands(c, nc);
+	}
+	if (nc > k)
+		nc = k;
+	for (size_t i = 0; i < nc; i++) {
+		rel[i] = c[i].fused;
+		pool[i] = (struct vec_hit){ c[i].row, w->vec != 0.0 ? c[i].metric
+		                            : metric_of(ix, p->metric, q, qnorm, c[i].row) };
+	}
+	rc = (long)nc;
+out:
+	free(tw);
+	free(c);
+	free(best);
+	free(seen);
+	return rc;
 }
 
 size_t rank_question(const struct rindex *ix, const float *qvec, const char *question,
                      size_t qlen, const struct rank_params *p, struct vec_hit *out, size_t max)
 {
-	size_t n = rindex_count(ix), dim = rindex_dim(ix), k, top_n, np, nl, nsel = 0, nout = 0;
+	size_t n = rindex_count(ix), dim = rindex_dim(ix), k, top_n, np, nsel = 0, nout = 0;
 	uint8_t *keep = NULL;
-	struct vec_hit *pool = NULL, *lex = NULL, *sel = NULL;
+	struct vec_hit *pool = NULL, *sel = NULL;
 	double *rel = NULL;                      /* fused relevance, hybrid only */
 	float qnorm = vec_norm(qvec, dim);
 
@@ -146,31 +239,29 @@ size_t rank_question(const struct rindex *ix, const float *qvec, const char *que
 	k = p->k < n ? p->k : n;                 /* no pool larger than the rows */
 	top_n = p->top_n < k ? p->top_n : k;
 	pool = malloc(k * sizeof *pool);
-	lex = malloc(k * sizeof *lex);
 	sel = malloc(top_n * sizeof *sel);
 	rel = malloc(k * sizeof *rel);
-	if (pool == NULL || lex == NULL || sel == NULL || rel == NULL)
+	if (pool == NULL || sel == NULL || rel == NULL)
 		goto out;
 	bool hybrid = p->hybrid && question != NULL;
 
-	nl = hybrid ? bm25_topk(rindex_bm25(ix), question, qlen, keep, k, lex) : 0;
-	/* With vec_weight 0 the vector ranking only orders what comes after
-	 * BM25's hits: when those fill the pool, the scan cannot change the
-	 * answer and is skipped (fuse computes each hit's metric value). */
-	if (hybrid && p->vec_weight == 0.0 && nl >= k)
-		np = 0;
-	else
-		np = vec_topk(p->metric, qvec, qnorm, rindex_vectors(ix), rindex_norms(ix),
-		              n, dim, keep, k, pool);
 	if (hybrid) {
-		long nf = fuse(ix, p->metric, qvec, qnorm, pool, np, lex, nl, k,
-		               p->vec_weight, rel);
+		long nf = hybrid_rank(ix, qvec, qnorm, question, qlen, p, keep, k, pool, rel);
 		if (nf < 0)
 			goto out;
 		np = (size_t)nf;
+	} else {
+		np = vec_topk(p->metric, qvec, qnorm, rindex_vectors(ix), rindex_norms(ix),
+		              n, dim, keep, k, pool);
 	}
 	if (p->mmr) {
 		size_t nc = p->fetch_k < np ? p->fetch_k : np;
+		/* The fused scores scaled over MMR's candidates: 1 for the best,
+		 * 0 for the last, so relevance spans what the cosine redundancy
+		 * term does. */
+		double top = nc > 0 ? rel[0] : 0.0, last = nc > 0 ? rel[nc - 1] : 0.0;
+		for (size_t i = 0; hybrid && i < nc; i++)
+			rel[i] = top > last ? (rel[i] - last) / (top - last) : 1.0;
 		if (hybrid)
 			nsel = mmr_select_rel(rindex_vectors(ix), rindex_norms(ix), dim, pool, rel,
 			                      nc, p->lambda_mult, top_n, sel);
@@ -193,7 +284,6 @@ size_t rank_question(const struct rindex *ix, const float *qvec, const char *que
 out:
 	free(keep);
 	free(pool);
-	free(lex);
 	free(sel);
 	free(rel);
 	return nout;

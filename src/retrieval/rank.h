@@ -1,11 +1,11 @@
 /* rank.h - the whole ranking of one question over an open index.
  *
- * filter mask -> exact vector top-k (the pool of k) -> when hybrid, fused
- * with BM25's top-k over the same mask by reciprocal rank fusion
- * (1/(60 + rank), summed) -> when mmr, MMR over the best fetch_k of the pool
- * -> top_n, listed best first by the metric's own value -> score_threshold
- * in the metric's own direction.  Hybrid and MMR choose which snippets are
- * returned; the metric orders them, so order and scores always agree. */
+ * filter mask -> hybrid: lexical candidates scored by BM25 over the snippet,
+ * its document and its document's first snippet, word proximity, and the
+ * vector metric, fused by weights (rank.c); or, hybrid off, the exact
+ * vector top-k -> the pool of k -> when mmr, MMR over the best fetch_k of
+ * the pool -> top_n, in ranking order -> score_threshold in the metric's
+ * own direction.  Each hit's score is the metric's own value. */
 #ifndef SLUICE_RANK_H
 #define SLUICE_RANK_H
 
@@ -16,12 +16,31 @@
 #include "retrieval/index.h"
 #include "retrieval/vec.h"
 
-#define RANK_RRF_K 60
-/* The vector ranking's weight in the fusion (BM25's is 1): a learned
- * embedder's ranking counts as much as BM25's; the built-in one's only
- * orders what BM25 did not find (see rank.c for the measurements). */
+/* Lexical candidates the hybrid ranking keeps for the vector term (at
+ * least k), and how many of the first of them get the proximity term
+ * (40 and 20 scored as 50 and k did, within 0.001 MRR@10, for less). */
+#define RANK_CANDIDATES 40
+#define RANK_PROX_ROWS 20
+
+/* The hybrid ranking's weights; rank.c says what each earned on the
+ * known-item benchmarks.  Each term is on a 0..1 scale before its weight;
+ * the snippet's own BM25 has weight 1. */
+struct rank_weights {
+	double doc;       /* BM25 of the snippet's whole document */
+	double head;      /* BM25 of its document's first snippet */
+	double prox;      /* question words close together in the snippet */
+	double vec;       /* the metric's value, scaled 0..1 over the candidates */
+	double repeat;    /* factor on a further snippet of a document ranked higher */
+};
+#define RANK_WEIGHT_DOC 0.8
+#define RANK_WEIGHT_HEAD 0.8
+#define RANK_WEIGHT_PROX 0.2
+#define RANK_WEIGHT_REPEAT 0.5
+/* The vector term's weight: the built-in embedder's (measured), and an
+ * external model's, trusted as much as the snippet's BM25 (not measured
+ * here: no model is downloaded). */
+#define RANK_VEC_WEIGHT_BUILTIN 0.3
 #define RANK_VEC_WEIGHT_LEARNED 1.0
-#define RANK_VEC_WEIGHT_BUILTIN 0.0
 
 struct rank_params {
 	enum vec_metric metric;   /* default VEC_COS */
@@ -29,9 +48,12 @@ struct rank_params {
 	bool mmr;                 /* maximal_marginal_relevance, default true */
 	size_t fetch_k;           /* MMR candidates, default 10, 1..1000 */
 	size_t top_n;             /* returned, default 3, 1..100 */
-	bool hybrid;              /* fuse with BM25 by reciprocal rank fusion, default true */
-	double vec_weight;        /* the vector ranking's fusion weight, default
-	                           * RANK_VEC_WEIGHT_LEARNED */
+	bool hybrid;              /* the fused lexical and vector ranking, default true */
+	struct rank_weights w;    /* hybrid's weights, default the RANK_WEIGHT_* */
+	bool vec_search;          /* hybrid: add the exact vector top-k to the candidates
+	                           * (a learned embedder; default true); else the vector
+	                           * scan runs only when the lexical candidates are
+	                           * fewer than k */
 	double lambda_mult;       /* default 0.5, 0..1 */
 	bool has_threshold; double score_threshold;
 	const struct meta_filter *filter;   /* NULL = none */
@@ -39,6 +61,9 @@ struct rank_params {
 
 /* The documented defaults. */
 void rank_params_default(struct rank_params *p);
+/* The vector term's weight and search for a dataset's embedder: the
+ * built-in one only re-scores the lexical candidates. */
+void rank_params_embedder(struct rank_params *p, bool builtin);
 
 /* hits best first; each hit's score is the metric's own value for that
  * snippet.  qvec has rindex_dim(ix) floats.  Returns the number written

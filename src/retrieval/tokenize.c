@@ -173,6 +173,17 @@ size_t tok_stem(char buf[TOKEN_MAX], size_t n)
 	return (size_t)len;
 }
 
+void tok_words(struct tok_words *tw, const char *text, size_t len)
+{
+	struct tok_iter it;
+	size_t n;
+
+	tw->n = 0;
+	tok_init(&it, text, len);
+	while (tw->n < TOK_WORDS_MAX && (n = tok_next(&it, tw->w[tw->n])) > 0)
+		tw->len[tw->n] = (unsigned char)tok_stem(tw->w[tw->n], n), tw->n++;
+}
+
 static int cmp_word(const void *key, const void *elem)
 {
 	return strcmp(key, *(const char *const *)elem);

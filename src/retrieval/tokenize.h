@@ -28,6 +28,16 @@ size_t tok_next(struct tok_iter *it, char buf[TOKEN_MAX]);
  * word in any of its inflections. */
 size_t tok_stem(char buf[TOKEN_MAX], size_t n);
 
+/* A question's first TOK_WORDS_MAX words, stemmed, in order: tokenised
+ * once for every part of the ranking that reads them. */
+#define TOK_WORDS_MAX 256
+struct tok_words {
+	size_t n;
+	unsigned char len[TOK_WORDS_MAX];
+	char w[TOK_WORDS_MAX][TOKEN_MAX];
+};
+void tok_words(struct tok_words *tw, const char *text, size_t len);
+
 /* A frequent English function word ("the", "of", ...): the embedder gives
  * these little weight. */
 bool tok_is_stopword(const char *tok, size_t len);

@@ -26,6 +26,7 @@
  * the accumulator); rindex_write refuses non-finite vectors anyway. */
 #include <immintrin.h>
 #include <math.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -289,11 +290,19 @@ bool vec_have_avx2(void)
 	return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
 }
 
+/* The CPU check once per process: a question scores dozens of vectors. */
 static const struct kernel_set *kernels(enum vec_kernel kern)
 {
-	if (kern == VEC_KERNEL_PORTABLE || !vec_have_avx2())
+	static const struct kernel_set *_Atomic best;
+	const struct kernel_set *ks;
+
+	if (kern == VEC_KERNEL_PORTABLE)
 		return &portable_set;
-	return &avx2_set;
+	if ((ks = atomic_load_explicit(&best, memory_order_relaxed)) == NULL) {
+		ks = vec_have_avx2() ? &avx2_set : &portable_set;
+		atomic_store_explicit(&best, ks, memory_order_relaxed);
+	}
+	return ks;
 }
 
 static float score_with(const struct kernel_set *ks, enum vec_metric m,

@@ -21,6 +21,8 @@ int suite_vec(void);
 int suite_embed(void);
 int suite_chunk(void);
 int suite_bm25(void);
+int suite_proximity(void);
+int suite_lexical(void);
 int suite_mmr(void);
 int suite_filter(void);
 int suite_index(void);

@@ -23,7 +23,7 @@ static struct bm25 *build(void)
 	size_t lens[3];
 	for (int i = 0; i < 3; i++)
 		lens[i] = strlen(docs[i]);
-	return bm25_build(docs, lens, 3);
+	return bm25_build(docs, lens, 3, true);
 }
 
 static void check_example(const struct bm25 *b)
@@ -50,6 +50,23 @@ static void check_example(const struct bm25 *b)
 	const uint8_t keep[3] = { 1, 1, 0 };
 	CU_ASSERT_EQUAL_FATAL(bm25_topk(b, "cat", 3, keep, 3, h), 1);
 	CU_ASSERT_EQUAL(h[0].row, 0);
+
+	/* Every score, and the most a document could score: "dog sat zebra"
+	 * perfect = (idf(dog) + idf(sat)) * 2.2, zebra unknown. */
+	struct bm25_scores s;
+	CU_ASSERT_EQUAL_FATAL(bm25_score(b, "dog sat zebra", 13, NULL, &s), 0);
+	CU_ASSERT_DOUBLE_EQUAL(s.perfect, (0.9808293 + 0.4700036) * 2.2, 1e-5);
+	CU_ASSERT_EQUAL(s.ntouched, 2);
+	CU_ASSERT_DOUBLE_EQUAL(s.score[1], 1.3411060, 1e-5);
+	CU_ASSERT_DOUBLE_EQUAL(s.score[0], 0.4900512, 1e-5);
+	CU_ASSERT_DOUBLE_EQUAL(s.score[2], 0.0, 1e-12);
+	CU_ASSERT_TRUE(s.score[1] / s.perfect < 1.0);
+	bm25_scores_free(&s);
+	CU_ASSERT_PTR_NULL(s.score);
+	CU_ASSERT_EQUAL_FATAL(bm25_score(b, "zebra", 5, NULL, &s), 0);
+	CU_ASSERT_EQUAL(s.ntouched, 0);
+	CU_ASSERT_DOUBLE_EQUAL(s.perfect, 0.0, 1e-12);
+	bm25_scores_free(&s);
 }
 
 static void test_example(void)
@@ -84,7 +101,7 @@ static void test_serialise(void)
 	free(buf);
 	bm25_free(b);
 	/* No documents at all. */
-	b = bm25_build(NULL, NULL, 0);
+	b = bm25_build(NULL, NULL, 0, true);
 	CU_ASSERT_FATAL(b != NULL);
 	struct vec_hit h[1];
 	CU_ASSERT_EQUAL(bm25_topk(b, "cat", 3, NULL, 1, h), 0);

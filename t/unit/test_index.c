@@ -41,7 +41,7 @@ static void teardown(void)
 static void write_ok(void)
 {
 	char err[256] = "";
-	CU_ASSERT_EQUAL_FATAL(rindex_write(path, N, DIM, vecs, ids, meta, texts, err, sizeof err), 0);
+	CU_ASSERT_EQUAL_FATAL(rindex_write(path, N, DIM, vecs, ids, meta, texts, NULL, err, sizeof err), 0);
 }
 
 static void test_round_trip(void)
@@ -70,6 +70,34 @@ static void test_round_trip(void)
 	CU_ASSERT_PTR_NULL(rindex_snippet_id(ix, N));
 	CU_ASSERT_EQUAL(bm25_topk(rindex_bm25(ix), "cat", 3, NULL, 2, h), 2);
 	CU_ASSERT_EQUAL(h[0].row, 3);
+	/* No document ids: every row is a document of its own. */
+	CU_ASSERT_EQUAL(rindex_doc_count(ix), N);
+	for (int i = 0; i < N; i++) {
+		CU_ASSERT_EQUAL(rindex_row_doc(ix, i), (uint32_t)i);
+		CU_ASSERT_EQUAL(rindex_doc_first_row(ix, (size_t)i), (size_t)i);
+	}
+	CU_ASSERT_EQUAL(bm25_count(rindex_bm25_docs(ix)), N);
+	rindex_close(ix);
+
+	/* Rows 0-1 one document, 2 another, 3-4 a third: the map and the
+	 * documents' BM25 over their snippets joined. */
+	static const char *const docs[N] = { "x", "x", "y", "z", "z" };
+	CU_ASSERT_EQUAL_FATAL(rindex_write(path, N, DIM, vecs, ids, meta, texts, docs,
+	                                   err, sizeof err), 0);
+	ix = rindex_open(path, err, sizeof err);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(ix);
+	CU_ASSERT_EQUAL(rindex_doc_count(ix), 3);
+	static const uint32_t row_doc[N] = { 0, 0, 1, 2, 2 };
+	for (int i = 0; i < N; i++)
+		CU_ASSERT_EQUAL(rindex_row_doc(ix, i), row_doc[i]);
+	CU_ASSERT_EQUAL(rindex_doc_first_row(ix, 0), 0);
+	CU_ASSERT_EQUAL(rindex_doc_first_row(ix, 1), 2);
+	CU_ASSERT_EQUAL(rindex_doc_first_row(ix, 2), 3);
+	CU_ASSERT_EQUAL(rindex_doc_first_row(ix, 3), N);
+	CU_ASSERT_EQUAL(bm25_count(rindex_bm25_docs(ix)), 3);
+	/* "dog" is in row 1 only: document 0 ("the cat sat" + "dog"). */
+	CU_ASSERT_EQUAL(bm25_topk(rindex_bm25_docs(ix), "dog", 3, NULL, 3, h), 1);
+	CU_ASSERT_EQUAL(h[0].row, 0);
 	rindex_close(ix);
 	/* Only the index is left: the temporary file was renamed. */
 	DIR *d = opendir(dir);
@@ -80,13 +108,13 @@ static void test_round_trip(void)
 	closedir(d);
 	CU_ASSERT_EQUAL(files, 1);
 	/* An empty dataset is a valid index. */
-	CU_ASSERT_EQUAL(rindex_write(path, 0, DIM, NULL, NULL, NULL, NULL, err, sizeof err), 0);
+	CU_ASSERT_EQUAL(rindex_write(path, 0, DIM, NULL, NULL, NULL, NULL, NULL, err, sizeof err), 0);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(ix = rindex_open(path, err, sizeof err));
 	CU_ASSERT_EQUAL(rindex_count(ix), 0);
 	rindex_close(ix);
-	CU_ASSERT_EQUAL(rindex_write(path, 1, 0, vecs, ids, NULL, NULL, err, sizeof err), -1);
+	CU_ASSERT_EQUAL(rindex_write(path, 1, 0, vecs, ids, NULL, NULL, NULL, err, sizeof err), -1);
 	vecs[DIM + 3] = NAN;
-	CU_ASSERT_EQUAL(rindex_write(path, N, DIM, vecs, ids, NULL, NULL, err, sizeof err), -1);
+	CU_ASSERT_EQUAL(rindex_write(path, N, DIM, vecs, ids, NULL, NULL, NULL, err, sizeof err), -1);
 	CU_ASSERT_STRING_EQUAL(err, "index: vector 1 has a value that is not a finite number");
 	vecs[DIM + 3] = 0;
 	teardown();

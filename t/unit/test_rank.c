@@ -1,4 +1,5 @@
 /* test_rank.c - the ranking pipeline on a tiny corpus. */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,7 +46,7 @@ static int open_corpus(void)
 	for (int i = 0; i < N; i++)
 		if (embed_builtin(texts[i], strlen(texts[i]), vecs + i * DIM, DIM) != 0)
 			return -1;
-	if (rindex_write(path, N, DIM, vecs, ids, meta, texts, err, sizeof err) != 0)
+	if (rindex_write(path, N, DIM, vecs, ids, meta, texts, NULL, err, sizeof err) != 0)
 		return -1;
 	ix = rindex_open(path, err, sizeof err);
 	return ix != NULL ? 0 : -1;
@@ -202,18 +203,23 @@ static void test_ranking_order(void)
 			CU_ASSERT_EQUAL(picked[i].row, plain[i].row);
 	}
 	/* BM25 puts s0 ("search ... the question") ahead of s1, which the
-	 * cosine alone prefers: the answer keeps the fused order, scores and
-	 * all, where re-sorting by the metric would swap them. */
+	 * cosine alone prefers: the answer keeps the lexical order, scores and
+	 * all, where re-sorting by the metric would swap them (the phrase and
+	 * vector terms, which prefer s1 too, off). */
 	rank_params_default(&p);
+	p.w.prox = 0;
+	p.w.vec = 0;
 	p.mmr = false;
 	CU_ASSERT_EQUAL(ask("search the query", &p, plain, N), 3);
 	CU_ASSERT_EQUAL(plain[0].row, 4);
 	CU_ASSERT_EQUAL(plain[1].row, 5);
 	CU_ASSERT_TRUE(plain[0].score < plain[1].score);
 
-	/* vec_weight 0 (the built-in embedder): BM25's order first, then the
-	 * rest of the vector pool by the metric. */
-	p.vec_weight = RANK_VEC_WEIGHT_BUILTIN;
+	/* The built-in embedder's weights: BM25's one match first, then the
+	 * rest of the pool (the vector scan fills it) by the metric. */
+	rank_params_embedder(&p, true);
+	CU_ASSERT_FALSE(p.vec_search);
+	CU_ASSERT_DOUBLE_EQUAL(p.w.vec, RANK_VEC_WEIGHT_BUILTIN, 1e-12);
 	p.top_n = N;
 	p.k = N;
 	size_t nh = ask("zymurgy", &p, plain, N);
@@ -221,27 +227,110 @@ static void test_ranking_order(void)
 	CU_ASSERT_EQUAL(plain[0].row, 7);          /* the only BM25 match */
 	for (size_t i = 2; i < nh; i++)           /* then by cosine */
 		CU_ASSERT_FALSE(vec_better(VEC_COS, plain[i].score, plain[i - 1].score));
+	close_corpus();
+}
 
-	/* When BM25 fills the pool the scan is skipped: the same answer, rows
-	 * and scores, as a weight too small to reorder anything that scans. */
+/* Four documents of two snippets each (rows 0-1, 2-3, 4-5, 6-7). */
+static const char *const dtexts[8] = {
+	"The ferry leaves the harbour at dawn.",
+	"Tickets for the island are sold at dawn.",
+	"The harbour master keeps a log of every ship.",
+	"Ships leave when the tide allows.",
+	"An old bakery sells fresh bread.",
+	"Ferry tickets for the island, sold at dawn.",
+	"Lighthouses guide ships along the coast.",
+	"The keeper trims the lamp each night.",
+};
+static const char *const ddocs[8] = { "a", "a", "b", "b", "c", "c", "d", "d" };
+static const char *const dids[8] = { "a0", "a1", "b0", "b1", "c0", "c1", "d0", "d1" };
+
+static int open_docs(void)
+{
+	float vecs[8 * DIM];
+	char err[256];
+
+	strcpy(dir, "/tmp/sluice-rank-XXXXXX");
+	if (mkdtemp(dir) == NULL)
+		return -1;
+	snprintf(path, sizeof path, "%s/d.idx", dir);
+	for (int i = 0; i < 8; i++)
+		if (embed_builtin(dtexts[i], strlen(dtexts[i]), vecs + i * DIM, DIM) != 0)
+			return -1;
+	if (rindex_write(path, 8, DIM, vecs, dids, NULL, dtexts, ddocs, err, sizeof err) != 0)
+		return -1;
+	ix = rindex_open(path, err, sizeof err);
+	return ix != NULL ? 0 : -1;
+}
+
+/* "ferry harbour dawn island tickets": document a has every word, split
+ * over its two snippets, and says most of it first; c has four of them,
+ * all in its second snippet.  Snippet BM25 alone ranks c's snippet
+ * first; with the document and first-snippet terms, a's lead.  With the
+ * repeat factor, a's second snippet counts half and falls behind c's. */
+static void test_documents(void)
+{
+	const char *q = "ferry harbour dawn island tickets";
+	struct rank_params p;
+	struct vec_hit h[8];
+
+	CU_ASSERT_FATAL(open_docs() == 0);
+	CU_ASSERT_EQUAL(rindex_doc_count(ix), 4);
+	rank_params_default(&p);
+	rank_params_embedder(&p, true);
+	p.mmr = false;
+	p.top_n = 8;
+	p.w = (struct rank_weights){ 0, 0, 0, 0, 1 };     /* the snippet's BM25 alone */
+	CU_ASSERT_EQUAL_FATAL(ask(q, &p, h, 8), 8);
+	CU_ASSERT_EQUAL(h[0].row, 5);
+	p.w = (struct rank_weights){ RANK_WEIGHT_DOC, RANK_WEIGHT_HEAD, 0, 0, 1 };
+	CU_ASSERT_EQUAL_FATAL(ask(q, &p, h, 8), 8);
+	CU_ASSERT_EQUAL(h[0].row, 0);
+	CU_ASSERT_EQUAL(h[1].row, 1);                    /* repeat off: a's two first */
+	p.w.repeat = RANK_WEIGHT_REPEAT;
+	CU_ASSERT_EQUAL_FATAL(ask(q, &p, h, 8), 8);
+	CU_ASSERT_EQUAL(h[0].row, 0);
+	CU_ASSERT_EQUAL(h[1].row, 5);                    /* c's first */
+	CU_ASSERT_EQUAL(h[2].row, 1);                    /* then a's second, by a lead */
+	/* The defaults (MMR on) agree: document a first, then c. */
+	rank_params_default(&p);
+	rank_params_embedder(&p, true);
+	CU_ASSERT_EQUAL_FATAL(ask(q, &p, h, 8), 3);
+	CU_ASSERT_EQUAL(h[0].row, 0);
+	CU_ASSERT_EQUAL(h[1].row, 5);
+	close_corpus();
+}
+
+/* With equal lexical evidence, the vector term orders the snippets: its
+ * weight is not 0, so the metric a caller picks decides between them. */
+static void test_vector_counts(void)
+{
+	struct rank_params p;
+	struct vec_hit h[N];
+	float qv[DIM];
+	const char *q = "dog";
+
+	CU_ASSERT_FATAL(open_corpus() == 0);
+	embed_builtin(q, strlen(q), qv, DIM);
 	for (int m = 0; m < VEC_METRIC_COUNT; m++) {
-		struct vec_hit scanned[N];
-		size_t a, c;
-
 		rank_params_default(&p);
+		rank_params_embedder(&p, true);
 		p.metric = (enum vec_metric)m;
-		p.k = 2;
-		p.top_n = 2;
-		p.vec_weight = RANK_VEC_WEIGHT_BUILTIN;
-		a = ask("cats cat dogs dog", &p, plain, N);
-		p.vec_weight = 1e-12;
-		c = ask("cats cat dogs dog", &p, scanned, N);
-		CU_ASSERT_EQUAL(a, 2);
-		CU_ASSERT_EQUAL(a, c);
-		for (size_t i = 0; i < a && i < c; i++) {
-			CU_ASSERT_EQUAL(plain[i].row, scanned[i].row);
-			CU_ASSERT_DOUBLE_EQUAL(plain[i].score, scanned[i].score, 1e-6);
-		}
+		p.mmr = false;
+		p.w = (struct rank_weights){ 0, 0, 0, RANK_VEC_WEIGHT_BUILTIN, 1 };
+		/* d0 and d1 each have "dog" once in 7 and 6 words: BM25 tells
+		 * them apart by length; the vector term must be able to swap
+		 * them, so compare against the snippet BM25 alone. */
+		CU_ASSERT_EQUAL_FATAL(ask(q, &p, h, N), 3);
+		float s2 = vec_score(p.metric, qv, vec_norm(qv, DIM), rindex_vectors(ix) + 2 * DIM,
+		                     rindex_norms(ix)[2], DIM);
+		float s3 = vec_score(p.metric, qv, vec_norm(qv, DIM), rindex_vectors(ix) + 3 * DIM,
+		                     rindex_norms(ix)[3], DIM);
+		bool two_first = h[0].row == 2;
+		CU_ASSERT_TRUE(h[0].row == 2 || h[0].row == 3);
+		p.w.vec = 100.0;                     /* the metric alone decides */
+		CU_ASSERT_EQUAL_FATAL(ask(q, &p, h, N), 3);
+		CU_ASSERT_EQUAL(h[0].row, vec_better(p.metric, s2, s3) ? 2 : 3);
+		(void)two_first;
 	}
 	close_corpus();
 }
@@ -253,6 +342,8 @@ int suite_rank(void)
 		{ "metadata filter and score_threshold", test_filter_and_threshold },
 		{ "hybrid finds the rare word", test_hybrid },
 		{ "the answer keeps the ranking's order", test_ranking_order },
+		{ "documents: the whole text and one snippet each first", test_documents },
+		{ "the vector term orders equal lexical evidence", test_vector_counts },
 		{ NULL, NULL },
 	};
 	return suite_add("rank", tests);

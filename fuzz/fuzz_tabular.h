@@ -35,6 +35,16 @@ static inline int fuzz_file(const uint8_t *data, size_t size, char *path, size_t
 	return fd;
 }
 
+/* The spreadsheet options from one byte: the sheet (one of four names),
+ * skip_rows 0 to 3, header_row 0 or 1. */
+static inline void fuzz_sheet_opts(struct tab_opts *o, uint8_t b, const char *const sheets[4])
+{
+	tab_opts_init(o);
+	strcpy(o->sheet_name, sheets[b & 3]);
+	o->skip_rows = (b >> 2) & 3;
+	o->header_row = (b >> 4) & 1;
+}
+
 struct fuzz_seen {
 	long long rows;
 	size_t ncols;

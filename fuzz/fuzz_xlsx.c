@@ -104,10 +104,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (size < 1)
 		return 0;
-	tab_opts_init(&o);
-	strcpy(o.sheet_name, sheets[data[0] & 3]);
-	o.skip_rows = (data[0] >> 2) & 3;
-	o.header_row = (data[0] >> 4) & 1;
+	fuzz_sheet_opts(&o, data[0], sheets);
 	parts = data[0] & 0x80;
 	data++;
 	size--;

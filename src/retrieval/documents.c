@@ -21,6 +21,7 @@
 #include "http/multipart.h"
 #include "http/request.h"
 #include "http/response.h"
+#include "retrieval/doctext.h"
 #include "retrieval/retrieval.h"
 #include "db/queue.h"
 #include "util/arena.h"
@@ -44,13 +45,18 @@ struct newdoc {
 struct sbuf {
 	char *p;
 	size_t n, cap;
-	bool oom;
+	size_t max;                       /* bytes it may hold; 0: no bound */
+	bool oom, over;
 };
 
 static void sb_put(struct sbuf *b, const char *s, size_t n)
 {
-	if (b->oom)
+	if (b->oom || b->over)
 		return;
+	if (b->max > 0 && n > b->max - b->n) {
+		b->over = true;
+		return;
+	}
 	if (b->n + n + 1 > b->cap) {
 		size_t nc = b->cap == 0 ? 4096 : b->cap;
 		char *np;
@@ -370,7 +376,7 @@ static void json_lines(struct json_object *v, struct sbuf *path, struct sbuf *b)
 	size_t mark = path->n;
 
 	switch (json_object_get_type(v)) {
-	case json_type_object:
+	case json_type_object: {
 		json_object_object_foreach(v, k, val) {
 			if (path->n > 0)
 				sb_put(path, ".", 1);
@@ -381,6 +387,7 @@ static void json_lines(struct json_object *v, struct sbuf *path, struct sbuf *b)
 				path->p[mark] = '\0';
 		}
 		return;
+	}
 	case json_type_array:
 		for (size_t i = 0; i < json_object_array_length(v); i++) {
 			json_lines(json_object_array_get_idx(v, i), path, b);
@@ -556,16 +563,15 @@ static int post_json(struct req *r, const struct rag_dataset *ds)
 
 /* --- uploads ------------------------------------------------------------------------------------ */
 
-enum ftype { F_TEXT, F_HTML, F_CSV, F_JSON };
-
 struct upload {
 	struct req *r;
 	struct newdoc docs[RAG_UPLOAD_FILES_MAX];
 	size_t n;
 	struct sbuf data;                 /* the current file */
 	char filename[FILENAME_MAX_BYTES + 1];
-	enum ftype type;
+	enum doc_type type;
 	bool in_file;
+	size_t text_total;                /* bytes of text kept so far */
 	char why[320];                    /* why a callback stopped */
 	int status;                       /* its HTTP status */
 };
@@ -577,12 +583,12 @@ static int upload_fail(struct upload *u, int status, const char *fmt, const char
 	return -1;
 }
 
-static int file_type(const char *name, enum ftype *t)
+int doc_type_of(const char *name, enum doc_type *t)
 {
-	static const struct { const char *ext; enum ftype t; } types[] = {
-		{ ".txt", F_TEXT }, { ".md", F_TEXT }, { ".markdown", F_TEXT },
-		{ ".html", F_HTML }, { ".htm", F_HTML }, { ".csv", F_CSV },
-		{ ".json", F_JSON },
+	static const struct { const char *ext; enum doc_type t; } types[] = {
+		{ ".txt", DOC_TEXT }, { ".md", DOC_TEXT }, { ".markdown", DOC_TEXT },
+		{ ".html", DOC_HTML }, { ".htm", DOC_HTML }, { ".csv", DOC_CSV },
+		{ ".json", DOC_JSON },
 	};
 	const char *dot = strrchr(name, '.');
 
@@ -611,7 +617,7 @@ static int on_part_begin(void *arg, const struct multipart_part *p)
 	    !str_utf8_valid(base, strlen(base)))
 		return upload_fail(u, 400, "File name '%.64s' must be 1 to 255 bytes of UTF-8",
 		                   base);
-	if (file_type(base, &u->type) != 0)
+	if (doc_type_of(base, &u->type) != 0)
 		return upload_fail(u, 400, "Unsupported file type '%.64s' (expected .txt, "
 		                   ".md, .html, .csv or .json)", base);
 	if (u->n == RAG_UPLOAD_FILES_MAX)
@@ -630,56 +636,88 @@ static int on_part_data(void *arg, const char *data, size_t len)
 	return u->data.oom ? upload_fail(u, 500, "out of memory%s", "") : 0;
 }
 
-static int on_part_end(void *arg)
+int doc_text(enum doc_type t, const char *src, size_t len, int json_depth,
+             size_t max, char **text, size_t *textlen, char *err, size_t errlen)
 {
-	struct upload *u = arg;
-	struct newdoc *d = &u->docs[u->n];
-	struct sbuf text = { 0 };
-	struct json_object *meta;
-	const char *src = u->data.p != NULL ? u->data.p : "";
-	size_t len = u->data.n;
-	char err[256];
+	struct sbuf b = { .max = max };
+	int rc = DOC_TEXT_OK;
 
-	u->in_file = false;
+	*text = NULL;
+	*textlen = 0;
 	/* a UTF-8 byte order mark says nothing */
 	if (len >= 3 && memcmp(src, "\xEF\xBB\xBF", 3) == 0) {
 		src += 3;
 		len -= 3;
 	}
 	if (!str_utf8_valid(src, len))
-		return upload_fail(u, 400, "File '%.64s' is not UTF-8 text", u->filename);
-	switch (u->type) {
-	case F_TEXT:
-		sb_put(&text, src, len);
+		return DOC_TEXT_NOT_UTF8;
+	switch (t) {
+	case DOC_TEXT:
+		sb_put(&b, src, len);
 		break;
-	case F_HTML:
-		html_to_text(src, len, &text);
+	case DOC_HTML:
+		html_to_text(src, len, &b);
 		break;
-	case F_CSV:
-		csv_to_text(src, len, &text);
+	case DOC_CSV:
+		csv_to_text(src, len, &b);
 		break;
-	case F_JSON:
-		if (json_to_text(src, len, u->r->cfg->json_max_depth, &text, err,
-		                 sizeof err) != 0) {
-			sb_free(&text);
-			snprintf(u->why, sizeof u->why, "File '%.64s' is not valid JSON: %.200s",
-			         u->filename, err);
-			u->status = 400;
-			return -1;
-		}
+	case DOC_JSON:
+		if (json_to_text(src, len, json_depth, &b, err, errlen) != 0)
+			rc = DOC_TEXT_BAD_JSON;
 		break;
 	}
-	if (text.oom) {
-		sb_free(&text);
+	/* JSON paths and CSV column names repeat on every value: a small
+	 * file can make a lot of text, so the bound applies to the text. */
+	if (rc == DOC_TEXT_OK && b.oom)
+		rc = DOC_TEXT_NO_MEMORY;
+	else if (rc == DOC_TEXT_OK && b.over)
+		rc = DOC_TEXT_TOO_LARGE;
+	else if (rc == DOC_TEXT_OK && (b.p == NULL || blank(b.p, b.n)))
+		rc = DOC_TEXT_EMPTY;
+	if (rc != DOC_TEXT_OK) {
+		sb_free(&b);
+		return rc;
+	}
+	*text = b.p;
+	*textlen = b.n;
+	return DOC_TEXT_OK;
+}
+
+static int on_part_end(void *arg)
+{
+	struct upload *u = arg;
+	struct newdoc *d = &u->docs[u->n];
+	struct json_object *meta;
+	char err[256], *text;
+	size_t len;
+
+	u->in_file = false;
+	switch (doc_text(u->type, u->data.p != NULL ? u->data.p : "", u->data.n,
+	                 u->r->cfg->json_max_depth, RAG_UPLOAD_TEXT_MAX - u->text_total,
+	                 &text, &len, err, sizeof err)) {
+	case DOC_TEXT_OK:
+		break;
+	case DOC_TEXT_NOT_UTF8:
+		return upload_fail(u, 400, "File '%.64s' is not UTF-8 text", u->filename);
+	case DOC_TEXT_BAD_JSON:
+		snprintf(u->why, sizeof u->why, "File '%.64s' is not valid JSON: %.200s",
+		         u->filename, err);
+		u->status = 400;
+		return -1;
+	case DOC_TEXT_EMPTY:
+		return upload_fail(u, 400, "File '%.64s' holds no text", u->filename);
+	case DOC_TEXT_TOO_LARGE:
+		snprintf(u->why, sizeof u->why, "The text of the upload is larger than "
+		         "%ld bytes (at file '%.64s')", RAG_UPLOAD_TEXT_MAX, u->filename);
+		u->status = 413;
+		return -1;
+	default:
 		return upload_fail(u, 500, "out of memory%s", "");
 	}
-	if (text.p == NULL || blank(text.p, text.n)) {
-		sb_free(&text);
-		return upload_fail(u, 400, "File '%.64s' holds no text", u->filename);
-	}
-	d->text = arena_strndup(u->r->arena, text.p, text.n);
-	d->len = text.n;
-	sb_free(&text);
+	d->text = arena_strndup(u->r->arena, text, len);
+	d->len = len;
+	u->text_total += len;
+	free(text);
 	meta = json_object_new_object();
 	json_object_object_add(meta, "source", json_object_new_string(u->filename));
 	d->metadata = arena_strdup(u->r->arena,

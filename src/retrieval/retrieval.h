@@ -66,6 +66,7 @@ int rag_id_parse(const char *in, char out[RAG_ID_LEN + 1]);
 #define RAG_DOCS_PER_REQUEST 1000
 #define RAG_METADATA_MAX 16384              /* bytes of one document's metadata JSON */
 #define RAG_UPLOAD_MAX (64L * 1024 * 1024)  /* bytes of one multipart request */
+#define RAG_UPLOAD_TEXT_MAX (256L * 1024 * 1024) /* bytes of text made from one upload */
 #define RAG_UPLOAD_FILES_MAX 100
 #define RAG_QUESTION_MAX 1000               /* characters */
 #define RAG_QUESTION_FALLBACK_S 5           /* queue row's head start for the worker */

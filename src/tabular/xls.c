@@ -11,7 +11,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <stdint.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <freexl.h>
 
@@ -58,6 +61,108 @@ static const char *freexl_reason(int rc)
 	}
 }
 
+/* --- the compound file's directory, checked before FreeXL reads it ------ */
+
+/* FreeXL 1.0.6 converts a directory entry's name with the length the entry
+ * states (up to 65535 bytes) from a 64-byte field, reading past it; a
+ * crafted file could crash the reader.  So every entry of the directory
+ * chain is checked first, the way the compound file format (MS-CFB) lays
+ * it out; anything else wrong with the file is left for FreeXL to refuse. */
+#define CFB_ENTRY 128
+#define CFB_NAME_MAX 64                /* bytes of UTF-16 with the NUL */
+#define CFB_HEADER_DIFAT 109
+#define CFB_END 0xFFFFFFFEu
+
+static uint32_t le32(const unsigned char *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+	       (uint32_t)p[3] << 24;
+}
+
+struct cfb {
+	int fd;
+	size_t ssz;                        /* sector size */
+	off_t nsect;                       /* sectors in the file */
+	unsigned char hdr[512];
+};
+
+/* Sector sid into buf (ssz bytes); -1 when it is not in the file. */
+static int cfb_sector(const struct cfb *c, uint32_t sid, unsigned char *buf)
+{
+	if ((off_t)sid >= c->nsect)
+		return -1;
+	return pread(c->fd, buf, c->ssz, ((off_t)sid + 1) * (off_t)c->ssz) ==
+	       (ssize_t)c->ssz ? 0 : -1;
+}
+
+/* The allocation table's entry for sid (the next sector of its chain). */
+static int cfb_next(const struct cfb *c, uint32_t sid, unsigned char *buf, uint32_t *next)
+{
+	uint32_t per = (uint32_t)(c->ssz / 4), k = sid / per, fat;
+
+	if (k < CFB_HEADER_DIFAT) {
+		fat = le32(c->hdr + 0x4C + 4 * k);
+	} else {
+		/* the DIFAT sectors: per - 1 entries and the next one's id */
+		uint32_t d = le32(c->hdr + 0x44);
+
+		k -= CFB_HEADER_DIFAT;
+		for (off_t hops = 0; k >= per - 1; k -= per - 1) {
+			if (cfb_sector(c, d, buf) != 0 || ++hops > c->nsect)
+				return -1;
+			d = le32(buf + c->ssz - 4);
+		}
+		if (cfb_sector(c, d, buf) != 0)
+			return -1;
+		fat = le32(buf + 4 * k);
+	}
+	if (cfb_sector(c, fat, buf) != 0)
+		return -1;
+	*next = le32(buf + 4 * (sid % per));
+	return 0;
+}
+
+/* 0, or -1 when a directory entry states a name longer than its field. */
+static int cfb_names_ok(const char *path)
+{
+	static const unsigned char magic[8] = { 0xD0, 0xCF, 0x11, 0xE0, 0xA1, 0xB1, 0x1A, 0xE1 };
+	struct cfb c = { .fd = -1 };
+	unsigned char *buf = NULL;
+	struct stat st;
+	uint32_t sid;
+	unsigned shift;
+	int rc = 0;
+
+	if ((c.fd = open(path, O_RDONLY | O_CLOEXEC)) < 0 || fstat(c.fd, &st) != 0 ||
+	    pread(c.fd, c.hdr, sizeof c.hdr, 0) != (ssize_t)sizeof c.hdr ||
+	    memcmp(c.hdr, magic, sizeof magic) != 0)
+		goto out;                  /* FreeXL says what is wrong */
+	shift = (unsigned)c.hdr[0x1E] | (unsigned)c.hdr[0x1F] << 8;
+	if (shift != 9 && shift != 12)
+		goto out;
+	c.ssz = (size_t)1 << shift;
+	c.nsect = st.st_size / (off_t)c.ssz;
+	if ((buf = malloc(c.ssz)) == NULL)
+		goto out;
+	sid = le32(c.hdr + 0x30);
+	for (off_t n = 0; sid != CFB_END && n <= c.nsect; n++) {
+		if (cfb_sector(&c, sid, buf) != 0)
+			break;
+		for (size_t e = 0; e < c.ssz; e += CFB_ENTRY)
+			if (((unsigned)buf[e + 0x40] | (unsigned)buf[e + 0x41] << 8) > CFB_NAME_MAX) {
+				rc = -1;
+				goto out;
+			}
+		if (cfb_next(&c, sid, buf, &sid) != 0)
+			break;
+	}
+out:
+	free(buf);
+	if (c.fd >= 0)
+		close(c.fd);
+	return rc;
+}
+
 int xls_read(const char *path, const struct tab_opts *o, const struct tab_sink *sink,
              struct tab_stats *stats, char *err, size_t errlen)
 {
@@ -84,6 +189,11 @@ int xls_read(const char *path, const struct tab_opts *o, const struct tab_sink *
 	if (st.st_size == 0) {
 		str_errf(err, errlen, "empty file");
 		return TAB_ERR_FORMAT;
+	}
+	if (cfb_names_ok(path) != 0) {
+		str_errf(err, errlen, "not a valid XLS file: %s",
+		         "damaged compound file (a directory name too long)");
+		goto out;
 	}
 	rc = freexl_open(path, &h);
 	if (rc != FREEXL_OK) {

@@ -17,6 +17,7 @@ int suite_aead(void);
 int suite_cron(void);
 int suite_sync_mode(void);
 int suite_multipart(void);
+int suite_doctext(void);
 int suite_vec(void);
 int suite_embed(void);
 int suite_chunk(void);

@@ -3,9 +3,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "suites.h"
 #include "binary_fixtures.h"
+#include "tabular_test.h"
 #include "tabular/formats.h"
 
 static int read_xls(const char *path, const struct tab_opts *o, struct got *g,
@@ -134,6 +136,52 @@ static void test_malformed(void)
 	expect_fail(FIXTURE("no-such-file.xls"), TAB_ERR_IO, "cannot open");
 }
 
+/* types.xls with the stated name length of its first directory entry (the
+ * root, whose name the reader never uses) set to n. */
+static int write_name_len(char *path, size_t cap, unsigned n)
+{
+	unsigned char *b = NULL;
+	size_t len = 0, dir;
+	FILE *f = fopen(FIXTURE("types.xls"), "rb");
+	int rc = -1;
+
+	if (f == NULL)
+		return -1;
+	b = malloc(1 << 16);
+	if (b != NULL && (len = fread(b, 1, 1 << 16, f)) > 512) {
+		dir = ((size_t)(b[0x30] | b[0x31] << 8 | b[0x32] << 16) + 1) * 512;
+		if (dir + 0x42 <= len) {
+			b[dir + 0x40] = (unsigned char)(n & 0xFF);
+			b[dir + 0x41] = (unsigned char)(n >> 8);
+			rc = tt_write(path, cap, ".xls", b, len);
+		}
+	}
+	free(b);
+	fclose(f);
+	return rc;
+}
+
+/* FreeXL 1.0.6 reads a directory name by its stated length, past its
+ * 64-byte field: such a file is refused before FreeXL sees it. */
+static void test_directory_name(void)
+{
+	struct tab_opts o = got_opts(NULL);
+	struct tab_stats st;
+	struct got g = { 0 };
+	char path[512], err[256] = "";
+
+	CU_ASSERT_EQUAL_FATAL(write_name_len(path, sizeof path, 64), 0);
+	CU_ASSERT_EQUAL(read_xls(path, &o, &g, &st, err, sizeof err), 0);
+	CU_ASSERT(g.nrows > 0);
+	unlink(path);
+	CU_ASSERT_EQUAL_FATAL(write_name_len(path, sizeof path, 65), 0);
+	expect_fail(path, TAB_ERR_FORMAT, "a directory name too long");
+	unlink(path);
+	CU_ASSERT_EQUAL_FATAL(write_name_len(path, sizeof path, 14592), 0);
+	expect_fail(path, TAB_ERR_FORMAT, "a directory name too long");
+	unlink(path);
+}
+
 static void test_infer(void)
 {
 	static const struct want_col items[] = {
@@ -181,6 +229,7 @@ int suite_tabular_xls(void)
 		{ "sheets by name, any case; an unknown name", test_sheets },
 		{ "skip_rows, header_row; the sink stops or aborts", test_skip_and_stop },
 		{ "truncated, empty and foreign files", test_malformed },
+		{ "a directory name longer than its field", test_directory_name },
 		{ "inferred schemas of the fixtures", test_infer },
 		{ "the header found below a title", test_header_rule },
 		{ NULL, NULL },

@@ -3,7 +3,8 @@
  * The body's options (all optional) are checked for type and value (400),
  * then against the file's format (422), then the schema is inferred again
  * with them.  Where that runs: in the request when the file is at most
- * refresh_inline_max_bytes (Parquet always: only its footer is read), so
+ * refresh_inline_max_bytes (Parquet always: only its footer is read; XLS
+ * never: libfreexl is kept out of serve workers), so
  * the worker is held for a short, bounded time; a larger file goes to
  * `sluice work` as a storage_infer item and the worker answers at once with
  * a redirect to the waiter (http/wait.h), which answers the client when the
@@ -426,7 +427,11 @@ int storage_refresh_put(struct req *r)
 	}
 	storage_opts_from_json(json_object_to_json_string_ext(opts, JSON_C_TO_STRING_PLAIN),
 	                       &to);
-	if (f == TAB_PARQUET || ds.size_bytes <= r->cfg->refresh_inline_max_bytes)
+	/* XLS never in a serve worker: libfreexl can read past its buffers on
+	 * a crafted file (docs/operations.md, "Fuzzing"), and a worker's heap
+	 * holds other requests' secrets; a work child holds only this item. */
+	if (f == TAB_PARQUET || (f != TAB_XLS &&
+	    ds.size_bytes <= r->cfg->refresh_inline_max_bytes))
 		return refresh_inline(r, &ds, opts, &to);
 	return refresh_by_worker(r, &ds, opts);
 }

@@ -195,8 +195,12 @@ is(mysql("SELECT CONCAT_WS('|', parsing_options, refreshed_at, MD5(schema_json))
 		    'no sheet named "nope"; sheets: Data, Second, With title, Empty', 'XLSX: a sheet that is not there');
 	is_deeply(sx(GET => "/storage-explorer/datasets/$b{'types.xlsx'}", $tok)->{json}{parsing_options},
 		  { sheet_name => 'With title', skip_rows => 1 }, 'the refused sheet changed nothing');
+	my $xls_items = sub { mysql("SELECT COUNT(*) FROM work_queue WHERE kind = 'storage_infer' "
+				    . "AND ref_id = '$b{'types.xls'}'") };
+	my $before_xls = $xls_items->();
 	$r = refresh($b{'types.xls'}, { sheet_name => 'Other' });
 	json_response_is($r, 200, undef, 'XLS: sheet_name Other');
+	is($xls_items->(), $before_xls + 1, 'XLS, however small, is read by sluice work, not in the worker');
 	is($cols->($r->{json}), 'k:VARCHAR v:INTEGER', 'its columns');
 	is($r->{json}{schema}{row_count}, 2, 'its rows');
 	$r = refresh($b{'types.parquet'}, {});

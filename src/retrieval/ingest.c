@@ -27,6 +27,7 @@
 #include "db/queue.h"
 #include "util/config.h"
 #include "util/log.h"
+#include "util/test_hooks.h"
 #include "util/timeutil.h"
 #include "util/uuid.h"
 
@@ -243,14 +244,6 @@ out:
 }
 
 /* --- ingestion ----------------------------------------------------------------------- */
-
-static void sleep_ms(int ms)
-{
-	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
-
-	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-		;
-}
 
 /* Words, for token_count. */
 static int count_words(const char *s, size_t n)
@@ -493,8 +486,7 @@ static int ingest(struct work_ctx *w, const char *dataset_id, char *err, size_t 
 			return -1;
 		}
 		while ((f = next_document(w->db, dataset_id, &d)) == 1) {
-			if (w->cfg->testing_routes && w->cfg->rag_test_ingest_delay_ms > 0)
-				sleep_ms(w->cfg->rag_test_ingest_delay_ms);
+			TEST_HOOK_PAUSE(w->cfg, rag_test_ingest_delay_ms);
 			f = ingest_document(w, dataset_id, embedder, dim, d.id, d.text,
 			                    d.len, d.meta, err, errlen);
 			free(d.text);

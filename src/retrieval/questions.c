@@ -41,6 +41,7 @@
 #include "util/config.h"
 #include "util/log.h"
 #include "util/str.h"
+#include "util/test_hooks.h"
 #include "util/timeutil.h"
 #include "util/uuid.h"
 
@@ -499,13 +500,7 @@ static void answer_after_response(void *arg)
 	char err[256] = "";
 	double t0 = time_mono_ms();
 
-	if (a->cfg->testing_routes && a->cfg->rag_test_question_delay_ms > 0) {
-		int ms = a->cfg->rag_test_question_delay_ms;
-		struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
-
-		while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-			;
-	}
+	TEST_HOOK_PAUSE(a->cfg, rag_test_question_delay_ms);
 	if (db_ensure(a->db) != DB_OK ||
 	    rag_question_answer(a->db, a->cfg, a->question_id, true, err, sizeof err) < 0) {
 		/* The queue row is still there: sluice work answers it, now. */

@@ -36,6 +36,7 @@
 #include "util/config.h"
 #include "util/log.h"
 #include "util/proc.h"
+#include "util/test_hooks.h"
 
 #ifdef RUNNER_SANITIZED
 /* AddressSanitizer's default of dying on a failed allocation would hide
@@ -181,30 +182,6 @@ static int source_load(struct db *db, struct config *cfg, const char *conn_id,
 	return 0;
 }
 
-/* Test stack only: allocate and touch mb megabytes in 1 MB steps, as a
- * memory-hungry connector would.  0, or -1 when an allocation failed. */
-static int test_alloc(int mb, int *got)
-{
-	void **chunks = calloc((size_t)mb, sizeof *chunks);
-	int rc = 0;
-
-	*got = 0;
-	if (chunks == NULL)
-		return -1;
-	for (int i = 0; i < mb; i++) {
-		if ((chunks[i] = malloc(1024 * 1024)) == NULL) {
-			rc = -1;
-			break;
-		}
-		memset(chunks[i], 0x5a, 1024 * 1024);
-		*got = i + 1;
-	}
-	for (int i = 0; i < *got; i++)
-		free(chunks[i]);
-	free(chunks);
-	return rc;
-}
-
 static void child_exit(int fd, struct task_result *res) __attribute__((noreturn));
 static void child_exit(int fd, struct task_result *res)
 {
@@ -309,23 +286,20 @@ void child_task_main(const struct config *cfg_in, const struct task_ref *t, int 
 		run_log_redact(log, job.source.password);
 	}
 
-	if (cfg.testing_routes && cfg.runner_test_task_alloc_mb > 0) {
+#ifdef SLUICE_TEST_HOOKS
+	/* Memory a hungry connector would take, so a test sees the limit. */
+	if (cfg.runner_test_task_alloc_mb > 0) {
 		int got;
 
-		if (test_alloc(cfg.runner_test_task_alloc_mb, &got) != 0) {
+		if (test_hook_alloc(cfg.runner_test_task_alloc_mb, &got) != 0) {
 			res.memory_exceeded = 1;
 			snprintf(res.error, sizeof res.error, "out of memory after "
 			         "allocating %d MB", got);
 			goto out;
 		}
 	}
-	if (cfg.testing_routes && cfg.runner_test_task_delay_ms > 0) {
-		struct timespec ts = { cfg.runner_test_task_delay_ms / 1000,
-		    (long)(cfg.runner_test_task_delay_ms % 1000) * 1000000L };
-
-		while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-			;
-	}
+#endif
+	TEST_HOOK_PAUSE(&cfg, runner_test_task_delay_ms);
 
 	if (connector_driver_check(&job, res.error, sizeof res.error) != 0)
 		goto out;

@@ -16,6 +16,9 @@ static const struct route service_routes[] = {
 	ROUTES_END
 };
 
+#ifdef SLUICE_TEST_HOOKS
+/* Probes for the API tests (testing.c): test builds only, and there only
+ * with testing_routes = on. */
 static const struct route testing_routes[] = {
 	{ "GET",  "/_test/pid",    testing_pid,    ROUTE_AUTH_NONE,  NULL },
 	{ "GET",  "/_test/sleep",  testing_sleep,  ROUTE_AUTH_NONE,  NULL },
@@ -24,6 +27,7 @@ static const struct route testing_routes[] = {
 	{ "GET",  "/_test/basic",  testing_basic,  ROUTE_AUTH_BASIC, NULL },
 	ROUTES_END
 };
+#endif
 
 static const struct route *const area_tables[] = {
 	service_routes,
@@ -59,8 +63,12 @@ const struct route *routes_table(const struct config *cfg, size_t *n)
 
 	for (size_t i = 0; i < NELEM(area_tables); i++)
 		append(&k, area_tables[i]);
+#ifdef SLUICE_TEST_HOOKS
 	if (cfg->testing_routes)
 		append(&k, testing_routes);
+#else
+	(void)cfg;
+#endif
 	*n = k;
 	return table;
 }

@@ -1,8 +1,9 @@
-/* testing.c - probes for the API tests, routed only with testing_routes = on.
+/* testing.c - probes for the API tests: compiled only with
+ * --enable-test-hooks, and routed there only with testing_routes = on.
  *
  * They let a test see the worker pool from outside: which worker answered,
  * a request that stays in flight while a signal arrives, and the identity
- * each authentication path produced.  Never enable them in production. */
+ * each authentication path produced.  A production build has none. */
 #include <errno.h>
 #include <time.h>
 #include <unistd.h>

@@ -63,7 +63,9 @@ static const struct key keys[] = {
 	NUM(max_requests, 0, MAX_REQUESTS_MAX),
 	NUM(shutdown_timeout, 1, 3600),
 	STR(pid_file, false),
+#ifdef SLUICE_TEST_HOOKS
 	BOOL(testing_routes),
+#endif
 
 	STR(db_host, false),
 	NUM(db_port, 1, 65535),
@@ -127,8 +129,10 @@ static const struct key keys[] = {
 	NUM(runner_retry_base_s, 1, 3600),
 	NUM(runner_run_timeout_s, 5, 604800),
 	NUM(runner_sweep_interval_s, 10, 86400),
+#ifdef SLUICE_TEST_HOOKS
 	NUM(runner_test_task_delay_ms, 0, 600000),
 	NUM(runner_test_task_alloc_mb, 0, 1048576),
+#endif
 
 	{ "embedding_provider", K_PROVIDER, offsetof(struct config, embedding_provider),
 	  MEMBER_SIZE(embedding_provider), 0, 0, false },
@@ -146,8 +150,10 @@ static const struct key keys[] = {
 	NUM(question_wait_max_s, 0, 300),
 	NUM(question_inline_max_snippets, 0, 10000000),
 	NUM(question_inline_budget_ms, 0, 10000),
+#ifdef SLUICE_TEST_HOOKS
 	NUM(rag_test_question_delay_ms, 0, 60000),
 	NUM(rag_test_ingest_delay_ms, 0, 60000),
+#endif
 
 	STR(singer_taps_dir, true),
 	NUM(singer_line_max_bytes, 1024, 1073741824),
@@ -178,7 +184,9 @@ void config_defaults(struct config *c)
 	c->max_requests = 0;
 	c->shutdown_timeout = 30;
 	c->pid_file[0] = '\0';
+#ifdef SLUICE_TEST_HOOKS
 	c->testing_routes = false;
+#endif
 
 	strcpy(c->db_host, "localhost");
 	c->db_port = 3306;
@@ -241,8 +249,10 @@ void config_defaults(struct config *c)
 	c->runner_retry_base_s = 30;
 	c->runner_run_timeout_s = 21600;
 	c->runner_sweep_interval_s = 600;
+#ifdef SLUICE_TEST_HOOKS
 	c->runner_test_task_delay_ms = 0;
 	c->runner_test_task_alloc_mb = 0;
+#endif
 
 	strcpy(c->embedding_provider, "builtin");
 	c->embedding_dimensions = 384;
@@ -258,8 +268,10 @@ void config_defaults(struct config *c)
 	c->question_wait_max_s = 30;
 	c->question_inline_max_snippets = 200000;
 	c->question_inline_budget_ms = 50;
+#ifdef SLUICE_TEST_HOOKS
 	c->rag_test_question_delay_ms = 0;
 	c->rag_test_ingest_delay_ms = 0;
+#endif
 
 	strcpy(c->singer_taps_dir, SLUICE_PKGDATADIR "/taps");
 	c->singer_line_max_bytes = 16777216;

@@ -24,7 +24,9 @@ struct config {
 	long max_requests;                    /* recycle a worker after N; 0 = never */
 	int shutdown_timeout;                 /* seconds before SIGKILL on stop */
 	char pid_file[CONFIG_PATH_MAX];       /* "" = none */
-	bool testing_routes;                  /* /_test/... routes, test stack only */
+#ifdef SLUICE_TEST_HOOKS
+	bool testing_routes;                  /* /_test/... routes (test builds) */
+#endif
 
 	/* database */
 	char db_host[CONFIG_STR_MAX];
@@ -101,10 +103,12 @@ struct config {
 	int runner_retry_base_s;              /* first retry delay; doubles each time */
 	int runner_run_timeout_s;             /* a run's time limit, unless its pipeline's */
 	int runner_sweep_interval_s;          /* orphaned staging tables swept this often */
-	/* Test stack only, honoured with testing_routes = on: a pause before
-	 * each task's connector, and memory a task allocates first (MB). */
+#ifdef SLUICE_TEST_HOOKS
+	/* Test builds only (util/test_hooks.h): a pause before each task's
+	 * connector, and memory a task allocates first (MB). */
 	int runner_test_task_delay_ms;
 	int runner_test_task_alloc_mb;
+#endif
 
 	/* retrieval */
 	char embedding_provider[16];          /* "builtin" or "openai" */
@@ -121,11 +125,13 @@ struct config {
 	int question_wait_max_s;              /* largest ?wait= of GET question */
 	int question_inline_max_snippets;     /* a worker ranks an index up to this */
 	int question_inline_budget_ms;        /* ... whose last ranking took this at most */
-	/* Test stack only, honoured with testing_routes = on: a pause before a
-	 * worker answers a question / before each ingested document, so a test
-	 * can kill the process doing it. */
+#ifdef SLUICE_TEST_HOOKS
+	/* Test builds only (util/test_hooks.h): a pause before a worker
+	 * answers a question / before each ingested document, so a test can
+	 * kill the process doing it. */
 	int rag_test_question_delay_ms;
 	int rag_test_ingest_delay_ms;
+#endif
 
 	/* runner: singer and file_storage connectors */
 	char singer_taps_dir[CONFIG_PATH_MAX];  /* where input.plugin taps live */

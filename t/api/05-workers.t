@@ -6,7 +6,7 @@ use strict;
 use warnings;
 
 use Test::More;
-use Time::HiRes qw(time sleep);
+use Time::HiRes qw(time);
 
 use SluiceTest;
 
@@ -43,7 +43,7 @@ pids_from_workers_ok('before the kill');
 # --- kill -9 under load -----------------------------------------------------
 
 my $stream = start_requests(clients => 4, duration => 3, path => '/health');
-sleep 1;    # let the stream get going; not an assertion
+ok($stream->wait_answered(8, 10, 0), 'the stream is being answered');
 my $victim = $workers[0];
 my $t_kill = time;
 ok(kill('KILL', $victim), "kill -9 worker $victim");

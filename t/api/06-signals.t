@@ -82,11 +82,11 @@ my $slow = start_requests(clients => 1, requests => 1,
 			  path => '/_test/sleep?ms=3000', opts => { timeout => 60 });
 my $t_sent = time;
 # The request must be inside a worker before TERM, or nginx would find the
-# socket closed.  A worker sleeping in the handler shows in its wait
-# channel; without that, ~1.5 s of the 3 s sleep is plenty.
-my $busy = wait_until(1.5, sub { busy_worker($master) }, 0.05);
-diag 'no worker seen sleeping; sending TERM anyway' unless $busy;
-sleep 0.5 - (time - $t_sent) if time - $t_sent < 0.5;
+# socket closed: a worker sleeping in the handler shows in its wait channel.
+# Seen within 50 ms of getting there, it leaves TERM most of the 3 s.
+ok(wait_until(10, sub { busy_worker($master) }, 0.05),
+   'precondition: a worker is sleeping in the request before TERM')
+	or diag sprintf('none seen %.1f s after the request was sent', time - $t_sent);
 
 my $t_term = time;
 ok(kill('TERM', $master), "TERM master $master");
@@ -122,9 +122,9 @@ my @streams = (
 	start_requests(clients => 2, path => '/health'),
 	start_requests(clients => 2, path => '/_test/sleep?ms=200'),
 );
-sleep 0.5;    # let the streams get going; not an assertion
+ok(!grep({ !$_->wait_answered(2, 10, 0) } @streams), 'the streams are being answered');
 my @three = reload($master, conf_with($orig, workers => 3), 3, 'workers = 3');
-sleep 0.5;    # and run on the new workers for a moment
+ok(!grep({ !$_->wait_answered(2, 10) } @streams), 'and go on being answered by the new workers');
 my @res = map { $_->stop } @streams;
 cmp_ok(scalar @res, '>', 10, 'requests ran during the reload');
 all_200(\@res, 'during the reload (none 502)');

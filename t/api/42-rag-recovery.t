@@ -11,21 +11,12 @@ use warnings;
 
 use JSON::PP ();
 use Test::More;
-use Time::HiRes qw(time sleep);
+use Time::HiRes qw(time);
 
 use SluiceTest;
 use RagFixture;
 
 my $orig = conf_read();
-
-sub reload_serve {
-	my ($text) = @_;
-	conf_write($text);
-	my $m = master_pid();
-	my @old = worker_pids($m);
-	kill 'HUP', $m or die "HUP $m: $!";
-	wait_workers($m, scalar @old, 30, \@old) or die "no new workers after HUP\n";
-}
 
 sub restart_work {
 	for my $cmd (qw(work-stop work-start)) {
@@ -70,8 +61,7 @@ ok($busy, 'a worker is busy with the question after its answer');
 is(rag(GET => "/dataset/$id/question/$qid")->{json}{status}, 'processing',
    'meanwhile the question is processing');
 ok(kill('KILL', $busy), "kill -9 worker $busy");
-wait_until(5, sub { !proc_alive($busy) });
-sleep 0.5;
+ok(wait_until(5, sub { !proc_alive($busy) }), 'the killed worker is gone');
 is(mysql("SELECT status FROM rag_questions WHERE id = '$qid'"), 'processing',
    'the killed worker did not answer it');
 

@@ -13,7 +13,7 @@ use warnings;
 use File::Temp qw(tempdir);
 use List::Util qw(max sum);
 use Test::More;
-use Time::HiRes qw(time sleep);
+use Time::HiRes qw(time);
 
 use EmbedStub;
 use SluiceTest;
@@ -35,12 +35,7 @@ my $stub = EmbedStub->start(dim => $DIM);
 # Serve (HUP: new workers read the config) and work (restarted) both embed.
 sub load_config {
 	my ($text) = @_;
-	my $m = master_pid();
-	my @old = worker_pids($m);
-	conf_write($text);
-	kill 'HUP', $m or die "HUP $m: $!";
-	my @new = wait_workers($m, scalar @old, 30, \@old)
-		or die "no new workers after HUP\n";
+	reload_serve($text);
 	for my $cmd (qw(work-stop work-start)) {
 		my $r = dev($cmd);
 		die "scripts/dev $cmd: $r->{out}$r->{err}\n" if $r->{exit};

@@ -213,9 +213,7 @@ is(mysql("SELECT CONCAT_WS('|', parsing_options, refreshed_at, MD5(schema_json))
 
 {
 	my $orig = conf_read();
-	conf_write(conf_with($orig, refresh_inline_max_bytes => 10));
-	kill 'HUP', master_pid();
-	sleep 2;
+	reload_serve(conf_with($orig, refresh_inline_max_bytes => 10));
 	my $n = mysql("SELECT COUNT(*) FROM work_queue WHERE ref_id = '$id{'report.csv'}'");
 	$res = refresh($id{'report.csv'}, { skip_rows => 1, delimiter => ';' });
 	json_response_is($res, 200, undef, 'a file over refresh_inline_max_bytes: 200 after sluice work');
@@ -230,9 +228,7 @@ is(mysql("SELECT CONCAT_WS('|', parsing_options, refreshed_at, MD5(schema_json))
 		    qr/^The file could not be read with these options: invalid UTF-8/,
 		    'a file unreadable with the options in sluice work: 422');
 
-	conf_write(conf_with($orig, refresh_inline_max_bytes => 10, refresh_wait_s => 1));
-	kill 'HUP', master_pid();
-	sleep 2;
+	reload_serve(conf_with($orig, refresh_inline_max_bytes => 10, refresh_wait_s => 1));
 	my $r = dev('work-stop');
 	is($r->{exit}, 0, 'sluice work stopped') or diag $r->{err};
 	$res = refresh($id{'report.csv'}, { skip_rows => 1, header_row => 0, delimiter => ';' });
@@ -246,9 +242,7 @@ is(mysql("SELECT CONCAT_WS('|', parsing_options, refreshed_at, MD5(schema_json))
 	ok(wait_until(30, sub {
 		my $d = sx(GET => "/storage-explorer/datasets/$id{'report.csv'}", $tok)->{json};
 		($d->{parsing_options}{header_row} // -1) == 0 }), 'the dataset gets the new options later');
-	conf_write($orig);
-	kill 'HUP', master_pid();
-	sleep 2;
+	reload_serve($orig);
 }
 
 done_testing;

@@ -11,7 +11,7 @@ use strict;
 use warnings;
 
 use Test::More;
-use Time::HiRes qw(time sleep);
+use Time::HiRes qw(time);
 
 use SluiceTest;
 use RunnerFixture;
@@ -105,10 +105,17 @@ ok((grep { /^ERROR - the work process running this run \(elsewhere\.example:4242
 	log_messages($stale)), 'with its ERROR line');
 # A live heartbeat is left alone.
 my $live = execute_run($q->{pipeline_id});
+my $probe = execute_run(make_pipeline(name => 'recover-stale-probe')->{pipeline_id});
 wait_run($live, 60);
+wait_run($probe, 60);
 mysql("UPDATE pipeline_runs SET status = 'RUNNING', finished_at = NULL, "
       . "claimed_by = 'elsewhere.example:4243', heartbeat_at = UTC_TIMESTAMP(3) WHERE id = " . sq($live));
-sleep 4;
+# Set-up, after it: a stale run of another pipeline.  One recovery pass
+# reads every RUNNING run, so the pass that fails this one saw the live one.
+mysql("UPDATE pipeline_runs SET status = 'RUNNING', finished_at = NULL, "
+      . "claimed_by = 'elsewhere.example:4244', heartbeat_at = UTC_TIMESTAMP(3) - INTERVAL 10 MINUTE "
+      . 'WHERE id = ' . sq($probe));
+is((wait_run($probe, 20) // {})->{status}, 'FAILED', 'a recovery pass ran after the set-up');
 is(run_row($live)->{status}, 'RUNNING', 'a RUNNING run with a fresh heartbeat is left alone');
 mysql("UPDATE pipeline_runs SET status = 'SUCCESS', finished_at = UTC_TIMESTAMP(3) WHERE id = "
       . sq($live));                                                    # set-up: clean up

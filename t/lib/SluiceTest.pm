@@ -35,7 +35,7 @@ our @EXPORT = qw(
 	wait_until
 	serve_log_offset serve_log_since
 	start_requests parallel_requests
-	conf_read conf_write conf_with
+	conf_read conf_write conf_with reload_serve
 	json_encode json_decode
 	wh_schema
 );
@@ -563,7 +563,8 @@ sub serve_log_since {
 # Forks N children that each fire requests one after another; ->finish (or
 # ->stop) collects {client, start, end, status, content, json} records,
 # sorted by start time.  Each child keeps its results and writes them to its
-# pipe at the end, so a full pipe can never stall a request.
+# pipe at the end, so a full pipe can never stall a request; meanwhile
+# ->answered counts the answers so far, and ->wait_answered waits for more.
 sub start_requests {
 	my (%o) = @_;
 	my $clients = $o{clients} // 1;
@@ -580,6 +581,7 @@ sub start_requests {
 		if (!$pid) {
 			close $r;
 			my @res;
+			open my $done, '>>', "$dir/answered.$c" or POSIX::_exit(126);
 			eval {
 				my $n = 0;
 				while (!defined $o{requests} || $n < $o{requests}) {
@@ -591,6 +593,7 @@ sub start_requests {
 						     ct => header($res, 'content-type'),
 						     content => substr($res->{content}, 0, 65536) };
 					$n++;
+					syswrite $done, '.';
 					sleep $o{pause} if $o{pause};
 				}
 				1;
@@ -620,6 +623,22 @@ sub stop {
 		close $fh;
 	}
 	return $self->finish;
+}
+
+# Answers received so far by all clients (each child adds a byte per answer).
+sub answered {
+	my ($self) = @_;
+	my $n = 0;
+	$n += -s $_ // 0 for glob "$self->{dir}/answered.*";
+	return $n;
+}
+
+# Wait until $n more answers than now (or than $since) have come; true or
+# false on timeout.
+sub wait_answered {
+	my ($self, $n, $timeout, $since) = @_;
+	my $target = ($since // $self->answered) + $n;
+	return SluiceTest::wait_until($timeout, sub { $self->answered >= $target });
 }
 
 sub finish {
@@ -664,6 +683,23 @@ sub conf_write {
 	close $fh or croak "cannot write $tmp: $!";
 	chmod($mode & 07777, $tmp) if defined $mode;
 	rename $tmp, $f or croak "cannot rename $tmp to $f: $!";
+}
+
+# Write $text as the config and HUP the master; returns once every worker
+# and the waiter are new processes that read it (dies after 30 s).  For a
+# config with the same worker count.
+sub reload_serve {
+	my ($text) = @_;
+	my $m = master_pid();
+	my @old = worker_pids($m);
+	my $waiter = waiter_pid($m);
+	conf_write($text);
+	kill 'HUP', $m or croak "HUP $m: $!";
+	wait_workers($m, scalar @old, 30, \@old) or croak "no new workers after HUP\n";
+	return 1 unless $waiter;
+	wait_until(30, sub { my $w = waiter_pid($m); $w && $w != $waiter })
+		or croak "no new waiter after HUP\n";
+	return 1;
 }
 
 # $text with "key = value" set for each pair (replacing an existing line,

@@ -52,5 +52,7 @@ int suite_tabular_parquet_rows(void);
 /* Add a suite and its NULL-terminated test list in one go. */
 struct test_case { const char *name; CU_TestFunc fn; };
 int suite_add(const char *name, const struct test_case *tests);
+/* As suite_add, every test reported skipped (CUnit "inactive") for why. */
+int suite_add_skipped(const char *name, const struct test_case *tests, const char *why);
 
 #endif

@@ -65,7 +65,6 @@ static void test_defaults(void)
 	CU_ASSERT_EQUAL(c.max_requests, 0);
 	CU_ASSERT_EQUAL(c.shutdown_timeout, 30);
 	CU_ASSERT_STRING_EQUAL(c.pid_file, "");
-	CU_ASSERT_FALSE(c.testing_routes);
 	CU_ASSERT_STRING_EQUAL(c.db_host, "localhost");
 	CU_ASSERT_EQUAL(c.db_port, 3306);
 	CU_ASSERT_STRING_EQUAL(c.db_socket, "");
@@ -107,8 +106,6 @@ static void test_defaults(void)
 	CU_ASSERT_EQUAL(c.runner_run_timeout_s, 21600);
 	CU_ASSERT_EQUAL(c.password_checks_max, 0);
 	CU_ASSERT_STRING_EQUAL(c.wait_listen, "");
-	CU_ASSERT_EQUAL(c.rag_test_question_delay_ms, 0);
-	CU_ASSERT_EQUAL(c.rag_test_ingest_delay_ms, 0);
 	CU_ASSERT_STRING_EQUAL(c.log_level, "info");
 	CU_ASSERT_EQUAL(c.jwt_secret_len, 0);
 }
@@ -160,8 +157,6 @@ static const struct range_case ranges[] = {
 	RANGE(runner_stale_s, 10, 86400),
 	RANGE(runner_shutdown_grace_s, 0, 3600),
 	RANGE(runner_retry_base_s, 1, 3600),
-	RANGE(runner_test_task_delay_ms, 0, 600000),
-	RANGE(runner_test_task_alloc_mb, 0, 1048576),
 	RANGE(embedding_dimensions, 1, 4096),
 	RANGE(openai_timeout_ms, 100, 600000),
 	RANGE(openai_batch_size, 1, 2048),
@@ -169,8 +164,14 @@ static const struct range_case ranges[] = {
 	RANGE(chunk_size, 20, 16000),
 	RANGE(chunk_overlap, 0, 8000),
 	RANGE(question_wait_max_s, 0, 300),
+#ifdef SLUICE_TEST_HOOKS
+	RANGE(runner_test_task_delay_ms, 0, 600000),
+	RANGE(runner_test_task_alloc_mb, 0, 1048576),
 	RANGE(rag_test_question_delay_ms, 0, 60000),
 	RANGE(rag_test_ingest_delay_ms, 0, 60000),
+	RANGE(work_test_slots, 1, 64),
+	RANGE(work_test_deadline_s, 1, 86400),
+#endif
 	{ NULL, 0, 0, 0, 0 },
 };
 
@@ -239,17 +240,17 @@ static const struct value_case value_cases[] = {
 	{ "listen_mode", "0x1ff", -1 },
 	{ "listen_mode", "", -1 },
 	{ "listen_mode", "-1", -1 },
-	{ "testing_routes", "on", 0 },
-	{ "testing_routes", "off", 0 },
-	{ "testing_routes", "true", 0 },
-	{ "testing_routes", "false", 0 },
-	{ "testing_routes", "yes", 0 },
-	{ "testing_routes", "no", 0 },
-	{ "testing_routes", "1", 0 },
-	{ "testing_routes", "0", 0 },
-	{ "testing_routes", "ON", 0 },
-	{ "testing_routes", "maybe", -1 },
-	{ "testing_routes", "", -1 },
+	{ "health_auth", "on", 0 },
+	{ "health_auth", "off", 0 },
+	{ "health_auth", "true", 0 },
+	{ "health_auth", "false", 0 },
+	{ "health_auth", "yes", 0 },
+	{ "health_auth", "no", 0 },
+	{ "health_auth", "1", 0 },
+	{ "health_auth", "0", 0 },
+	{ "health_auth", "ON", 0 },
+	{ "health_auth", "maybe", -1 },
+	{ "health_auth", "", -1 },
 	{ "health_auth", "2", -1 },
 	{ "log_level", "debug", 0 },
 	{ "log_level", "info", 0 },
@@ -314,17 +315,17 @@ static void test_value_results(void)
 	CU_ASSERT_EQUAL(c.listen_mode, 0600);
 	CU_ASSERT_EQUAL(config_set(&c, "listen_mode", "755", err, sizeof err), 0);
 	CU_ASSERT_EQUAL(c.listen_mode, 0755);
-	CU_ASSERT_EQUAL(config_set(&c, "testing_routes", "yes", err, sizeof err), 0);
-	CU_ASSERT_TRUE(c.testing_routes);
-	CU_ASSERT_EQUAL(config_set(&c, "testing_routes", "Off", err, sizeof err), 0);
-	CU_ASSERT_FALSE(c.testing_routes);
+	CU_ASSERT_EQUAL(config_set(&c, "health_auth", "yes", err, sizeof err), 0);
+	CU_ASSERT_TRUE(c.health_auth);
+	CU_ASSERT_EQUAL(config_set(&c, "health_auth", "Off", err, sizeof err), 0);
+	CU_ASSERT_FALSE(c.health_auth);
 	CU_ASSERT_EQUAL(config_set(&c, "log_level", "WARN", err, sizeof err), 0);
 	CU_ASSERT_STRING_EQUAL(c.log_level, "warn");
 
 	CU_ASSERT_EQUAL(config_set(&c, "wokers", "4", err, sizeof err), -1);
 	CU_ASSERT_STRING_EQUAL(err, "unknown key 'wokers'");
-	CU_ASSERT_EQUAL(config_set(&c, "testing_routes", "maybe", err, sizeof err), -1);
-	CU_ASSERT_STRING_EQUAL(err, "bad value for testing_routes: 'maybe' (expected on or off)");
+	CU_ASSERT_EQUAL(config_set(&c, "health_auth", "maybe", err, sizeof err), -1);
+	CU_ASSERT_STRING_EQUAL(err, "bad value for health_auth: 'maybe' (expected on or off)");
 	CU_ASSERT_EQUAL(config_set(&c, "listen_mode", "0800", err, sizeof err), -1);
 	CU_ASSERT_STRING_EQUAL(err, "bad value for listen_mode: '0800' (expected an octal mode 0..0777)");
 }
@@ -377,6 +378,34 @@ static void test_string_lengths(void)
 	}
 }
 
+/* The test-only keys exist in a build configured with --enable-test-hooks
+ * only: elsewhere each is an unknown key, so no production config can turn
+ * a test hook on. */
+static void test_test_only_keys(void)
+{
+	static const char *const keys[] = {
+		"testing_routes", "runner_test_task_delay_ms", "runner_test_task_alloc_mb",
+		"rag_test_question_delay_ms", "rag_test_ingest_delay_ms",
+		"work_test_slots", "work_test_deadline_s", NULL,
+	};
+	struct config c;
+	char err[256], want[256];
+
+	for (const char *const *k = keys; *k != NULL; k++) {
+		config_defaults(&c);
+		err[0] = '\0';
+		int rc = config_set(&c, *k, "1", err, sizeof err);
+#ifdef SLUICE_TEST_HOOKS
+		CU_ASSERT_EQUAL(rc, 0);
+#else
+		CU_ASSERT_EQUAL(rc, -1);
+		snprintf(want, sizeof want, "unknown key '%s'", *k);
+		CU_ASSERT_STRING_EQUAL(err, want);
+#endif
+	}
+	(void)want;
+}
+
 /* ---- whole files -------------------------------------------------------- */
 
 static void test_load_file(void)
@@ -388,7 +417,7 @@ static void test_load_file(void)
 		"listen = /tmp/s.sock\n"
 		"listen_mode=0600\n"
 		"  workers\t=\t4  \n"
-		"testing_routes = on\r\n"
+		"health_auth = on\r\n"
 		"db_password = pa#ss=word\n"
 		"db_user = \"  spaced user \"\n"
 		"db_socket = \"\"\n"
@@ -404,7 +433,7 @@ static void test_load_file(void)
 	CU_ASSERT_STRING_EQUAL(c.listen, "/tmp/s.sock");
 	CU_ASSERT_EQUAL(c.listen_mode, 0600);
 	CU_ASSERT_EQUAL(c.workers, 6);
-	CU_ASSERT_TRUE(c.testing_routes);
+	CU_ASSERT_TRUE(c.health_auth);
 	CU_ASSERT_STRING_EQUAL(c.db_password, "pa#ss=word");
 	CU_ASSERT_STRING_EQUAL(c.db_user, "  spaced user ");
 	CU_ASSERT_STRING_EQUAL(c.db_socket, "");
@@ -646,6 +675,7 @@ int suite_config(void)
 		{ "integer keys at their bounds", test_int_ranges },
 		{ "values by key type", test_values },
 		{ "parsed values and messages", test_value_results },
+		{ "test-only keys only in a test build", test_test_only_keys },
 		{ "string values at their buffer size", test_string_lengths },
 		{ "a whole file", test_load_file },
 		{ "file errors name the line", test_file_errors },

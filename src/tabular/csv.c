@@ -477,8 +477,11 @@ static const char *field_value(const struct csv *c, const struct field *f, char 
 }
 
 /* The types of the columns of the records from buf[at], up to max of
- * them, into a new accumulator (NULL when out of memory); *n counts them. */
-static struct infer_acc *sample_types(struct csv *c, size_t at, size_t max, size_t *n)
+ * them, into a new accumulator (NULL when out of memory); *n counts them.
+ * quoted (NULL, or nq flags): which of the first nq columns hold a quoted
+ * value. */
+static struct infer_acc *sample_types(struct csv *c, size_t at, size_t max, size_t *n,
+                                      bool *quoted, size_t nq)
 {
 	struct infer_acc *acc = infer_acc_new();
 	char *vals = NULL;
@@ -522,6 +525,8 @@ static struct infer_acc *sample_types(struct csv *c, size_t at, size_t max, size
 				memcpy(dst, c->buf + f->off, len);
 			c->cells[i] = (struct tab_cell){ .kind = len ? TAB_TEXT : TAB_NULL, .text = dst,
 			                                 .len = len, .marker = is_marker(c, dst, len) };
+			if (f->quoted && len > 0 && i < nq)
+				quoted[i] = true;
 			o += len;
 		}
 		if (infer_acc_row(acc, c->cells, c->nf) != 0)
@@ -560,13 +565,13 @@ static bool sniff_blank_runs(struct csv *c)
 	c->short_header = counts[0] + 1 == counts[1];
 	c->delim = ' ';
 	if (scan_record(c, c->pos, ' ', &next, &nl) <= 0 ||
-	    (acc = sample_types(c, next, SNIFF_RECORDS, &rows)) == NULL) {
+	    (acc = sample_types(c, next, SNIFF_RECORDS, &rows, NULL, 0)) == NULL) {
 		c->delim = 0;
 		return false;
 	}
 	for (size_t i = 0; i < counts[1]; i++) {
 		int t = infer_acc_type(acc, i);
-		if (t == INFER_INTEGER || t == INFER_BIGINT || t == INFER_DECIMAL || t == INFER_DOUBLE)
+		if (infer_is_number(t))
 			numeric = true;
 	}
 	infer_acc_free(acc);
@@ -618,11 +623,35 @@ static bool sniff_comments(struct csv *c, char d)
 	return odd * 10 >= ncomm * 6;
 }
 
+/* A table under notes: counts[0..n) end with a block of at least 3
+ * records alike in at least 2 fields, every record above it has fewer,
+ * and most of those (more than half) are a single field (prose notes).
+ * *k: how many records are above the block.  FreeCAD's LineGroup.csv has
+ * 30 lines of notes over a table of 8. */
+static bool notes_over_table(const size_t *counts, size_t n, size_t *k)
+{
+	size_t i, single = 0;
+
+	if (n < 4 || counts[n - 1] < 2)
+		return false;
+	for (i = n - 1; i > 0 && counts[i - 1] == counts[n - 1]; i--)
+		;
+	if (i == 0 || n - i < 3)
+		return false;
+	for (size_t j = 0; j < i; j++) {
+		if (counts[j] >= counts[n - 1])
+			return false;
+		single += counts[j] == 1;
+	}
+	*k = i;
+	return single * 2 > i;
+}
+
 static char sniff_delimiter(struct csv *c)
 {
 	static const char cands[] = { ',', ';', '\t', '|' };
 	size_t counts[SNIFF_RECORDS];
-	size_t best_consistent = 0, best_fields = 0;
+	size_t best_consistent = 0, best_fields = 0, best_last = 0, above;
 	char best = ',';
 	char err_save[1] = { 0 };
 	char *err = c->err;
@@ -640,7 +669,18 @@ static char sniff_delimiter(struct csv *c)
 		if (mode_n > best_consistent || (mode_n == best_consistent && mode > best_fields)) {
 			best_consistent = mode_n;
 			best_fields = mode;
+			best_last = counts[n - 1];
 			best = cands[k];
+		}
+	}
+	/* the choice splits the sample's end short: maybe a table under notes
+	 * that another candidate splits alike */
+	for (size_t i = 0; best_consistent > 0 && best_last < best_fields && i < sizeof cands; i++) {
+		size_t n = sample_counts(c, cands[i], counts, SNIFF_RECORDS);
+
+		if (cands[i] != best && notes_over_table(counts, n, &above)) {
+			best = cands[i];
+			break;
 		}
 	}
 	if (best_consistent == 0 && sniff_blank_runs(c))
@@ -660,13 +700,17 @@ static int skip_preamble(struct csv *c)
 	size_t n = sample_counts(c, c->delim, counts, SNIFF_RECORDS);
 	size_t mode = counts_mode(counts, n, &mode_n);
 
-	while (k < n && counts[k] < mode)
-		k++;
-	if (mode < 2 || k == 0 || k * 2 >= n || (c->delim == ' ' && c->short_header))
+	if (c->delim == ' ' && c->short_header)
 		return 0;
-	for (size_t i = k; i < n; i++)
-		if (counts[i] != mode)
-			return 0;              /* ragged throughout: no table to find */
+	if (!notes_over_table(counts, n, &k)) {
+		while (k < n && counts[k] < mode)
+			k++;
+		if (mode < 2 || k == 0 || k * 2 >= n)
+			return 0;
+		for (size_t i = k; i < n; i++)
+			if (counts[i] != mode)
+				return 0;      /* ragged throughout: no table to find */
+	}
 	while (k-- > 0) {
 		int r = next_record(c, false);
 		if (r < 0)
@@ -693,6 +737,7 @@ static int header_verdict(struct csv *c, size_t *at, size_t *next, size_t below,
 	size_t nl = 0, rows = 0, nfirst, tmpcap = 0, typed = 0, misfits = 0;
 	struct infer_acc *acc = NULL;
 	struct field *first = NULL;
+	bool *quoted_below = NULL;     /* a column's values below: some quoted */
 	char *tmp = NULL;
 	bool all_text = true, all_null = true, consistent = true;
 	int rc = 0;
@@ -710,7 +755,10 @@ static int header_verdict(struct csv *c, size_t *at, size_t *next, size_t below,
 	if (first == NULL)
 		return TAB_ERR_IO;
 	memcpy(first, c->f, nfirst * sizeof *first);
-	acc = sample_types(c, below ? below : *next, SNIFF_HEADER_RECORDS, &rows);
+	quoted_below = calloc(nfirst, sizeof *quoted_below);
+	acc = quoted_below == NULL ? NULL
+	      : sample_types(c, below ? below : *next, SNIFF_HEADER_RECORDS, &rows, quoted_below,
+	                     nfirst);
 	if (acc == NULL) {
 		rc = TAB_ERR_IO;
 		goto out;
@@ -735,7 +783,9 @@ static int header_verdict(struct csv *c, size_t *at, size_t *next, size_t below,
 		if (len == 0 || is_marker(c, val, len))
 			continue;              /* a null fits any type */
 		typed += t >= 0;
-		if (t < 0 || !infer_type_holds((enum infer_type)t, val, len)) {
+		/* a quoted number over bare ones was written as text: a name */
+		if (t < 0 || !infer_type_holds((enum infer_type)t, val, len) ||
+		    (first[i].quoted && !quoted_below[i] && infer_is_number(t))) {
 			consistent = false;
 			misfits += t >= 0;
 		}
@@ -744,6 +794,7 @@ static int header_verdict(struct csv *c, size_t *at, size_t *next, size_t below,
 	*names = rows >= 2 && typed > 0 && misfits == typed;
 out:
 	free(first);
+	free(quoted_below);
 	free(tmp);
 	infer_acc_free(acc);
 	return rc;

@@ -414,11 +414,13 @@ static int make_cells(struct csv *c)
 
 /* ---- sniffing (non-destructive) ------------------------------------------- */
 
-/* Field counts of the first records with delimiter d, from buf[pos]. */
-static size_t sample_counts(struct csv *c, char d, size_t *counts, size_t max)
+/* Field counts of the first records with delimiter d, from buf[pos].
+ * *all_quoted (unless NULL): every field of them is quoted. */
+static size_t sample_counts(struct csv *c, char d, size_t *counts, size_t max, bool *all_quoted)
 {
 	size_t at = c->pos, n = 0;
 	char save = c->delim;
+	bool quoted = true;
 
 	c->delim = d;
 	while (n < max && at < c->len) {
@@ -428,9 +430,14 @@ static size_t sample_counts(struct csv *c, char d, size_t *counts, size_t max)
 		if (r <= 0)
 			break;                 /* the sample's last record is cut */
 		at = next;
-		if (!is_blank(c))
-			counts[n++] = c->nf;
+		if (is_blank(c))
+			continue;
+		counts[n++] = c->nf;
+		for (size_t i = 0; i < c->nf && quoted; i++)
+			quoted = c->f[i].quoted;
 	}
+	if (all_quoted != NULL)
+		*all_quoted = quoted && n > 0;
 	c->delim = save;
 	return n;
 }
@@ -545,15 +552,15 @@ fail:
  * record of the sample splits at runs of blanks into the same number (>= 2)
  * of fields (the first may have one fewer: R's names over rows that start
  * with a row name), and some column below the first record holds only
- * numbers. */
+ * numbers, or every field is quoted. */
 static bool sniff_blank_runs(struct csv *c)
 {
 	size_t counts[SNIFF_RECORDS], n, rows = 0;
 	struct infer_acc *acc;
-	bool numeric = false;
+	bool numeric = false, quoted;
 	size_t next = 0, nl = 0;
 
-	n = sample_counts(c, ' ', counts, SNIFF_RECORDS);
+	n = sample_counts(c, ' ', counts, SNIFF_RECORDS, &quoted);
 	if (n < 2 || counts[1] < 2)
 		return false;
 	for (size_t i = 2; i < n; i++)
@@ -563,6 +570,8 @@ static bool sniff_blank_runs(struct csv *c)
 	if (counts[0] != counts[1] && counts[0] + 1 != counts[1])
 		return false;
 	c->short_header = counts[0] + 1 == counts[1];
+	if (quoted)
+		return true;           /* R's write.table quotes every text */
 	c->delim = ' ';
 	if (scan_record(c, c->pos, ' ', &next, &nl) <= 0 ||
 	    (acc = sample_types(c, next, SNIFF_RECORDS, &rows, NULL, 0)) == NULL) {
@@ -661,7 +670,7 @@ static char sniff_delimiter(struct csv *c)
 	c->err = err_save;
 	c->errlen = 0;
 	for (size_t k = 0; k < sizeof cands; k++) {
-		size_t n = sample_counts(c, cands[k], counts, SNIFF_RECORDS), mode_n;
+		size_t n = sample_counts(c, cands[k], counts, SNIFF_RECORDS, NULL), mode_n;
 		size_t mode = counts_mode(counts, n, &mode_n);
 
 		if (mode < 2)
@@ -676,7 +685,7 @@ static char sniff_delimiter(struct csv *c)
 	/* the choice splits the sample's end short: maybe a table under notes
 	 * that another candidate splits alike */
 	for (size_t i = 0; best_consistent > 0 && best_last < best_fields && i < sizeof cands; i++) {
-		size_t n = sample_counts(c, cands[i], counts, SNIFF_RECORDS);
+		size_t n = sample_counts(c, cands[i], counts, SNIFF_RECORDS, NULL);
 
 		if (cands[i] != best && notes_over_table(counts, n, &above)) {
 			best = cands[i];
@@ -697,7 +706,7 @@ static char sniff_delimiter(struct csv *c)
 static int skip_preamble(struct csv *c)
 {
 	size_t counts[SNIFF_RECORDS], mode_n, k = 0;
-	size_t n = sample_counts(c, c->delim, counts, SNIFF_RECORDS);
+	size_t n = sample_counts(c, c->delim, counts, SNIFF_RECORDS, NULL);
 	size_t mode = counts_mode(counts, n, &mode_n);
 
 	if (c->delim == ' ' && c->short_header)

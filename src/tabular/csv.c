@@ -23,20 +23,25 @@
  * often, then into the most fields; a tie goes to the earlier in that
  * list.  With none of them: runs of blanks when they split every sampled
  * record into the same number (>= 2) of fields and some column below the
- * first record is numeric (space-separated and fixed-width numbers), else
+ * first record is numeric or every field is quoted (space-separated and
+ * fixed-width numbers, R's write.table), else
  * ','.  Delimiter ' ' means runs of spaces and tabs, blanks at the line's
  * ends aside.
  *
  * Preamble (neither skip_rows nor header_row given): leading records of
  * fewer fields than the rest of the sample, which all split alike, are
- * skipped (a title, a line of counts).
+ * skipped (a title, a line of counts); so are notes over a table however
+ * many (notes_over_table), which also decide the delimiter when the one
+ * chosen splits the sample's end short.
  *
  * Header (header_row -1), DuckDB's rule: the types of the columns are
  * taken from the records below the first (up to 2048 of the sample; of a
  * file of one record, from its own values), and the first record is the
  * header when every column is VARCHAR, when all its fields are empty, or
  * when one of its values does not fit its column's type (an empty value
- * or a missing-value marker fits any; a column of nulls takes no value).
+ * or a missing-value marker fits any; a column of nulls takes no value; a
+ * quoted number does not fit a column of bare numbers: it was written as
+ * a name).
  * header_row N >= 0 makes record N after skip_rows the header (the records
  * before it are dropped).  Without a header the columns are named by
  * tab_read (column0, column1, ...) after the first record's field count.

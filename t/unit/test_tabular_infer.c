@@ -40,6 +40,8 @@ static const struct class_case classes[] = {
 	{ "0.5", INFER_DECIMAL, 0, 1 },
 	{ "-0.25", INFER_DECIMAL, 0, 2 },
 	{ ".5", INFER_DECIMAL, 0, 1 },
+	{ " -.03957", INFER_DECIMAL, 0, 5 },         /* Stata's leading point */
+	{ "0x7f800000", INFER_VARCHAR, 0, 0 },       /* hexadecimal is text */
 	{ "1.00000000000000000000000000000000000001", INFER_DOUBLE, 0, 0 },
 	{ "1234567890123456789.1234567890123456789", INFER_DECIMAL, 19, 19 },
 	{ "1234567890123456789.12345678901234567890", INFER_DOUBLE, 0, 0 },

@@ -23,20 +23,25 @@
  * often, then into the most fields; a tie goes to the earlier in that
  * list.  With none of them: runs of blanks when they split every sampled
  * record into the same number (>= 2) of fields and some column below the
- * first record is numeric (space-separated and fixed-width numbers), else
+ * first record is numeric or every field is quoted (space-separated and
+ * fixed-width numbers, R's write.table), else
  * ','.  Delimiter ' ' means runs of spaces and tabs, blanks at the line's
  * ends aside.
  *
  * Preamble (neither skip_rows nor header_row given): leading records of
  * fewer fields than the rest of the sample, which all split alike, are
- * skipped (a title, a line of counts).
+ * skipped (a title, a line of counts); so are notes over a table however
+ * many (notes_over_table), which also decide the delimiter when the one
+ * chosen splits the sample's end short.
  *
  * Header (header_row -1), DuckDB's rule: the types of the columns are
  * taken from the records below the first (up to 2048 of the sample; of a
  * file of one record, from its own values), and the first record is the
  * header when every column is VARCHAR, when all its fields are empty, or
  * when one of its values does not fit its column's type (an empty value
- * or a missing-value marker fits any; a column of nulls takes no value).
+ * or a missing-value marker fits any; a column of nulls takes no value; a
+ * quoted number does not fit a column of bare numbers: it was written as
+ * a name).
  * header_row N >= 0 makes record N after skip_rows the header (the records
  * before it are dropped).  Without a header the columns are named by
  * tab_read (column0, column1, ...) after the first record's field count.
@@ -414,11 +419,13 @@ static int make_cells(struct csv *c)
 
 /* ---- sniffing (non-destructive) ------------------------------------------- */
 
-/* Field counts of the first records with delimiter d, from buf[pos]. */
-static size_t sample_counts(struct csv *c, char d, size_t *counts, size_t max)
+/* Field counts of the first records with delimiter d, from buf[pos].
+ * *all_quoted (unless NULL): every field of them is quoted. */
+static size_t sample_counts(struct csv *c, char d, size_t *counts, size_t max, bool *all_quoted)
 {
 	size_t at = c->pos, n = 0;
 	char save = c->delim;
+	bool quoted = true;
 
 	c->delim = d;
 	while (n < max && at < c->len) {
@@ -428,9 +435,14 @@ static size_t sample_counts(struct csv *c, char d, size_t *counts, size_t max)
 		if (r <= 0)
 			break;                 /* the sample's last record is cut */
 		at = next;
-		if (!is_blank(c))
-			counts[n++] = c->nf;
+		if (is_blank(c))
+			continue;
+		counts[n++] = c->nf;
+		for (size_t i = 0; i < c->nf && quoted; i++)
+			quoted = c->f[i].quoted;
 	}
+	if (all_quoted != NULL)
+		*all_quoted = quoted && n > 0;
 	c->delim = save;
 	return n;
 }
@@ -477,8 +489,11 @@ static const char *field_value(const struct csv *c, const struct field *f, char 
 }
 
 /* The types of the columns of the records from buf[at], up to max of
- * them, into a new accumulator (NULL when out of memory); *n counts them. */
-static struct infer_acc *sample_types(struct csv *c, size_t at, size_t max, size_t *n)
+ * them, into a new accumulator (NULL when out of memory); *n counts them.
+ * quoted (NULL, or nq flags): which of the first nq columns hold a quoted
+ * value. */
+static struct infer_acc *sample_types(struct csv *c, size_t at, size_t max, size_t *n,
+                                      bool *quoted, size_t nq)
 {
 	struct infer_acc *acc = infer_acc_new();
 	char *vals = NULL;
@@ -522,6 +537,8 @@ static struct infer_acc *sample_types(struct csv *c, size_t at, size_t max, size
 				memcpy(dst, c->buf + f->off, len);
 			c->cells[i] = (struct tab_cell){ .kind = len ? TAB_TEXT : TAB_NULL, .text = dst,
 			                                 .len = len, .marker = is_marker(c, dst, len) };
+			if (f->quoted && len > 0 && i < nq)
+				quoted[i] = true;
 			o += len;
 		}
 		if (infer_acc_row(acc, c->cells, c->nf) != 0)
@@ -540,15 +557,15 @@ fail:
  * record of the sample splits at runs of blanks into the same number (>= 2)
  * of fields (the first may have one fewer: R's names over rows that start
  * with a row name), and some column below the first record holds only
- * numbers. */
+ * numbers, or every field is quoted. */
 static bool sniff_blank_runs(struct csv *c)
 {
 	size_t counts[SNIFF_RECORDS], n, rows = 0;
 	struct infer_acc *acc;
-	bool numeric = false;
+	bool numeric = false, quoted;
 	size_t next = 0, nl = 0;
 
-	n = sample_counts(c, ' ', counts, SNIFF_RECORDS);
+	n = sample_counts(c, ' ', counts, SNIFF_RECORDS, &quoted);
 	if (n < 2 || counts[1] < 2)
 		return false;
 	for (size_t i = 2; i < n; i++)
@@ -558,15 +575,17 @@ static bool sniff_blank_runs(struct csv *c)
 	if (counts[0] != counts[1] && counts[0] + 1 != counts[1])
 		return false;
 	c->short_header = counts[0] + 1 == counts[1];
+	if (quoted)
+		return true;           /* R's write.table quotes every text */
 	c->delim = ' ';
 	if (scan_record(c, c->pos, ' ', &next, &nl) <= 0 ||
-	    (acc = sample_types(c, next, SNIFF_RECORDS, &rows)) == NULL) {
+	    (acc = sample_types(c, next, SNIFF_RECORDS, &rows, NULL, 0)) == NULL) {
 		c->delim = 0;
 		return false;
 	}
 	for (size_t i = 0; i < counts[1]; i++) {
 		int t = infer_acc_type(acc, i);
-		if (t == INFER_INTEGER || t == INFER_BIGINT || t == INFER_DECIMAL || t == INFER_DOUBLE)
+		if (infer_is_number(t))
 			numeric = true;
 	}
 	infer_acc_free(acc);
@@ -618,11 +637,35 @@ static bool sniff_comments(struct csv *c, char d)
 	return odd * 10 >= ncomm * 6;
 }
 
+/* A table under notes: counts[0..n) end with a block of at least 3
+ * records alike in at least 2 fields, every record above it has fewer,
+ * and most of those (more than half) are a single field (prose notes).
+ * *k: how many records are above the block.  FreeCAD's LineGroup.csv has
+ * 30 lines of notes over a table of 8. */
+static bool notes_over_table(const size_t *counts, size_t n, size_t *k)
+{
+	size_t i, single = 0;
+
+	if (n < 4 || counts[n - 1] < 2)
+		return false;
+	for (i = n - 1; i > 0 && counts[i - 1] == counts[n - 1]; i--)
+		;
+	if (i == 0 || n - i < 3)
+		return false;
+	for (size_t j = 0; j < i; j++) {
+		if (counts[j] >= counts[n - 1])
+			return false;
+		single += counts[j] == 1;
+	}
+	*k = i;
+	return single * 2 > i;
+}
+
 static char sniff_delimiter(struct csv *c)
 {
 	static const char cands[] = { ',', ';', '\t', '|' };
 	size_t counts[SNIFF_RECORDS];
-	size_t best_consistent = 0, best_fields = 0;
+	size_t best_consistent = 0, best_fields = 0, best_last = 0, above;
 	char best = ',';
 	char err_save[1] = { 0 };
 	char *err = c->err;
@@ -632,7 +675,7 @@ static char sniff_delimiter(struct csv *c)
 	c->err = err_save;
 	c->errlen = 0;
 	for (size_t k = 0; k < sizeof cands; k++) {
-		size_t n = sample_counts(c, cands[k], counts, SNIFF_RECORDS), mode_n;
+		size_t n = sample_counts(c, cands[k], counts, SNIFF_RECORDS, NULL), mode_n;
 		size_t mode = counts_mode(counts, n, &mode_n);
 
 		if (mode < 2)
@@ -640,7 +683,18 @@ static char sniff_delimiter(struct csv *c)
 		if (mode_n > best_consistent || (mode_n == best_consistent && mode > best_fields)) {
 			best_consistent = mode_n;
 			best_fields = mode;
+			best_last = counts[n - 1];
 			best = cands[k];
+		}
+	}
+	/* the choice splits the sample's end short: maybe a table under notes
+	 * that another candidate splits alike */
+	for (size_t i = 0; best_consistent > 0 && best_last < best_fields && i < sizeof cands; i++) {
+		size_t n = sample_counts(c, cands[i], counts, SNIFF_RECORDS, NULL);
+
+		if (cands[i] != best && notes_over_table(counts, n, &above)) {
+			best = cands[i];
+			break;
 		}
 	}
 	if (best_consistent == 0 && sniff_blank_runs(c))
@@ -657,16 +711,20 @@ static char sniff_delimiter(struct csv *c)
 static int skip_preamble(struct csv *c)
 {
 	size_t counts[SNIFF_RECORDS], mode_n, k = 0;
-	size_t n = sample_counts(c, c->delim, counts, SNIFF_RECORDS);
+	size_t n = sample_counts(c, c->delim, counts, SNIFF_RECORDS, NULL);
 	size_t mode = counts_mode(counts, n, &mode_n);
 
-	while (k < n && counts[k] < mode)
-		k++;
-	if (mode < 2 || k == 0 || k * 2 >= n || (c->delim == ' ' && c->short_header))
+	if (c->delim == ' ' && c->short_header)
 		return 0;
-	for (size_t i = k; i < n; i++)
-		if (counts[i] != mode)
-			return 0;              /* ragged throughout: no table to find */
+	if (!notes_over_table(counts, n, &k)) {
+		while (k < n && counts[k] < mode)
+			k++;
+		if (mode < 2 || k == 0 || k * 2 >= n)
+			return 0;
+		for (size_t i = k; i < n; i++)
+			if (counts[i] != mode)
+				return 0;      /* ragged throughout: no table to find */
+	}
 	while (k-- > 0) {
 		int r = next_record(c, false);
 		if (r < 0)
@@ -693,6 +751,7 @@ static int header_verdict(struct csv *c, size_t *at, size_t *next, size_t below,
 	size_t nl = 0, rows = 0, nfirst, tmpcap = 0, typed = 0, misfits = 0;
 	struct infer_acc *acc = NULL;
 	struct field *first = NULL;
+	bool *quoted_below = NULL;     /* a column's values below: some quoted */
 	char *tmp = NULL;
 	bool all_text = true, all_null = true, consistent = true;
 	int rc = 0;
@@ -710,7 +769,10 @@ static int header_verdict(struct csv *c, size_t *at, size_t *next, size_t below,
 	if (first == NULL)
 		return TAB_ERR_IO;
 	memcpy(first, c->f, nfirst * sizeof *first);
-	acc = sample_types(c, below ? below : *next, SNIFF_HEADER_RECORDS, &rows);
+	quoted_below = calloc(nfirst, sizeof *quoted_below);
+	acc = quoted_below == NULL ? NULL
+	      : sample_types(c, below ? below : *next, SNIFF_HEADER_RECORDS, &rows, quoted_below,
+	                     nfirst);
 	if (acc == NULL) {
 		rc = TAB_ERR_IO;
 		goto out;
@@ -735,7 +797,9 @@ static int header_verdict(struct csv *c, size_t *at, size_t *next, size_t below,
 		if (len == 0 || is_marker(c, val, len))
 			continue;              /* a null fits any type */
 		typed += t >= 0;
-		if (t < 0 || !infer_type_holds((enum infer_type)t, val, len)) {
+		/* a quoted number over bare ones was written as text: a name */
+		if (t < 0 || !infer_type_holds((enum infer_type)t, val, len) ||
+		    (first[i].quoted && !quoted_below[i] && infer_is_number(t))) {
 			consistent = false;
 			misfits += t >= 0;
 		}
@@ -744,6 +808,7 @@ static int header_verdict(struct csv *c, size_t *at, size_t *next, size_t below,
 	*names = rows >= 2 && typed > 0 && misfits == typed;
 out:
 	free(first);
+	free(quoted_below);
 	free(tmp);
 	infer_acc_free(acc);
 	return rc;

@@ -234,12 +234,11 @@ enum infer_type infer_classify_text(const char *text, size_t n, int *int_digits,
 		if (n >= 8 && is_digit(c) && (s[4] == '-' || s[4] == '/')) {
 			size_t d = date_len(s, n);
 
-			if (d == 0)
-				return INFER_VARCHAR;
 			if (d == n)
 				return INFER_DATE;
-			return d == 10 && is_time_part(s + 10, n - 10) ? INFER_TIMESTAMP
-			                                                : INFER_VARCHAR;
+			if (d == 10 && is_time_part(s + 10, n - 10))
+				return INFER_TIMESTAMP;
+			/* else maybe a number: "3.3E-010" has its '-' there too */
 		}
 		if (n > 1 && (c == '-' || c == '+') && !is_digit(s[1]) && s[1] != '.')
 			return tab_is_nan_inf(text, n) ? INFER_DOUBLE : INFER_VARCHAR;
@@ -277,17 +276,11 @@ struct infer_acc {
 	long long rows;
 };
 
-static bool is_numeric(int t)
-{
-	return t == INFER_INTEGER || t == INFER_BIGINT || t == INFER_DECIMAL ||
-	       t == INFER_DOUBLE;
-}
-
 static int merge(int cur, int v)
 {
 	if (cur == TYPE_NONE || cur == v)
 		return v;
-	if (is_numeric(cur) && is_numeric(v))
+	if (infer_is_number(cur) && infer_is_number(v))
 		return cur > v ? cur : v;      /* the enum is in widening order */
 	if ((cur == INFER_DATE && v == INFER_TIMESTAMP) ||
 	    (cur == INFER_TIMESTAMP && v == INFER_DATE))
@@ -301,7 +294,7 @@ static enum infer_type classify_number_cell(const struct tab_cell *c, int *id, i
 
 	if (c->len > 0)
 		t = infer_classify_text(c->text, c->len, id, sc);
-	if (is_numeric((int)t))
+	if (infer_is_number((int)t))
 		return t;
 	*id = 0;
 	*sc = 0;
@@ -348,7 +341,7 @@ static void observe(struct col_acc *a, const struct tab_cell *c)
 		break;
 	}
 	a->type = merge(a->type, t);
-	if (is_numeric(t)) {
+	if (infer_is_number(t)) {
 		if (id > a->int_digits)
 			a->int_digits = id;
 		if (sc > a->scale)
@@ -448,7 +441,7 @@ bool infer_type_holds(enum infer_type t, const char *s, size_t n)
 
 	/* a DECIMAL or DOUBLE column holds any number, an integer column
 	 * only integers of its width */
-	if (is_numeric((int)t) && is_numeric(v))
+	if (infer_is_number((int)t) && infer_is_number(v))
 		return t >= INFER_DECIMAL || v <= (int)t;
 	return merge((int)t, v) == (int)t;
 }

@@ -60,6 +60,12 @@ int infer_acc_type(const struct infer_acc *a, size_t i);
 /* Does a column of type t hold the text value s[0..n) as it is? */
 bool infer_type_holds(enum infer_type t, const char *s, size_t n);
 
+/* INTEGER, BIGINT, DECIMAL or DOUBLE (t: an enum infer_type, or -1). */
+static inline bool infer_is_number(int t)
+{
+	return t == INFER_INTEGER || t == INFER_BIGINT || t == INFER_DECIMAL || t == INFER_DOUBLE;
+}
+
 /* ---- names (tabular.c) ---------------------------------------------- */
 
 /* A set of strings with their first-seen index; names are copied. */

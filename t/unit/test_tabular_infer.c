@@ -40,6 +40,8 @@ static const struct class_case classes[] = {
 	{ "0.5", INFER_DECIMAL, 0, 1 },
 	{ "-0.25", INFER_DECIMAL, 0, 2 },
 	{ ".5", INFER_DECIMAL, 0, 1 },
+	{ " -.03957", INFER_DECIMAL, 0, 5 },         /* Stata's leading point */
+	{ "0x7f800000", INFER_VARCHAR, 0, 0 },       /* hexadecimal is text */
 	{ "1.00000000000000000000000000000000000001", INFER_DOUBLE, 0, 0 },
 	{ "1234567890123456789.1234567890123456789", INFER_DECIMAL, 19, 19 },
 	{ "1234567890123456789.12345678901234567890", INFER_DOUBLE, 0, 0 },
@@ -60,6 +62,8 @@ static const struct class_case classes[] = {
 	{ "-2.5E-3", INFER_DOUBLE, 0, 0 },
 	{ "0e0", INFER_DOUBLE, 0, 0 },
 	{ "1.5e+10", INFER_DOUBLE, 0, 0 },
+	{ "3.3E-010", INFER_DOUBLE, 0, 0 },        /* R's exponents: '-' where a date has it */
+	{ "12.4/5678", INFER_VARCHAR, 0, 0 },
 	{ "1e", INFER_VARCHAR, 0, 0 },
 	{ "1e+", INFER_VARCHAR, 0, 0 },
 	{ "e5", INFER_VARCHAR, 0, 0 },
@@ -512,6 +516,17 @@ static void test_real_writers(void)
 		{ "a count line before the table (sklearn)", "3,2,setosa\n5.1,3.5,1.4,0\n4.9,3.0,1.4,0\n4.7,3.2,1.3,0\n",
 		  "column0:DECIMAL(2,1)|column1:DECIMAL(2,1)|column2:DECIMAL(2,1)|column3:INTEGER", 3 },
 		{ "t/f and yes/no", "a,b\nt,yes\nf,no\n", "a:BOOLEAN|b:BOOLEAN", 2 },
+		{ "R's exponents of three digits (a '-' where a date has one)",
+		  "species,mu\nT. thermophila,7.61E-012\nD. discoideum,3.3E-010\n",
+		  "species:VARCHAR|mu:DOUBLE", 2 },
+		{ "R write.csv of a wide table: quoted years name the columns",
+		  "\"country\",\"1960\",\"1961\"\n\"Germany\",2.41,2.44\n\"South Korea\",6.16,5.99\n",
+		  "country:VARCHAR|1960:DECIMAL(3,2)|1961:DECIMAL(3,2)", 2 },
+		{ "prose notes over a short table (FreeCAD's LineGroup)",
+		  ";Line group definitions\n;in two thicknesses, thin and thick\n;l = line group\n"
+		  ";thin = 1/2 * l\n;thick = 1 * l\n;Format: *Name,thin,thick\n\n"
+		  "*FC 0.25mm,0.13,0.25\n*FC 0.35mm,0.18,0.35\n*FC 0.50mm,0.25,0.50\n\n",
+		  ";Format: *Name:VARCHAR|thin:DECIMAL(2,2)|thick:DECIMAL(2,2)", 3 },
 	};
 	char buf[1024], err[256];
 

@@ -12,6 +12,7 @@
 
 #include <json-c/json.h>
 
+#include "auth/auth.h"
 #include "db/db.h"
 #include "http/errors.h"
 #include "http/request.h"
@@ -276,7 +277,7 @@ static int conn_create(struct req *r)
 		return -1;
 	if (!r->cfg->connection_key_loaded)
 		return resp_internal(r, "connection key not loaded");
-	if (platform_customer_ensure(r) != 0)
+	if (auth_customer_ensure_or_reply(r) == NULL)
 		return -1;
 	if (uuid_v4(id, '-') != 0)
 		return resp_internal(r, "CSPRNG failed");

@@ -12,6 +12,7 @@
 
 #include <json-c/json.h>
 
+#include "auth/auth.h"
 #include "db/db.h"
 #include "db/warehouse.h"
 #include "http/errors.h"
@@ -700,7 +701,7 @@ int pipeline_create(struct req *r)
 	pipeline_validate(r, &v, body, ps);
 	if (platform_verr_count(&v) > 0)
 		return platform_reply_validation(r, &v, "Pipeline validation failed");
-	if (platform_customer_ensure(r) != 0 ||
+	if (auth_customer_ensure_or_reply(r) == NULL ||
 	    platform_pipeline_id_new(id) != 0) {
 		platform_verr_free(&v);
 		return r->status != 0 ? -1 : resp_internal(r, "pipeline id");

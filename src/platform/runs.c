@@ -12,6 +12,7 @@
 
 #include <json-c/json.h>
 
+#include "auth/auth.h"
 #include "db/db.h"
 #include "http/errors.h"
 #include "http/request.h"
@@ -206,7 +207,7 @@ static int run_execute(struct req *r)
 	if (platform_pipeline_id_parse(pipeline_in, pipeline_id) != 0)
 		return platform_reply_exception(r, 404, "PipelineNotFound",
 		                                MSG_PIPELINE_NOT_FOUND);
-	if (platform_customer_ensure(r) != 0)
+	if (auth_customer_ensure_or_reply(r) == NULL)
 		return -1;
 	if (run_id_new(run_id) != 0)
 		return resp_internal(r, "CSPRNG failed");

@@ -6,6 +6,7 @@
 
 #include <json-c/json.h>
 
+#include "auth/auth.h"
 #include "db/db.h"
 #include "http/errors.h"
 #include "http/request.h"
@@ -73,7 +74,7 @@ int storage_dataset_of_caller(struct req *r, const char *raw_id,
 	const char *customer;
 	int rc;
 
-	if ((customer = storage_customer_or_reply(r)) == NULL)
+	if ((customer = auth_customer_or_reply(r)) == NULL)
 		return -1;
 	if (req_db_or_reply(r) == NULL)
 		return -1;
@@ -186,7 +187,7 @@ static int datasets_list(struct req *r)
 	bool given;
 	int rc;
 
-	if ((customer = storage_customer_or_reply(r)) == NULL)
+	if ((customer = auth_customer_or_reply(r)) == NULL)
 		return -1;
 	if (storage_page_or_reply(r, &page, &limit) != 0 ||
 	    storage_folder_query_or_reply(r, folder, &given) != 0)

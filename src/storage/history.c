@@ -5,6 +5,7 @@
 
 #include <json-c/json.h>
 
+#include "auth/auth.h"
 #include "db/db.h"
 #include "http/errors.h"
 #include "http/request.h"
@@ -63,7 +64,7 @@ int storage_history_get(struct req *r)
 	bool given;
 	int rc;
 
-	if ((customer = storage_customer_or_reply(r)) == NULL)
+	if ((customer = auth_customer_or_reply(r)) == NULL)
 		return -1;
 	if (storage_page_or_reply(r, &page, &limit) != 0 ||
 	    storage_folder_query_or_reply(r, folder, &given) != 0)

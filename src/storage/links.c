@@ -11,6 +11,7 @@
 
 #include <json-c/json.h>
 
+#include "auth/auth.h"
 #include "db/db.h"
 #include "http/errors.h"
 #include "http/request.h"
@@ -100,7 +101,7 @@ int storage_link_post(struct req *r)
 	long long n;
 	int rc = -1, found;
 
-	if ((customer = storage_customer_or_reply(r)) == NULL)
+	if ((customer = auth_customer_or_reply(r)) == NULL)
 		return -1;
 	if (storage_table_of_caller(r, customer, req_param(r, "table_id"), &t) != 0)
 		goto out;
@@ -263,7 +264,7 @@ int storage_table_datasets_get(struct req *r)
 	struct db_stmt *st;
 	int rc;
 
-	if ((customer = storage_customer_or_reply(r)) == NULL)
+	if ((customer = auth_customer_or_reply(r)) == NULL)
 		return -1;
 	if (storage_table_of_caller(r, customer, req_param(r, "table_id"), &t) != 0) {
 		storage_table_free(&t);

@@ -16,6 +16,7 @@
 
 #include <json-c/json.h>
 
+#include "auth/auth.h"
 #include "db/db.h"
 #include "db/warehouse.h"
 #include "http/errors.h"
@@ -648,7 +649,7 @@ static int table_create(struct req *r)
 	}
 	if ((canon = columns_or_reply(r, body, &cols, &sql, &ncols)) == NULL)
 		goto out;
-	if ((customer = storage_customer_ensure_or_reply(r)) == NULL)
+	if ((customer = auth_customer_ensure_or_reply(r)) == NULL)
 		goto out;
 
 	/* Taken already?  (The unique key decides for real, below.) */
@@ -750,7 +751,7 @@ static int tables_list(struct req *r)
 	struct db_stmt *st;
 	int rc;
 
-	if ((customer = storage_customer_or_reply(r)) == NULL)
+	if ((customer = auth_customer_or_reply(r)) == NULL)
 		return -1;
 	if (storage_page_or_reply(r, &page, &limit) != 0)
 		return -1;
@@ -797,7 +798,7 @@ static int table_get(struct req *r)
 	struct db_stmt *st;
 	int rc, dberr;
 
-	if ((customer = storage_customer_or_reply(r)) == NULL)
+	if ((customer = auth_customer_or_reply(r)) == NULL)
 		return -1;
 	if (storage_table_of_caller(r, customer, req_param(r, "table_id"), &t) != 0) {
 		storage_table_free(&t);

@@ -47,7 +47,9 @@
 
 /* ==== validation of a create body ========================================= */
 
-struct job_spec {
+/* A job of a create body, validated; written as a jobs row (runner/connector.h
+ * has the job as a run sees it: struct job_spec). */
+struct job_new {
 	const char *name, *connector, *connection_id;
 	const char *input, *output;          /* JSON text to store */
 	const char *load_type, *inc_name, *inc_type;
@@ -62,7 +64,7 @@ struct pipeline_spec {
 	long long run_timeout_s;             /* 0: the config's runner_run_timeout_s */
 	time_t next_run;                     /* 0: none */
 	size_t njobs;
-	struct job_spec jobs[PIPELINE_JOBS_MAX];
+	struct job_new jobs[PIPELINE_JOBS_MAX];
 };
 
 /* A field's path for messages: "jobs[2].input.plugin". */
@@ -272,7 +274,7 @@ static const char *const load_types[] = {
 /* load_type and its settings (jdbc only). */
 static void input_load_type(struct req *r, struct platform_verr *v,
                             struct vpath *p, struct json_object *in,
-                            const char *plugin, struct job_spec *js)
+                            const char *plugin, struct job_new *js)
 {
 	enum dbkind kind = dbkind_of_plugin(plugin);
 	const char *lt;
@@ -346,7 +348,7 @@ static const char *const jdbc_only_keys[] = {
 static const char *const connectors[] = { "jdbc", "singer", "file_storage", NULL };
 
 static void job_input(struct req *r, struct platform_verr *v, struct vpath *p,
-                      struct json_object *in, struct job_spec *js)
+                      struct json_object *in, struct job_new *js)
 {
 	const char *plugin, *cid;
 	const char *const *c;
@@ -413,7 +415,7 @@ static void job_input(struct req *r, struct platform_verr *v, struct vpath *p,
 }
 
 static void job_output(struct req *r, struct platform_verr *v, struct vpath *p,
-                       struct json_object *out, struct job_spec *js)
+                       struct json_object *out, struct job_new *js)
 {
 	const char *plugin = want_str(v, p, out, "plugin", 1, JOB_PLUGIN_MAX, 1);
 	struct json_object *raw;
@@ -450,7 +452,7 @@ static void job_output(struct req *r, struct platform_verr *v, struct vpath *p,
 }
 
 static void job_validate(struct req *r, struct platform_verr *v, size_t i,
-                         struct json_object *jo, struct job_spec *js)
+                         struct json_object *jo, struct job_new *js)
 {
 	static const char *const known[] = {
 		"name", "input", "output", "memory_allocated_mb", NULL
@@ -610,7 +612,7 @@ static int connections_check(struct req *r, struct pipeline_spec *ps,
 }
 
 static int job_insert(struct req *r, const char *pid, size_t i,
-                      const struct job_spec *js)
+                      const struct job_new *js)
 {
 	char jid[JOB_ID_MAX + 1], mem[24], task[JOB_ID_MAX + 32];
 	char upstream[JOB_ID_MAX + 40];

@@ -26,6 +26,7 @@
 #include "util/cron.h"
 #include "util/log.h"
 #include "util/str.h"
+#include "util/strbuf.h"
 #include "util/timeutil.h"
 #include "util/uuid.h"
 
@@ -693,7 +694,7 @@ int pipeline_create(struct req *r)
 	struct pipeline_spec *ps;
 	struct platform_verr v;
 	char id[PIPELINE_ID_LEN + 1];
-	struct jbuf b = { 0 };
+	struct strbuf b = { 0 };
 	int rc;
 
 	if (body == NULL)
@@ -715,7 +716,7 @@ int pipeline_create(struct req *r)
 	if (rc != 0)
 		return resp_db_error(r, rc);
 	if ((rc = pipeline_render(r, id, 0, &b)) != 1) {
-		free(b.p);
+		strbuf_free(&b);
 		return rc == 0 ? resp_internal(r, "created pipeline vanished")
 		               : resp_db_error(r, rc);
 	}

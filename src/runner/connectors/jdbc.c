@@ -70,8 +70,11 @@ void jdbc_cols_free(struct jdbc_col *cols, size_t n)
 	free(cols);
 }
 
-struct jdbc_col *jdbc_cols_add(struct jdbc_col **cols, size_t *n, size_t *cap,
-                               const char *name)
+/* Append a zeroed column named name to the array *cols of *n (capacity
+ * *cap, grown as needed): the new column, or NULL when name is NULL or
+ * memory ran out (the array is then unchanged). */
+static struct jdbc_col *cols_add(struct jdbc_col **cols, size_t *n, size_t *cap,
+                                 const char *name)
 {
 	struct jdbc_col *nc;
 	size_t ncap;
@@ -91,6 +94,36 @@ struct jdbc_col *jdbc_cols_add(struct jdbc_col **cols, size_t *n, size_t *cap,
 		return NULL;
 	(*n)++;
 	return nc;
+}
+
+int jdbc_catalog_cols(struct jdbc_src *s, const struct jdbc_catalog *cat,
+                      struct jdbc_col **cols, size_t *ncols, char *err, size_t errlen)
+{
+	const char *const *v;
+	const size_t *l;
+	struct jdbc_col *c = NULL, *col;
+	size_t n = 0, cap = 0;
+	int r;
+
+	*cols = NULL;
+	*ncols = 0;
+	while ((r = cat->fetch(s, &v, &l, err, errlen)) == 1) {
+		if ((col = cols_add(&c, &n, &cap, v[0])) == NULL) {
+			str_errf(err, errlen, "out of memory");
+			r = -1;
+			break;
+		}
+		if (cat->map(v, col) != 0)
+			col->wh_type[0] = '\0';     /* refused if it is to be loaded */
+	}
+	cat->finish(s);
+	if (r < 0) {
+		jdbc_cols_free(c, n);
+		return -1;
+	}
+	*cols = c;
+	*ncols = n;
+	return 0;
 }
 
 long long jdbc_catalog_num(const char *v)

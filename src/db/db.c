@@ -693,6 +693,19 @@ int db_in_batch(struct db *db, const char *sql, const char *const *ids, size_t n
 	return rc < 0 ? rc : 0;
 }
 
+int db_first_row(struct db *db, struct db_stmt *st, const struct db_text *out, size_t n)
+{
+	int rc;
+
+	if (st == NULL)
+		return db_last_err(db);
+	if ((rc = db_fetch(st)) == 1)
+		for (size_t i = 0; i < n; i++)
+			snprintf(out[i].buf, out[i].cap, "%s", db_col_str(st, (unsigned)i));
+	db_done(st);
+	return rc;
+}
+
 unsigned long long db_tx_retries(void)
 {
 	return tx_retries;

@@ -4,9 +4,10 @@
  * Uploads are multipart/form-data (RAG_UPLOAD_MAX bytes in all, at most
  * RAG_UPLOAD_FILES_MAX files), each part held in memory while it arrives and
  * turned into text when it ends: .txt and .md as they are, .html without
- * markup, .csv one paragraph per row ("column: value" lines), .json one
- * paragraph per array element ("path: value" lines).  The file name
- * becomes metadata.source. */
+ * markup, .csv one paragraph per row ("column: value" lines, read by
+ * tabular/ as the storage explorer reads a CSV file), .json one paragraph
+ * per array element ("path: value" lines).  The file name becomes
+ * metadata.source. */
 #include <ctype.h>
 #include <errno.h>
 #include <stdbool.h>

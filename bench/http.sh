@@ -37,22 +37,10 @@ RESULTS=$ROOT/bench/results
 OUT=$RESULTS/http-$(date -u +%Y%m%d-%H%M%S).txt
 TMP=$(mktemp -d)
 
-cleanup() {
-	"$DEV" down bench >/dev/null 2>&1 || echo "bench/http.sh: could not stop the bench instance" >&2
-	rm -rf "$TMP"
-}
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
-
 command -v wrk >/dev/null 2>&1 || "$DEV" deps
-echo "starting the bench instance..."
-if ! "$DEV" up bench >"$TMP/up.log" 2>&1; then
-	cat "$TMP/up.log" >&2
-	echo "bench/http.sh: scripts/dev up bench failed" >&2
-	exit 1
-fi
-eval "$("$DEV" env bench)"
+# shellcheck source=bench/lib/instance.sh
+. "$ROOT/bench/lib/instance.sh"
+bench_instance_up bench/http.sh
 
 . "$ROOT/bench/lib/wrk.sh"
 
@@ -70,39 +58,8 @@ report() {
 		"$THREADS" "$CONNECTIONS" "$DURATION" "$ROUNDS"
 	printf '(a) %s\n(b) %s\n(c) %s\n\n' "$STATIC" "$HEALTH" "$BARE"
 
-	echo "warming up ($WARMUP each)..."
-	run_wrk "$STATIC" "$WARMUP" >/dev/null
-	run_wrk "$HEALTH" "$WARMUP" >/dev/null
-	run_wrk "$BARE" "$WARMUP" >/dev/null
-
-	a_rps=() b_rps=() c_rps=() a_p99=() b_p99=() c_p99=()
-	for ((r = 1; r <= ROUNDS; r++)); do
-		res=$(run_wrk "$STATIC" "$DURATION")
-		read -r ar ap ae <<<"$res"
-		res=$(run_wrk "$HEALTH" "$DURATION")
-		read -r br bp be <<<"$res"
-		res=$(run_wrk "$BARE" "$DURATION")
-		read -r cr cp ce <<<"$res"
-		a_rps+=("$ar") a_p99+=("$ap") b_rps+=("$br") b_p99+=("$bp")
-		c_rps+=("$cr") c_p99+=("$cp")
-		printf '\nround %d\n' "$r"
-		printf '  %-18s %12s %10s %8s\n' target 'req/s' 'p99 ms' errors
-		printf '  %-18s %12.2f %10.3f %8d\n' '(a) /_bench/static' "$ar" "$ap" "$ae"
-		printf '  %-18s %12.2f %10.3f %8d\n' '(b) /health' "$br" "$bp" "$be"
-		printf '  %-18s %12.2f %10.3f %8d\n' '(c) /_test/pid' "$cr" "$cp" "$ce"
-		if ((ae + be + ce > 0)); then
-			echo "  warning: errors or non-2xx answers in this round"
-		fi
-	done
-
-	am=$(median "${a_rps[@]}")
-	bm=$(median "${b_rps[@]}")
-	cm=$(median "${c_rps[@]}")
-	printf '\nmedians over %d rounds\n' "$ROUNDS"
-	printf '  %-18s %12s %10s\n' target 'req/s' 'p99 ms'
-	printf '  %-18s %12s %10s\n' '(a) /_bench/static' "$am" "$(median "${a_p99[@]}")"
-	printf '  %-18s %12s %10s\n' '(b) /health' "$bm" "$(median "${b_p99[@]}")"
-	printf '  %-18s %12s %10s\n' '(c) /_test/pid' "$cm" "$(median "${c_p99[@]}")"
+	wrk_rounds 18 '(a) /_bench/static' "$STATIC" '(b) /health' "$HEALTH" \
+		'(c) /_test/pid' "$BARE"
 	printf '  ratio b/a of median req/s: %s\n' "$(ratio "$bm" "$am")"
 	printf '  ratio c/a of median req/s: %s   (the FastCGI ceiling)\n' "$(ratio "$cm" "$am")"
 

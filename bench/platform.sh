@@ -41,22 +41,10 @@ RESULTS=$ROOT/bench/results
 OUT=$RESULTS/platform-$(date -u +%Y%m%d-%H%M%S).txt
 TMP=$(mktemp -d)
 
-cleanup() {
-	"$DEV" down bench >/dev/null 2>&1 || echo "bench/platform.sh: could not stop the bench instance" >&2
-	rm -rf "$TMP"
-}
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
-
 command -v wrk >/dev/null 2>&1 || "$DEV" deps
-echo "starting the bench instance..."
-if ! "$DEV" up bench >"$TMP/up.log" 2>&1; then
-	cat "$TMP/up.log" >&2
-	echo "bench/platform.sh: scripts/dev up bench failed" >&2
-	exit 1
-fi
-eval "$("$DEV" env bench)"
+# shellcheck source=bench/lib/instance.sh
+. "$ROOT/bench/lib/instance.sh"
+bench_instance_up bench/platform.sh
 
 . "$ROOT/bench/lib/wrk.sh"
 # Every run sends the token, the static one too (nginx ignores it there), so
@@ -114,39 +102,8 @@ report() {
 	printf '(a) %s\n(b) %s  (%s bytes)\n(c) %s  (%s bytes)\n\n' "$STATIC" "$LIST" "$list_size" \
 		"$DETAIL" "$detail_size"
 
-	echo "warming up ($WARMUP each)..."
-	run_wrk "$STATIC" "$WARMUP" -H "Authorization: Bearer $TOKEN" >/dev/null
-	run_wrk "$LIST" "$WARMUP" -H "Authorization: Bearer $TOKEN" >/dev/null
-	run_wrk "$DETAIL" "$WARMUP" -H "Authorization: Bearer $TOKEN" >/dev/null
-
-	a_rps=() b_rps=() c_rps=() a_p99=() b_p99=() c_p99=()
-	for ((r = 1; r <= ROUNDS; r++)); do
-		res=$(run_wrk "$STATIC" "$DURATION" -H "Authorization: Bearer $TOKEN")
-		read -r ar ap ae <<<"$res"
-		res=$(run_wrk "$LIST" "$DURATION" -H "Authorization: Bearer $TOKEN")
-		read -r br bp be <<<"$res"
-		res=$(run_wrk "$DETAIL" "$DURATION" -H "Authorization: Bearer $TOKEN")
-		read -r cr cp ce <<<"$res"
-		a_rps+=("$ar") a_p99+=("$ap") b_rps+=("$br") b_p99+=("$bp")
-		c_rps+=("$cr") c_p99+=("$cp")
-		printf '\nround %d\n' "$r"
-		printf '  %-26s %12s %10s %8s\n' target 'req/s' 'p99 ms' errors
-		printf '  %-26s %12.2f %10.3f %8d\n' '(a) /_bench/static' "$ar" "$ap" "$ae"
-		printf '  %-26s %12.2f %10.3f %8d\n' '(b) GET /platform/pipelines' "$br" "$bp" "$be"
-		printf '  %-26s %12.2f %10.3f %8d\n' '(c) GET /platform/pipeline/ID' "$cr" "$cp" "$ce"
-		if ((ae + be + ce > 0)); then
-			echo "  warning: errors or non-2xx answers in this round"
-		fi
-	done
-
-	am=$(median "${a_rps[@]}")
-	bm=$(median "${b_rps[@]}")
-	cm=$(median "${c_rps[@]}")
-	printf '\nmedians over %d rounds\n' "$ROUNDS"
-	printf '  %-26s %12s %10s\n' target 'req/s' 'p99 ms'
-	printf '  %-26s %12s %10s\n' '(a) /_bench/static' "$am" "$(median "${a_p99[@]}")"
-	printf '  %-26s %12s %10s\n' '(b) GET /platform/pipelines' "$bm" "$(median "${b_p99[@]}")"
-	printf '  %-26s %12s %10s\n' '(c) GET /platform/pipeline/ID' "$cm" "$(median "${c_p99[@]}")"
+	wrk_rounds 26 '(a) /_bench/static' "$STATIC" '(b) GET /platform/pipelines' "$LIST" \
+		'(c) GET /platform/pipeline/ID' "$DETAIL" -H "Authorization: Bearer $TOKEN"
 	printf '  ratio b/a of median req/s: %s   (target >= 0.25)\n' "$(ratio "$bm" "$am")"
 	printf '  ratio c/a of median req/s: %s   (target >= 0.40)\n' "$(ratio "$cm" "$am")"
 }

@@ -32,21 +32,9 @@ RESULTS=$ROOT/bench/results
 OUT=$RESULTS/runner-$(date -u +%Y%m%d-%H%M%S).txt
 TMP=$(mktemp -d)
 
-cleanup() {
-	"$DEV" down bench >/dev/null 2>&1 || echo "bench/runner.sh: could not stop the bench instance" >&2
-	rm -rf "$TMP"
-}
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
-
-echo "starting the bench instance..."
-if ! "$DEV" up bench >"$TMP/up.log" 2>&1; then
-	cat "$TMP/up.log" >&2
-	echo "bench/runner.sh: scripts/dev up bench failed" >&2
-	exit 1
-fi
-eval "$("$DEV" env bench)"
+# shellcheck source=bench/lib/instance.sh
+. "$ROOT/bench/lib/instance.sh"
+bench_instance_up bench/runner.sh
 
 src() { sh -c "$SLUICE_SOURCE_MYSQL -N -B"' -e "$1"' sh "$1"; }
 wh() { sh -c "$SLUICE_MYSQL -N -B"' -e "$1"' sh "$1"; }

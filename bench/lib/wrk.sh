@@ -38,3 +38,44 @@ median() {
 }
 
 ratio() { awk -v n="$1" -v d="$2" 'BEGIN { printf "%.3f", (d > 0) ? n / d : 0 }'; }
+
+# wrk_rounds WIDTH LABEL_A URL_A LABEL_B URL_B LABEL_C URL_C [wrk options...]:
+# a warm-up of each target (WARMUP), then ROUNDS rounds of the three in turn
+# (DURATION each), each round's table and the medians printed with labels
+# WIDTH wide.  Sets am, bm, cm: the median req/s of a, b and c.
+wrk_rounds() {
+	local w=$1 la=$2 ua=$3 lb=$4 ub=$5 lc=$6 uc=$7 r res
+	local ar ap ae br bp be cr cp ce
+	local -a a_rps=() b_rps=() c_rps=() a_p99=() b_p99=() c_p99=()
+	shift 7
+	echo "warming up ($WARMUP each)..."
+	run_wrk "$ua" "$WARMUP" "$@" >/dev/null
+	run_wrk "$ub" "$WARMUP" "$@" >/dev/null
+	run_wrk "$uc" "$WARMUP" "$@" >/dev/null
+	for ((r = 1; r <= ROUNDS; r++)); do
+		res=$(run_wrk "$ua" "$DURATION" "$@")
+		read -r ar ap ae <<<"$res"
+		res=$(run_wrk "$ub" "$DURATION" "$@")
+		read -r br bp be <<<"$res"
+		res=$(run_wrk "$uc" "$DURATION" "$@")
+		read -r cr cp ce <<<"$res"
+		a_rps+=("$ar") a_p99+=("$ap") b_rps+=("$br") b_p99+=("$bp")
+		c_rps+=("$cr") c_p99+=("$cp")
+		printf '\nround %d\n' "$r"
+		printf "  %-${w}s %12s %10s %8s\n" target 'req/s' 'p99 ms' errors
+		printf "  %-${w}s %12.2f %10.3f %8d\n" "$la" "$ar" "$ap" "$ae"
+		printf "  %-${w}s %12.2f %10.3f %8d\n" "$lb" "$br" "$bp" "$be"
+		printf "  %-${w}s %12.2f %10.3f %8d\n" "$lc" "$cr" "$cp" "$ce"
+		if ((ae + be + ce > 0)); then
+			echo "  warning: errors or non-2xx answers in this round"
+		fi
+	done
+	am=$(median "${a_rps[@]}")
+	bm=$(median "${b_rps[@]}")
+	cm=$(median "${c_rps[@]}")
+	printf '\nmedians over %d rounds\n' "$ROUNDS"
+	printf "  %-${w}s %12s %10s\n" target 'req/s' 'p99 ms'
+	printf "  %-${w}s %12s %10s\n" "$la" "$am" "$(median "${a_p99[@]}")"
+	printf "  %-${w}s %12s %10s\n" "$lb" "$bm" "$(median "${b_p99[@]}")"
+	printf "  %-${w}s %12s %10s\n" "$lc" "$cm" "$(median "${c_p99[@]}")"
+}

@@ -27,6 +27,10 @@ const char *admin_config_path(const char *opt);
 int admin_load_config(const char *opt, struct config *c);
 /* Connect; on failure prints why and returns NULL. */
 struct db *admin_connect(const struct config *c);
+/* The "VERB NAME" operands after the options (argv[optind..]): verb one of
+ * verbs (NULL-terminated).  0, or EXIT_USAGE after printing usage. */
+int admin_verb_name(int argc, char **argv, const char *const *verbs,
+                    const char *usage, const char **verb, const char **name);
 /* Read one line (the password) from stdin without its newline.  Refuses
  * an empty line and one longer than cap - 1. */
 int admin_read_secret(char *buf, size_t cap);

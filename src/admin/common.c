@@ -1,5 +1,6 @@
 /* common.c - what every admin subcommand needs: config, database, stdin. */
 #include <stdio.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -75,4 +76,18 @@ int admin_read_secret(char *buf, size_t cap)
 		return -1;
 	}
 	return 0;
+}
+
+int admin_verb_name(int argc, char **argv, const char *const *verbs,
+                    const char *usage, const char **verb, const char **name)
+{
+	if (argc - optind == 2)
+		for (size_t i = 0; verbs[i] != NULL; i++)
+			if (strcmp(argv[optind], verbs[i]) == 0) {
+				*verb = argv[optind];
+				*name = argv[optind + 1];
+				return 0;
+			}
+	fputs(usage, stderr);
+	return EXIT_USAGE;
 }

@@ -52,6 +52,7 @@ int admin_customer(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
+	static const char *const verbs[] = { "add", "show", NULL };
 	const char *conf = NULL, *verb, *name;
 	bool if_missing = false;
 	char id[UUID_STR_LEN];
@@ -68,16 +69,8 @@ int admin_customer(int argc, char **argv)
 		default:  fputs(usage, stderr); return EXIT_USAGE;
 		}
 	}
-	if (argc - optind != 2) {
-		fputs(usage, stderr);
+	if (admin_verb_name(argc, argv, verbs, usage, &verb, &name) != 0)
 		return EXIT_USAGE;
-	}
-	verb = argv[optind];
-	name = argv[optind + 1];
-	if (strcmp(verb, "add") != 0 && strcmp(verb, "show") != 0) {
-		fputs(usage, stderr);
-		return EXIT_USAGE;
-	}
 	if (!name_ok(name)) {
 		fprintf(stderr, "sluice: customer name must be 1..%d printable "
 		        "characters\n", CUSTOMER_NAME_MAX);

@@ -29,6 +29,7 @@ int admin_user(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
+	static const char *const verbs[] = { "add", "passwd", NULL };
 	const char *conf = NULL, *customer = NULL, *verb, *name;
 	char password[BASIC_MAX_PASSWORD + 2];
 	char *customer_id = NULL, *hash = NULL;
@@ -47,16 +48,8 @@ int admin_user(int argc, char **argv)
 		default:  fputs(usage, stderr); return EXIT_USAGE;
 		}
 	}
-	if (argc - optind != 2) {
-		fputs(usage, stderr);
+	if (admin_verb_name(argc, argv, verbs, usage, &verb, &name) != 0)
 		return EXIT_USAGE;
-	}
-	verb = argv[optind];
-	name = argv[optind + 1];
-	if (strcmp(verb, "add") != 0 && strcmp(verb, "passwd") != 0) {
-		fputs(usage, stderr);
-		return EXIT_USAGE;
-	}
 	if (!identity_user_name_ok(name)) {
 		fprintf(stderr, "sluice: user name must be 1..%d characters without "
 		        "spaces or ':'\n", BASIC_MAX_USER);

@@ -107,6 +107,59 @@ int auth_jwt_or_reply(struct req *r, const char *permission)
 	return 0;
 }
 
+/* ---- The caller's customer ---------------------------------------------- */
+
+#define CUSTOMER_NAME_MAX 255          /* customers.name */
+
+const char *auth_customer_or_reply(struct req *r)
+{
+	const char *id = r->id.customer_id;
+
+	if (id == NULL || !identity_customer_id_ok(id)) {
+		resp_detail(r, 403, "The token's customer_id is not a valid customer id");
+		return NULL;
+	}
+	return id;
+}
+
+const char *auth_customer_ensure_or_reply(struct req *r)
+{
+	const char *id, *name = r->id.customer_name;
+	struct db_stmt *st;
+	long long n;
+	int found;
+
+	if ((id = auth_customer_or_reply(r)) == NULL || req_db_or_reply(r) == NULL)
+		return NULL;
+	if (name == NULL || name[0] == '\0' || strlen(name) > CUSTOMER_NAME_MAX)
+		name = id;
+	n = db_exec(r->db, "INSERT IGNORE INTO customers (id, name) VALUES (?, ?)",
+	            "ss", id, name);
+	if (n < 0) {
+		resp_db_error(r, (int)n);
+		return NULL;
+	}
+	if (n == 1)
+		return id;
+	/* Ignored: the id exists (fine) or the name belongs to another id. */
+	st = db_query(r->db, "SELECT 1 FROM customers WHERE id = ?", "s", id);
+	if (st == NULL) {
+		resp_db_error(r, db_last_err(r->db));
+		return NULL;
+	}
+	found = db_fetch(st);
+	db_done(st);
+	if (found < 0) {
+		resp_db_error(r, db_last_err(r->db));
+		return NULL;
+	}
+	if (found == 0) {
+		resp_detail(r, 403, "The token's customer_name belongs to another customer");
+		return NULL;
+	}
+	return id;
+}
+
 bool auth_has_permission(const struct req *r, const char *permission)
 {
 	for (size_t i = 0; i < r->id.npermissions; i++)

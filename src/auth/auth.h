@@ -15,6 +15,17 @@ int auth_jwt_or_reply(struct req *r, const char *permission);
 int auth_basic_or_reply(struct req *r);
 int auth_health_or_reply(struct req *r);
 
+/* The caller's customer id, after auth_jwt_or_reply, checked once more in
+ * its canonical form (identity_customer_id_ok: what a storage path and a
+ * warehouse database name may hold); else 403 was answered and NULL is
+ * returned. */
+const char *auth_customer_or_reply(struct req *r);
+/* The same, and the customers row exists: made from the token on first
+ * sight (tokens are minted by the operator, so the token is the
+ * authority).  NULL after a 403 (the token's customer_name belongs to
+ * another customer) or a database error was answered. */
+const char *auth_customer_ensure_or_reply(struct req *r);
+
 /* True when the caller's token carries the permission. */
 bool auth_has_permission(const struct req *r, const char *permission);
 

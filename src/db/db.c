@@ -23,7 +23,8 @@
 static unsigned long long tx_retries;   /* this process's, for logs and tests */
 
 struct cached_stmt {
-	const char *sql;          /* the caller's string: literals live forever */
+	char *sql;                /* our own copy: a caller's text may not outlive it */
+	unsigned long hash;       /* of sql, to skip most comparisons */
 	MYSQL_STMT *stmt;
 	struct db_stmt *open;     /* the result currently being read, if any */
 };
@@ -101,9 +102,11 @@ struct db *db_new(const struct config *cfg)
 
 static void cache_clear(struct db *db)
 {
-	for (size_t i = 0; i < db->ncache; i++)
+	for (size_t i = 0; i < db->ncache; i++) {
 		if (db->cache[i].stmt != NULL)
 			mysql_stmt_close(db->cache[i].stmt);
+		free(db->cache[i].sql);
+	}
 	memset(db->cache, 0, sizeof db->cache);
 	db->ncache = db->next_evict = 0;
 }
@@ -231,22 +234,40 @@ int db_ping(struct db *db)
 	return DB_OK;
 }
 
+/* FNV-1a: the cache's key is the SQL text itself, compared in full. */
+static unsigned long sql_hash(const char *sql)
+{
+	unsigned long h = 2166136261u;
+
+	for (; *sql != '\0'; sql++)
+		h = (h ^ (unsigned char)*sql) * 16777619u;
+	return h;
+}
+
 /* The cached statement for sql, preparing it on first use. */
 static struct cached_stmt *stmt_get(struct db *db, const char *sql)
 {
 	struct cached_stmt *cs = NULL;
+	unsigned long h = sql_hash(sql);
 	MYSQL_STMT *st;
+	char *copy;
 	my_bool on = 1;
 
 	for (size_t i = 0; i < db->ncache; i++)
-		if (db->cache[i].sql == sql || strcmp(db->cache[i].sql, sql) == 0)
+		if (db->cache[i].hash == h && strcmp(db->cache[i].sql, sql) == 0)
 			return &db->cache[i];
 
+	if ((copy = strdup(sql)) == NULL) {
+		set_error(db, DB_ERR, "prepare", "out of memory");
+		return NULL;
+	}
 	if ((st = mysql_stmt_init(db->conn)) == NULL) {
+		free(copy);
 		fail_conn(db, "stmt_init");
 		return NULL;
 	}
 	if (mysql_stmt_prepare(st, sql, (unsigned long)strlen(sql)) != 0) {
+		free(copy);
 		fail_stmt(db, st, "prepare");
 		mysql_stmt_close(st);
 		return NULL;
@@ -264,8 +285,10 @@ static struct cached_stmt *stmt_get(struct db *db, const char *sql)
 				break;
 		}
 		mysql_stmt_close(cs->stmt);
+		free(cs->sql);
 	}
-	cs->sql = sql;
+	cs->sql = copy;
+	cs->hash = h;
 	cs->stmt = st;
 	cs->open = NULL;
 	return cs;
@@ -668,6 +691,19 @@ int db_in_batch(struct db *db, const char *sql, const char *const *ids, size_t n
 				found[i] = true;
 	db_done(st);
 	return rc < 0 ? rc : 0;
+}
+
+int db_first_row(struct db *db, struct db_stmt *st, const struct db_text *out, size_t n)
+{
+	int rc;
+
+	if (st == NULL)
+		return db_last_err(db);
+	if ((rc = db_fetch(st)) == 1)
+		for (size_t i = 0; i < n; i++)
+			snprintf(out[i].buf, out[i].cap, "%s", db_col_str(st, (unsigned)i));
+	db_done(st);
+	return rc;
 }
 
 unsigned long long db_tx_retries(void)

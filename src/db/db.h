@@ -55,6 +55,15 @@ long long db_last_insert_id(struct db *db);
  * stay valid until the next db_fetch or db_done. */
 struct db_stmt *db_query(struct db *db, const char *sql, const char *types, ...);
 int db_fetch(struct db_stmt *st);                /* 1 row, 0 end, < 0 error */
+/* One row's text (a claim's SELECT ... LIMIT 1 FOR UPDATE SKIP LOCKED, a
+ * lookup): for st = db_query(db, ...) (NULL: it failed), the first n
+ * columns of the first row copied into out[i] (cut to fit), then st is
+ * done.  1 copied, 0 no row, < 0 enum db_err. */
+struct db_text {
+	char *buf;
+	size_t cap;
+};
+int db_first_row(struct db *db, struct db_stmt *st, const struct db_text *out, size_t n);
 bool db_col_null(const struct db_stmt *st, unsigned col);
 const char *db_col_str(const struct db_stmt *st, unsigned col);  /* "" if NULL */
 size_t db_col_len(const struct db_stmt *st, unsigned col);

@@ -1,4 +1,6 @@
 /* errors.c - internal failures to HTTP status and body. */
+#include <json-c/json.h>
+
 #include "db/db.h"
 #include "http/errors.h"
 #include "http/request.h"
@@ -13,6 +15,41 @@ struct db *req_db_or_reply(struct req *r)
 		return r->db;
 	resp_db_error(r, rc);
 	return NULL;
+}
+
+int req_count_or_reply(struct req *r, struct db_stmt *st, long long *n)
+{
+	int rc;
+
+	*n = 0;
+	if (st == NULL)
+		return resp_db_error(r, db_last_err(r->db));
+	if ((rc = db_fetch(st)) == 1)
+		*n = db_col_ll(st, 0);
+	db_done(st);
+	return rc < 0 ? resp_db_error(r, db_last_err(r->db)) : 0;
+}
+
+struct json_object *req_rows_or_reply(struct req *r, struct db_stmt *st,
+                                      req_row_fn row)
+{
+	struct json_object *arr;
+	int rc;
+
+	if (st == NULL) {
+		resp_db_error(r, db_last_err(r->db));
+		return NULL;
+	}
+	arr = json_object_new_array();
+	while ((rc = db_fetch(st)) == 1)
+		json_object_array_add(arr, row(st));
+	db_done(st);
+	if (rc < 0) {
+		json_object_put(arr);
+		resp_db_error(r, db_last_err(r->db));
+		return NULL;
+	}
+	return arr;
 }
 
 int resp_db_error(struct req *r, int db_err)

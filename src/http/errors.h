@@ -6,10 +6,22 @@
 #define SLUICE_ERRORS_H
 
 struct db;
+struct db_stmt;
+struct json_object;
 struct req;
 
 /* The worker's connection, connected; or NULL once a 503 was answered. */
 struct db *req_db_or_reply(struct req *r);
+
+/* A listing's two reads, for st = db_query(r->db, ...) (NULL: the query
+ * failed); each finishes st.  The count: the first column of the first row
+ * into *n (0 without a row); 0, or -1 after the database error was
+ * answered.  The rows: each rendered by row into a new JSON array; the
+ * array, or NULL after the database error was answered. */
+int req_count_or_reply(struct req *r, struct db_stmt *st, long long *n);
+typedef struct json_object *(*req_row_fn)(const struct db_stmt *st);
+struct json_object *req_rows_or_reply(struct req *r, struct db_stmt *st,
+                                      req_row_fn row);
 
 /* Answer a failed database call: 503 {"detail":"Database unavailable"}
  * when the server cannot be reached, else 500.  Returns -1. */

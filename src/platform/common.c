@@ -1,5 +1,5 @@
-/* common.c - what the platform files share: id forms, the caller's
- * customer row and the area's error bodies. */
+/* common.c - what the platform files share: id forms
+ * and the area's error bodies. */
 #include <ctype.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -92,47 +92,6 @@ int platform_run_id_check(const char *in)
 int platform_pipeline_id_new(char out[PIPELINE_ID_LEN + 1])
 {
 	return uuid_v4(out, '_');
-}
-
-/* --- the caller --------------------------------------------------------------- */
-
-#define CUSTOMER_ID_MAX   36
-#define CUSTOMER_NAME_MAX 255
-
-int platform_customer_ensure(struct req *r)
-{
-	const char *id = r->id.customer_id, *name = r->id.customer_name;
-	struct db_stmt *st;
-	long long n;
-	int found;
-
-	if (req_db_or_reply(r) == NULL)
-		return -1;
-	if (id == NULL || strlen(id) > CUSTOMER_ID_MAX) {
-		resp_detail(r, 403, "The token's customer_id is not a valid customer id");
-		return -1;
-	}
-	if (name == NULL || name[0] == '\0' || strlen(name) > CUSTOMER_NAME_MAX)
-		name = id;
-	n = db_exec(r->db, "INSERT IGNORE INTO customers (id, name) VALUES (?, ?)",
-	            "ss", id, name);
-	if (n < 0)
-		return resp_db_error(r, (int)n);
-	if (n == 1)
-		return 0;
-	/* Ignored: the id exists (fine) or the name belongs to another id. */
-	st = db_query(r->db, "SELECT 1 FROM customers WHERE id = ?", "s", id);
-	if (st == NULL)
-		return resp_db_error(r, db_last_err(r->db));
-	found = db_fetch(st);
-	db_done(st);
-	if (found < 0)
-		return resp_db_error(r, db_last_err(r->db));
-	if (found == 0) {
-		resp_detail(r, 403, "The token's customer_name belongs to another customer");
-		return -1;
-	}
-	return 0;
 }
 
 /* --- error bodies --------------------------------------------------------------- */

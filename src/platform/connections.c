@@ -12,6 +12,7 @@
 
 #include <json-c/json.h>
 
+#include "auth/auth.h"
 #include "db/db.h"
 #include "http/errors.h"
 #include "http/request.h"
@@ -203,7 +204,7 @@ static int conn_parse(struct req *r, struct json_object *body,
 	"options, " ISO_MS("created_at") ", " ISO_MS("updated_at")
 
 /* A connection row (CONN_COLUMNS) as its API object: never a password. */
-static struct json_object *conn_render(struct db_stmt *st)
+static struct json_object *conn_render(const struct db_stmt *st)
 {
 	static const char *const names[] = {
 		"connection_id", "customer_id", "name", "plugin", "host",
@@ -276,7 +277,7 @@ static int conn_create(struct req *r)
 		return -1;
 	if (!r->cfg->connection_key_loaded)
 		return resp_internal(r, "connection key not loaded");
-	if (platform_customer_ensure(r) != 0)
+	if (auth_customer_ensure_or_reply(r) == NULL)
 		return -1;
 	if (uuid_v4(id, '-') != 0)
 		return resp_internal(r, "CSPRNG failed");
@@ -304,24 +305,14 @@ static int conn_create(struct req *r)
 static int conn_list(struct req *r)
 {
 	struct json_object *list;
-	struct db_stmt *st;
-	int rc;
 
 	if (req_db_or_reply(r) == NULL)
 		return -1;
-	st = db_query(r->db, "SELECT " CONN_COLUMNS " FROM connections"
-	              " WHERE customer_id = ? ORDER BY name, id",
-	              "s", r->id.customer_id);
-	if (st == NULL)
-		return resp_db_error(r, db_last_err(r->db));
-	list = json_object_new_array();
-	while ((rc = db_fetch(st)) == 1)
-		json_object_array_add(list, conn_render(st));
-	db_done(st);
-	if (rc < 0) {
-		json_object_put(list);
-		return resp_db_error(r, db_last_err(r->db));
-	}
+	list = req_rows_or_reply(r, db_query(r->db, "SELECT " CONN_COLUMNS " FROM "
+	    "connections WHERE customer_id = ? ORDER BY name, id", "s",
+	    r->id.customer_id), conn_render);
+	if (list == NULL)
+		return -1;
 	return resp_json(r, 200, list);
 }
 

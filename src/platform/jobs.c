@@ -507,6 +507,16 @@ static int reply_sync_done(struct req *r, const struct job_row *j,
 	return resp_json(r, 200, o);
 }
 
+/* A PATCH's job id (path) and JSON body; NULL once 404 or 400 was answered. */
+static struct json_object *job_patch_or_reply(struct req *r, char id[JOB_ID_MAX + 1])
+{
+	if (platform_job_id_parse(req_param(r, "job_id"), id, NULL, NULL) != 0) {
+		resp_detail(r, 404, JOB_NOT_FOUND);
+		return NULL;
+	}
+	return req_json_body_or_reply(r);
+}
+
 static int job_sync_mode(struct req *r)
 {
 	struct sync_result *res = arena_alloc(r->arena, sizeof *res);
@@ -518,9 +528,7 @@ static int job_sync_mode(struct req *r)
 	long long n;
 	int rc;
 
-	if (platform_job_id_parse(req_param(r, "job_id"), id, NULL, NULL) != 0)
-		return resp_detail(r, 404, JOB_NOT_FOUND);
-	if ((body = req_json_body_or_reply(r)) == NULL)
+	if ((body = job_patch_or_reply(r, id)) == NULL)
 		return -1;
 	sync_request_parse(body, &req, res);
 	if ((rc = job_begin(r, id, &j)) <= 0)
@@ -657,9 +665,7 @@ static int job_input_patch(struct req *r)
 	long long n;
 	int rc;
 
-	if (platform_job_id_parse(req_param(r, "job_id"), id, NULL, NULL) != 0)
-		return resp_detail(r, 404, JOB_NOT_FOUND);
-	if ((body = req_json_body_or_reply(r)) == NULL)
+	if ((body = job_patch_or_reply(r, id)) == NULL)
 		return -1;
 	platform_verr_init(&v);
 	patch_parse(body, &p, &v);

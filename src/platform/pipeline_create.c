@@ -12,6 +12,7 @@
 
 #include <json-c/json.h>
 
+#include "auth/auth.h"
 #include "db/db.h"
 #include "db/warehouse.h"
 #include "http/errors.h"
@@ -25,6 +26,7 @@
 #include "util/cron.h"
 #include "util/log.h"
 #include "util/str.h"
+#include "util/strbuf.h"
 #include "util/timeutil.h"
 #include "util/uuid.h"
 
@@ -46,7 +48,9 @@
 
 /* ==== validation of a create body ========================================= */
 
-struct job_spec {
+/* A job of a create body, validated; written as a jobs row (runner/connector.h
+ * has the job as a run sees it: struct job_spec). */
+struct job_new {
 	const char *name, *connector, *connection_id;
 	const char *input, *output;          /* JSON text to store */
 	const char *load_type, *inc_name, *inc_type;
@@ -61,7 +65,7 @@ struct pipeline_spec {
 	long long run_timeout_s;             /* 0: the config's runner_run_timeout_s */
 	time_t next_run;                     /* 0: none */
 	size_t njobs;
-	struct job_spec jobs[PIPELINE_JOBS_MAX];
+	struct job_new jobs[PIPELINE_JOBS_MAX];
 };
 
 /* A field's path for messages: "jobs[2].input.plugin". */
@@ -271,7 +275,7 @@ static const char *const load_types[] = {
 /* load_type and its settings (jdbc only). */
 static void input_load_type(struct req *r, struct platform_verr *v,
                             struct vpath *p, struct json_object *in,
-                            const char *plugin, struct job_spec *js)
+                            const char *plugin, struct job_new *js)
 {
 	enum dbkind kind = dbkind_of_plugin(plugin);
 	const char *lt;
@@ -345,7 +349,7 @@ static const char *const jdbc_only_keys[] = {
 static const char *const connectors[] = { "jdbc", "singer", "file_storage", NULL };
 
 static void job_input(struct req *r, struct platform_verr *v, struct vpath *p,
-                      struct json_object *in, struct job_spec *js)
+                      struct json_object *in, struct job_new *js)
 {
 	const char *plugin, *cid;
 	const char *const *c;
@@ -412,7 +416,7 @@ static void job_input(struct req *r, struct platform_verr *v, struct vpath *p,
 }
 
 static void job_output(struct req *r, struct platform_verr *v, struct vpath *p,
-                       struct json_object *out, struct job_spec *js)
+                       struct json_object *out, struct job_new *js)
 {
 	const char *plugin = want_str(v, p, out, "plugin", 1, JOB_PLUGIN_MAX, 1);
 	struct json_object *raw;
@@ -449,7 +453,7 @@ static void job_output(struct req *r, struct platform_verr *v, struct vpath *p,
 }
 
 static void job_validate(struct req *r, struct platform_verr *v, size_t i,
-                         struct json_object *jo, struct job_spec *js)
+                         struct json_object *jo, struct job_new *js)
 {
 	static const char *const known[] = {
 		"name", "input", "output", "memory_allocated_mb", NULL
@@ -609,7 +613,7 @@ static int connections_check(struct req *r, struct pipeline_spec *ps,
 }
 
 static int job_insert(struct req *r, const char *pid, size_t i,
-                      const struct job_spec *js)
+                      const struct job_new *js)
 {
 	char jid[JOB_ID_MAX + 1], mem[24], task[JOB_ID_MAX + 32];
 	char upstream[JOB_ID_MAX + 40];
@@ -690,7 +694,7 @@ int pipeline_create(struct req *r)
 	struct pipeline_spec *ps;
 	struct platform_verr v;
 	char id[PIPELINE_ID_LEN + 1];
-	struct jbuf b = { 0 };
+	struct strbuf b = { 0 };
 	int rc;
 
 	if (body == NULL)
@@ -700,7 +704,7 @@ int pipeline_create(struct req *r)
 	pipeline_validate(r, &v, body, ps);
 	if (platform_verr_count(&v) > 0)
 		return platform_reply_validation(r, &v, "Pipeline validation failed");
-	if (platform_customer_ensure(r) != 0 ||
+	if (auth_customer_ensure_or_reply(r) == NULL ||
 	    platform_pipeline_id_new(id) != 0) {
 		platform_verr_free(&v);
 		return r->status != 0 ? -1 : resp_internal(r, "pipeline id");
@@ -712,7 +716,7 @@ int pipeline_create(struct req *r)
 	if (rc != 0)
 		return resp_db_error(r, rc);
 	if ((rc = pipeline_render(r, id, 0, &b)) != 1) {
-		free(b.p);
+		strbuf_free(&b);
 		return rc == 0 ? resp_internal(r, "created pipeline vanished")
 		               : resp_db_error(r, rc);
 	}

@@ -12,80 +12,61 @@
 #include <string.h>
 
 #include "db/db.h"
+#include "http/errors.h"
 #include "http/request.h"
 #include "http/response.h"
 #include "platform/pipelines.h"
 #include "util/arena.h"
-
-static void jb_raw(struct jbuf *b, const char *s, size_t n)
-{
-	if (b->len + n + 1 > b->cap) {
-		size_t cap = b->cap ? b->cap : 4096;
-
-		while (b->len + n + 1 > cap)
-			cap *= 2;
-		if ((b->p = realloc(b->p, cap)) == NULL)
-			abort();         /* as the arena: no memory, no answer */
-		b->cap = cap;
-	}
-	memcpy(b->p + b->len, s, n);
-	b->len += n;
-	b->p[b->len] = '\0';
-}
-
-static void jb_lit(struct jbuf *b, const char *s)
-{
-	jb_raw(b, s, strlen(s));
-}
+#include "util/strbuf.h"
 
 /* A JSON string; the bytes are UTF-8 already (json-c and MariaDB utf8mb4). */
-static void jb_str(struct jbuf *b, const char *s)
+static void jb_str(struct strbuf *b, const char *s)
 {
 	static const char hex[] = "0123456789abcdef";
 	const char *run = s;
 
-	jb_raw(b, "\"", 1);
+	strbuf_add(b, "\"", 1);
 	for (; *s != '\0'; s++) {
 		unsigned char c = (unsigned char)*s;
 		char esc[6] = { '\\', 'u', '0', '0', hex[c >> 4], hex[c & 15] };
 
 		if (c >= 0x20 && c != '"' && c != '\\')
 			continue;
-		jb_raw(b, run, (size_t)(s - run));
+		strbuf_add(b, run, (size_t)(s - run));
 		if (c == '"' || c == '\\') {
 			esc[1] = (char)c;
-			jb_raw(b, esc, 2);
+			strbuf_add(b, esc, 2);
 		} else {
-			jb_raw(b, esc, 6);
+			strbuf_add(b, esc, 6);
 		}
 		run = s + 1;
 	}
-	jb_raw(b, run, (size_t)(s - run));
-	jb_raw(b, "\"", 1);
+	strbuf_add(b, run, (size_t)(s - run));
+	strbuf_add(b, "\"", 1);
 }
 
-static void jb_ll(struct jbuf *b, long long v)
+static void jb_ll(struct strbuf *b, long long v)
 {
 	char n[24];
 
-	jb_raw(b, n, (size_t)snprintf(n, sizeof n, "%lld", v));
+	strbuf_add(b, n, (size_t)snprintf(n, sizeof n, "%lld", v));
 }
 
-static void jb_key(struct jbuf *b, const char *key, int *first)
+static void jb_key(struct strbuf *b, const char *key, int *first)
 {
 	if (!*first)
-		jb_raw(b, ",", 1);
+		strbuf_add(b, ",", 1);
 	*first = 0;
 	jb_str(b, key);
-	jb_raw(b, ":", 1);
+	strbuf_add(b, ":", 1);
 }
 
-int jb_reply(struct req *r, int status, struct jbuf *b)
+int jb_reply(struct req *r, int status, struct strbuf *b)
 {
-	int rc = resp_raw(r, status, "application/json", b->p, b->len);
+	int rc = b->oom ? resp_internal(r, "out of memory")
+	                : resp_raw(r, status, "application/json", b->p, b->len);
 
-	free(b->p);
-	b->p = NULL;
+	strbuf_free(b);
 	return rc;
 }
 
@@ -185,16 +166,16 @@ static int rows_load(struct req *r, struct db_stmt *st, struct row ***out,
 	return 0;
 }
 
-static void jb_col_or_null(struct jbuf *b, const struct row *w, unsigned col)
+static void jb_col_or_null(struct strbuf *b, const struct row *w, unsigned col)
 {
 	if (row_null(w, col))
-		jb_lit(b, "null");
+		strbuf_adds(b, "null");
 	else
 		jb_str(b, row_str(w, col));
 }
 
 /* The stored input object with the column-held settings added back. */
-static void job_write_input(struct jbuf *b, const struct row *w)
+static void job_write_input(struct strbuf *b, const struct row *w)
 {
 	const char *in = row_str(w, JC_INPUT);
 	size_t n = row_len(w, JC_INPUT);
@@ -204,10 +185,10 @@ static void job_write_input(struct jbuf *b, const struct row *w)
 	while (n > 0 && isspace((unsigned char)in[n - 1]))
 		n--;
 	if (n < 2 || in[n - 1] != '}') {         /* the CHECK rules this out */
-		jb_lit(b, "{}");
+		strbuf_adds(b, "{}");
 		return;
 	}
-	jb_raw(b, in, n - 1);
+	strbuf_add(b, in, n - 1);
 	for (size_t i = 1; i < n - 1; i++)
 		if (!isspace((unsigned char)in[i])) {
 			first = 0;
@@ -227,85 +208,85 @@ static void job_write_input(struct jbuf *b, const struct row *w)
 	}
 	if (!row_null(w, JC_PKEYS)) {
 		jb_key(b, "primary_keys", &first);
-		jb_raw(b, row_str(w, JC_PKEYS), row_len(w, JC_PKEYS));
+		strbuf_add(b, row_str(w, JC_PKEYS), row_len(w, JC_PKEYS));
 	}
 	if (!row_null(w, JC_COLUMNS)) {
 		jb_key(b, "column_include_list", &first);
-		jb_raw(b, row_str(w, JC_COLUMNS), row_len(w, JC_COLUMNS));
+		strbuf_add(b, row_str(w, JC_COLUMNS), row_len(w, JC_COLUMNS));
 	}
 	if (jdbc && !row_null(w, JC_INC_VALUE)) {
 		jb_key(b, "incremental_column_value", &first);
 		jb_str(b, row_str(w, JC_INC_VALUE));
 	}
-	jb_raw(b, "}", 1);
+	strbuf_add(b, "}", 1);
 }
 
-static void job_write(struct jbuf *b, const struct row *w)
+static void job_write(struct strbuf *b, const struct row *w)
 {
-	jb_lit(b, "{\"id\":");
+	strbuf_adds(b, "{\"id\":");
 	jb_ll(b, row_ll(w, JC_SEQ));
-	jb_lit(b, ",\"job_id\":");
+	strbuf_adds(b, ",\"job_id\":");
 	jb_str(b, row_str(w, JC_ID));
-	jb_lit(b, ",\"job_status\":");
+	strbuf_adds(b, ",\"job_status\":");
 	jb_str(b, row_str(w, JC_STATUS));
-	jb_lit(b, ",\"input\":");
+	strbuf_adds(b, ",\"input\":");
 	job_write_input(b, w);
-	jb_lit(b, ",\"output\":");
-	jb_raw(b, row_str(w, JC_OUTPUT), row_len(w, JC_OUTPUT));
+	strbuf_adds(b, ",\"output\":");
+	strbuf_add(b, row_str(w, JC_OUTPUT), row_len(w, JC_OUTPUT));
 	if (!row_null(w, JC_MEMORY)) {
-		jb_lit(b, ",\"memory_allocated_mb\":");
+		strbuf_adds(b, ",\"memory_allocated_mb\":");
 		jb_ll(b, row_ll(w, JC_MEMORY));
 	}
-	jb_raw(b, "}", 1);
+	strbuf_add(b, "}", 1);
 }
 
 /* Everything of a Pipeline object up to "jobs":[ */
-static void pipeline_write_head(struct jbuf *b, const struct row *w)
+static void pipeline_write_head(struct strbuf *b, const struct row *w)
 {
-	jb_lit(b, "{\"id\":");
+	strbuf_adds(b, "{\"id\":");
 	jb_ll(b, row_ll(w, PC_SEQ));
-	jb_lit(b, ",\"pipeline_id\":");
+	strbuf_adds(b, ",\"pipeline_id\":");
 	jb_str(b, row_str(w, PC_ID));
-	jb_lit(b, ",\"customer_id\":");
+	strbuf_adds(b, ",\"customer_id\":");
 	jb_str(b, row_str(w, PC_CUSTOMER));
-	jb_lit(b, ",\"user_id\":");
+	strbuf_adds(b, ",\"user_id\":");
 	jb_col_or_null(b, w, PC_CREATED_BY);
-	jb_lit(b, ",\"name\":");
+	strbuf_adds(b, ",\"name\":");
 	jb_str(b, row_str(w, PC_NAME));
-	jb_lit(b, ",\"description\":");
+	strbuf_adds(b, ",\"description\":");
 	jb_str(b, row_str(w, PC_DESCRIPTION));
-	jb_lit(b, ",\"cron\":");
+	strbuf_adds(b, ",\"cron\":");
 	jb_col_or_null(b, w, PC_CRON);
 	/* Runner settings, present only when set (as memory_allocated_mb). */
 	if (!row_null(w, PC_CRON_TZ)) {
-		jb_lit(b, ",\"cron_timezone\":");
+		strbuf_adds(b, ",\"cron_timezone\":");
 		jb_str(b, row_str(w, PC_CRON_TZ));
 	}
 	if (row_ll(w, PC_RETRIES) > 0) {
-		jb_lit(b, ",\"retries\":");
+		strbuf_adds(b, ",\"retries\":");
 		jb_ll(b, row_ll(w, PC_RETRIES));
 	}
 	if (!row_null(w, PC_RUN_TIMEOUT)) {
-		jb_lit(b, ",\"run_timeout_s\":");
+		strbuf_adds(b, ",\"run_timeout_s\":");
 		jb_ll(b, row_ll(w, PC_RUN_TIMEOUT));
 	}
-	jb_lit(b, ",\"last_status\":");
+	strbuf_adds(b, ",\"last_status\":");
 	jb_str(b, row_str(w, PC_LAST_STATUS));
-	jb_lit(b, ",\"jobs\":[");
+	strbuf_adds(b, ",\"jobs\":[");
 }
 
 /* Write the pipelines of rows (sorted PIPELINE_SELECT rows).  With array:
  * a JSON array of whole objects.  Without: the first pipeline, left open
  * after its jobs so the detail can add to it, its paused flag in *paused.
  * Returns the number of pipelines. */
-static int pipelines_write(struct jbuf *b, struct row **rows, size_t nrows,
+static int pipelines_write(struct strbuf *b, struct row **rows, size_t nrows,
                            int array, int *paused)
 {
 	long long cur = 0;              /* seq starts at 1 */
 	int n = 0, first_job = 1;
 
 	if (array)
-		jb_raw(b, "[", 1);
+		strbuf_add(b, "[", 1);
 	for (size_t i = 0; i < nrows; i++) {
 		const struct row *w = rows[i];
 
@@ -313,7 +294,7 @@ static int pipelines_write(struct jbuf *b, struct row **rows, size_t nrows,
 			if (n > 0 && !array)
 				break;          /* only one pipeline asked */
 			if (n > 0)
-				jb_raw(b, "]},", 3);
+				strbuf_add(b, "]},", 3);
 			cur = w->pseq;
 			n++;
 			first_job = 1;
@@ -324,19 +305,19 @@ static int pipelines_write(struct jbuf *b, struct row **rows, size_t nrows,
 		if (row_null(w, JC_SEQ))
 			continue;
 		if (!first_job)
-			jb_raw(b, ",", 1);
+			strbuf_add(b, ",", 1);
 		first_job = 0;
 		job_write(b, w);
 	}
 	if (n > 0)
-		jb_raw(b, array ? "]}" : "]", array ? 2 : 1);
+		strbuf_add(b, array ? "]}" : "]", array ? 2 : 1);
 	if (array)
-		jb_raw(b, "]", 1);
+		strbuf_add(b, "]", 1);
 	return n;
 }
 
 /* The JSON array of the customer's pipelines with their jobs into b. */
-int pipelines_render(struct req *r, struct jbuf *b)
+int pipelines_render(struct req *r, struct strbuf *b)
 {
 	struct db_stmt *st;
 	struct row **rows;
@@ -355,7 +336,7 @@ int pipelines_render(struct req *r, struct jbuf *b)
 	return 0;
 }
 
-static int tasks_write(struct req *r, struct jbuf *b, const char *id)
+static int tasks_write(struct req *r, struct strbuf *b, const char *id)
 {
 	struct db_stmt *st;
 	int rc, first = 1;
@@ -365,30 +346,30 @@ static int tasks_write(struct req *r, struct jbuf *b, const char *id)
 	              "ORDER BY position, task_id", "s", id);
 	if (st == NULL)
 		return db_last_err(r->db);
-	jb_lit(b, ",\"tasks\":[");
+	strbuf_adds(b, ",\"tasks\":[");
 	while ((rc = db_fetch(st)) == 1) {
 		if (!first)
-			jb_raw(b, ",", 1);
+			strbuf_add(b, ",", 1);
 		first = 0;
-		jb_lit(b, "{\"task_id\":");
+		strbuf_adds(b, "{\"task_id\":");
 		jb_str(b, db_col_str(st, 0));
-		jb_lit(b, ",\"job_id\":");
+		strbuf_adds(b, ",\"job_id\":");
 		jb_str(b, db_col_str(st, 1));
-		jb_lit(b, ",\"kind\":");
+		strbuf_adds(b, ",\"kind\":");
 		jb_str(b, db_col_str(st, 2));
-		jb_lit(b, ",\"upstream_task_ids\":");
-		jb_raw(b, db_col_str(st, 3), db_col_len(st, 3));
-		jb_raw(b, "}", 1);
+		strbuf_adds(b, ",\"upstream_task_ids\":");
+		strbuf_add(b, db_col_str(st, 3), db_col_len(st, 3));
+		strbuf_add(b, "}", 1);
 	}
 	db_done(st);
-	jb_raw(b, "]", 1);
+	strbuf_add(b, "]", 1);
 	return rc < 0 ? db_last_err(r->db) : 0;
 }
 
 /* One Pipeline object into b; with detail also "paused" and "tasks".
  * 1 written, 0 no such pipeline of the caller, or a negative db error. */
 int pipeline_render(struct req *r, const char *id, int detail,
-                           struct jbuf *b)
+                           struct strbuf *b)
 {
 	struct db_stmt *st;
 	struct row **rows;
@@ -406,11 +387,11 @@ int pipeline_render(struct req *r, const char *id, int detail,
 	if ((n = pipelines_write(b, rows, nrows, 0, &paused)) == 0)
 		return 0;
 	if (detail) {
-		jb_lit(b, ",\"paused\":");
-		jb_lit(b, paused ? "true" : "false");
+		strbuf_adds(b, ",\"paused\":");
+		strbuf_adds(b, paused ? "true" : "false");
 		if ((rc = tasks_write(r, b, id)) != 0)
 			return rc;
 	}
-	jb_raw(b, "}", 1);
+	strbuf_add(b, "}", 1);
 	return 1;
 }

@@ -19,6 +19,7 @@
 #include "util/cron.h"
 #include "util/log.h"
 #include "util/str.h"
+#include "util/strbuf.h"
 #include "util/timeutil.h"
 
 #define MSG_NOT_FOUND "Pipeline not found"
@@ -150,13 +151,13 @@ out:
 
 static int pipelines_list(struct req *r)
 {
-	struct jbuf b = { 0 };
+	struct strbuf b = { 0 };
 	int rc;
 
 	if (db_ensure(r->db) != DB_OK || (rc = pipelines_render(r, &b)) != 0) {
 		int unavailable = !db_connected(r->db);
 
-		free(b.p);
+		strbuf_free(&b);
 		log_kv(LOG_ERROR, "pipeline list failed", "error=%s",
 		       LOG_Q(db_error(r->db)));
 		return platform_reply_msg(r, 500, "Failed to retrieve pipelines",
@@ -168,7 +169,7 @@ static int pipelines_list(struct req *r)
 static int pipeline_get(struct req *r)
 {
 	char id[PIPELINE_ID_LEN + 1];
-	struct jbuf b = { 0 };
+	struct strbuf b = { 0 };
 	int rc;
 
 	if (platform_pipeline_id_parse(req_param(r, "pipeline_id"), id) != 0)
@@ -177,7 +178,7 @@ static int pipeline_get(struct req *r)
 		return -1;
 	rc = pipeline_render(r, id, 1, &b);
 	if (rc != 1) {
-		free(b.p);
+		strbuf_free(&b);
 		return rc == 0 ? resp_detail(r, 404, MSG_NOT_FOUND)
 		               : resp_db_error(r, rc);
 	}

@@ -7,23 +7,22 @@
 #include <stddef.h>
 
 struct req;
+struct strbuf;
 
-/* A growing JSON text; free with jb_reply, or free(b.p) on error paths. */
-struct jbuf {
-	char *p;
-	size_t len, cap;
-};
+/* The JSON text is a struct strbuf (util/strbuf.h): free it with jb_reply,
+ * or strbuf_free on error paths. */
 
-/* Answer b as application/json and free it. */
-int jb_reply(struct req *r, int status, struct jbuf *b);
+/* Answer b as application/json (500 when an append ran out of memory) and
+ * free it. */
+int jb_reply(struct req *r, int status, struct strbuf *b);
 
 /* The caller's pipelines with their jobs as a JSON array.  0 or a negative
  * db error. */
-int pipelines_render(struct req *r, struct jbuf *b);
+int pipelines_render(struct req *r, struct strbuf *b);
 
 /* One Pipeline object; with detail also "paused" and "tasks".  1 written,
  * 0 no such pipeline of the caller, or a negative db error. */
-int pipeline_render(struct req *r, const char *id, int detail, struct jbuf *b);
+int pipeline_render(struct req *r, const char *id, int detail, struct strbuf *b);
 
 /* POST /platform/pipeline. */
 int pipeline_create(struct req *r);

@@ -53,13 +53,6 @@ int platform_run_id_check(const char *in);
 /* Fresh random ids from the CSPRNG; 0 or -1. */
 int platform_pipeline_id_new(char out[PIPELINE_ID_LEN + 1]);
 
-/* --- the caller -------------------------------------------------------------
- * The token's customer as a customers row, created on first write (tokens
- * are minted by the operator, so the token is the authority).  0; or an
- * answer was sent (403 when the id or name is taken by another customer,
- * 503 when the database is down) and -1 is returned. */
-int platform_customer_ensure(struct req *r);
-
 /* --- error bodies of spec/pipelines-api.md ---------------------------------
  * All return -1 after answering, so a handler can `return platform_...`. */
 

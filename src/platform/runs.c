@@ -12,6 +12,7 @@
 
 #include <json-c/json.h>
 
+#include "auth/auth.h"
 #include "db/db.h"
 #include "http/errors.h"
 #include "http/request.h"
@@ -72,7 +73,7 @@ static int reply_data(struct req *r, struct json_object *data)
 	return resp_json(r, 200, o);
 }
 
-static struct json_object *str_or_null(struct db_stmt *st, unsigned col)
+static struct json_object *str_or_null(const struct db_stmt *st, unsigned col)
 {
 	return db_col_null(st, col) ? NULL : json_object_new_string(db_col_str(st, col));
 }
@@ -206,7 +207,7 @@ static int run_execute(struct req *r)
 	if (platform_pipeline_id_parse(pipeline_in, pipeline_id) != 0)
 		return platform_reply_exception(r, 404, "PipelineNotFound",
 		                                MSG_PIPELINE_NOT_FOUND);
-	if (platform_customer_ensure(r) != 0)
+	if (auth_customer_ensure_or_reply(r) == NULL)
 		return -1;
 	if (run_id_new(run_id) != 0)
 		return resp_internal(r, "CSPRNG failed");
@@ -221,7 +222,7 @@ static int run_execute(struct req *r)
 
 /* --- GET /platform/pipeline/{pipeline_id}/pipeline_run --------------------------- */
 
-static struct json_object *run_render(struct db_stmt *st)
+static struct json_object *run_render(const struct db_stmt *st)
 {
 	struct json_object *o = json_object_new_object();
 
@@ -239,7 +240,6 @@ static int run_list(struct req *r)
 	char pipeline_id[PIPELINE_ID_LEN + 1];
 	struct json_object *runs, *d;
 	long long limit, offset;
-	struct db_stmt *st;
 	int rc;
 
 	if (platform_pipeline_id_parse(req_param(r, "pipeline_id"), pipeline_id) != 0)
@@ -256,21 +256,13 @@ static int run_list(struct req *r)
 		return rc < 0 ? -1 : platform_reply_exception(r, 404,
 		    "PipelineNotFound", MSG_PIPELINE_NOT_FOUND);
 	/* Newest first; the id breaks ties within one millisecond. */
-	st = db_query(r->db, "SELECT id, status, trigger_type, " ISO_MS("started_at")
-	              ", " ISO_MS("finished_at") ", rows_loaded FROM pipeline_runs"
-	              " WHERE pipeline_id = ? AND customer_id = ?"
-	              " ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?",
-	              "ssii", pipeline_id, r->id.customer_id, limit, offset);
-	if (st == NULL)
-		return resp_db_error(r, db_last_err(r->db));
-	runs = json_object_new_array();
-	while ((rc = db_fetch(st)) == 1)
-		json_object_array_add(runs, run_render(st));
-	db_done(st);
-	if (rc < 0) {
-		json_object_put(runs);
-		return resp_db_error(r, db_last_err(r->db));
-	}
+	runs = req_rows_or_reply(r, db_query(r->db, "SELECT id, status, trigger_type, "
+	    ISO_MS("started_at") ", " ISO_MS("finished_at") ", rows_loaded FROM "
+	    "pipeline_runs WHERE pipeline_id = ? AND customer_id = ? ORDER BY "
+	    "created_at DESC, id DESC LIMIT ? OFFSET ?", "ssii", pipeline_id,
+	    r->id.customer_id, limit, offset), run_render);
+	if (runs == NULL)
+		return -1;
 	d = json_object_new_object();
 	json_object_object_add(d, "pipeline_id", json_object_new_string(pipeline_id));
 	json_object_object_add(d, "runs", runs);
@@ -344,7 +336,7 @@ static struct db_stmt *logs_query(struct req *r, const struct log_filter *f,
 	                f->offset);
 }
 
-static struct json_object *log_render(struct db_stmt *st)
+static struct json_object *log_render(const struct db_stmt *st)
 {
 	struct json_object *o = json_object_new_object();
 
@@ -360,27 +352,10 @@ static struct json_object *log_render(struct db_stmt *st)
 static int logs_read(struct req *r, const struct log_filter *f,
                      struct json_object **logs, long long *total)
 {
-	struct db_stmt *st;
-	int rc;
-
-	if ((st = logs_query(r, f, true)) == NULL)
-		return resp_db_error(r, db_last_err(r->db));
-	rc = db_fetch(st);
-	*total = rc == 1 ? db_col_ll(st, 0) : 0;
-	db_done(st);
-	if (rc < 0)
-		return resp_db_error(r, db_last_err(r->db));
-	if ((st = logs_query(r, f, false)) == NULL)
-		return resp_db_error(r, db_last_err(r->db));
-	*logs = json_object_new_array();
-	while ((rc = db_fetch(st)) == 1)
-		json_object_array_add(*logs, log_render(st));
-	db_done(st);
-	if (rc < 0) {
-		json_object_put(*logs);
-		return resp_db_error(r, db_last_err(r->db));
-	}
-	return 0;
+	if (req_count_or_reply(r, logs_query(r, f, true), total) != 0)
+		return -1;
+	*logs = req_rows_or_reply(r, logs_query(r, f, false), log_render);
+	return *logs != NULL ? 0 : -1;
 }
 
 static int run_logs(struct req *r)

@@ -7,6 +7,7 @@
 #include "platform/dbkind.h"
 #include "platform/sync_mode.h"
 #include "util/str.h"
+#include "util/timeutil.h"
 
 /* --- names ------------------------------------------------------------------ */
 
@@ -470,71 +471,13 @@ bool sync_blocked(const struct sync_result *res, const struct sync_request *req)
 
 /* --- PATCH input ------------------------------------------------------------------- */
 
-/* n digits at *p into *out; advances p. */
-static int digits(const char **p, int n, int *out)
-{
-	int v = 0;
-
-	for (int i = 0; i < n; i++, (*p)++) {
-		if (**p < '0' || **p > '9')
-			return -1;
-		v = v * 10 + (**p - '0');
-	}
-	*out = v;
-	return 0;
-}
-
-static int days_in_month(int y, int m)
-{
-	static const int d[] = { 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31 };
-	bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
-
-	return m == 2 && leap ? 29 : d[m - 1];
-}
-
-static int check_time(const char *p)
-{
-	int h, mi, s, oh, om, n = 0;
-
-	if (digits(&p, 2, &h) || *p++ != ':' || digits(&p, 2, &mi) ||
-	    *p++ != ':' || digits(&p, 2, &s) || h > 23 || mi > 59 || s > 59)
-		return -1;
-	if (*p == '.') {
-		for (p++; *p >= '0' && *p <= '9'; p++)
-			n++;
-		if (n < 1 || n > 9)
-			return -1;
-	}
-	if (*p == 'Z')
-		return p[1] == '\0' ? 0 : -1;
-	if (*p == '\0')
-		return 0;
-	if (*p != '+' && *p != '-')
-		return -1;
-	p++;
-	if (digits(&p, 2, &oh) || *p++ != ':' || digits(&p, 2, &om) ||
-	    oh > 23 || om > 59)
-		return -1;
-	return *p == '\0' ? 0 : -1;
-}
-
 int sync_timestamp_check(const char *s)
 {
-	const char *p = s;
-	int y, m, d;
+	struct time_iso t;
 
 	if (s == NULL || strlen(s) > SYNC_BOOKMARK_MAX)
 		return -1;
-	if (digits(&p, 4, &y) || *p++ != '-' || digits(&p, 2, &m) ||
-	    *p++ != '-' || digits(&p, 2, &d))
-		return -1;
-	if (y < 1 || m < 1 || m > 12 || d < 1 || d > days_in_month(y, m))
-		return -1;
-	if (*p == '\0')
-		return 0;
-	if (*p++ != 'T')
-		return -1;
-	return check_time(p);
+	return time_iso_parse(s, 0, &t);
 }
 
 int sync_include_check(struct json_object *v, bool *clear, char *why,

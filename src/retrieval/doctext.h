@@ -16,6 +16,7 @@ enum doc_text_err {
 	DOC_TEXT_EMPTY = -3,             /* nothing but white space */
 	DOC_TEXT_TOO_LARGE = -4,         /* more than max bytes of text */
 	DOC_TEXT_NO_MEMORY = -5,
+	DOC_TEXT_BAD_CSV = -6,           /* err says why */
 };
 
 /* The type a file name's extension says (case-insensitive); 0 or -1. */

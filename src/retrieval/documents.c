@@ -4,30 +4,36 @@
  * Uploads are multipart/form-data (RAG_UPLOAD_MAX bytes in all, at most
  * RAG_UPLOAD_FILES_MAX files), each part held in memory while it arrives and
  * turned into text when it ends: .txt and .md as they are, .html without
- * markup, .csv one paragraph per row ("column: value" lines), .json one
- * paragraph per array element ("path: value" lines).  The file name
- * becomes metadata.source. */
+ * markup, .csv one paragraph per row ("column: value" lines, read by
+ * tabular/ as the storage explorer reads a CSV file), .json one paragraph
+ * per array element ("path: value" lines).  The file name becomes
+ * metadata.source. */
 #include <ctype.h>
+#include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <json-c/json.h>
 
 #include "db/db.h"
+#include "db/queue.h"
 #include "http/errors.h"
 #include "http/multipart.h"
 #include "http/request.h"
 #include "http/response.h"
 #include "retrieval/doctext.h"
 #include "retrieval/retrieval.h"
-#include "db/queue.h"
+#include "tabular/tabular.h"
 #include "util/arena.h"
 #include "util/config.h"
 #include "util/log.h"
 #include "util/str.h"
+#include "util/strbuf.h"
 #include "util/uuid.h"
 
 #define SOURCE_MAX 1024            /* rag_documents.source */
@@ -39,52 +45,6 @@ struct newdoc {
 	const char *metadata;      /* JSON object text */
 	const char *source;
 };
-
-/* --- a growable byte buffer (malloc'd: the arena cannot grow a block) -------------- */
-
-struct sbuf {
-	char *p;
-	size_t n, cap;
-	size_t max;                       /* bytes it may hold; 0: no bound */
-	bool oom, over;
-};
-
-static void sb_put(struct sbuf *b, const char *s, size_t n)
-{
-	if (b->oom || b->over)
-		return;
-	if (b->max > 0 && n > b->max - b->n) {
-		b->over = true;
-		return;
-	}
-	if (b->n + n + 1 > b->cap) {
-		size_t nc = b->cap == 0 ? 4096 : b->cap;
-		char *np;
-
-		while (nc < b->n + n + 1)
-			nc *= 2;
-		if ((np = realloc(b->p, nc)) == NULL) {
-			b->oom = true;
-			return;
-		}
-		b->p = np;
-		b->cap = nc;
-	}
-	memcpy(b->p + b->n, s, n);
-	b->n += n;
-	b->p[b->n] = '\0';
-}
-
-static void sb_str(struct sbuf *b, const char *s)
-{
-	sb_put(b, s, strlen(s));
-}
-
-static void sb_free(struct sbuf *b)
-{
-	free(b->p);
-	memset(b, 0, sizeof *b);
-}
 
 /* --- text checks ------------------------------------------------------------------- */
 
@@ -98,7 +58,7 @@ static bool blank(const char *s, size_t n)
 
 /* --- HTML to text -------------------------------------------------------------------- */
 
-static void put_utf8(struct sbuf *b, unsigned long cp)
+static void put_utf8(struct strbuf *b, unsigned long cp)
 {
 	char u[4];
 
@@ -106,27 +66,27 @@ static void put_utf8(struct sbuf *b, unsigned long cp)
 		cp = 0xFFFD;
 	if (cp < 0x80) {
 		u[0] = (char)cp;
-		sb_put(b, u, 1);
+		strbuf_add(b, u, 1);
 	} else if (cp < 0x800) {
 		u[0] = (char)(0xC0 | cp >> 6);
 		u[1] = (char)(0x80 | (cp & 0x3F));
-		sb_put(b, u, 2);
+		strbuf_add(b, u, 2);
 	} else if (cp < 0x10000) {
 		u[0] = (char)(0xE0 | cp >> 12);
 		u[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
 		u[2] = (char)(0x80 | (cp & 0x3F));
-		sb_put(b, u, 3);
+		strbuf_add(b, u, 3);
 	} else {
 		u[0] = (char)(0xF0 | cp >> 18);
 		u[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
 		u[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
 		u[3] = (char)(0x80 | (cp & 0x3F));
-		sb_put(b, u, 4);
+		strbuf_add(b, u, 4);
 	}
 }
 
 /* One character reference at s (after '&'); bytes consumed, 0 if none. */
-static size_t html_entity(const char *s, size_t n, struct sbuf *b)
+static size_t html_entity(const char *s, size_t n, struct strbuf *b)
 {
 	static const struct { const char *name; unsigned long cp; } named[] = {
 		{ "amp", '&' }, { "lt", '<' }, { "gt", '>' }, { "quot", '"' },
@@ -175,7 +135,7 @@ static bool tag_is(const char *name, size_t n, const char *const *set)
 
 /* Markup out, text in; block elements become line breaks, script and style
  * vanish with their content, white space collapses. */
-static void html_to_text(const char *s, size_t n, struct sbuf *b)
+static void html_to_text(const char *s, size_t n, struct strbuf *b)
 {
 	static const char *const blocks[] = {
 		"p", "div", "br", "li", "ul", "ol", "h1", "h2", "h3", "h4", "h5",
@@ -236,7 +196,7 @@ static void html_to_text(const char *s, size_t n, struct sbuf *b)
 				    (const char *const[]){ "br", "li", "tr", "dt", "dd", NULL }) ? 1 : 2;
 
 				while (newlines < want) {
-					sb_put(b, "\n", 1);
+					strbuf_add(b, "\n", 1);
 					newlines++;
 				}
 				nl = true;
@@ -252,7 +212,7 @@ static void html_to_text(const char *s, size_t n, struct sbuf *b)
 			continue;
 		}
 		if (space) {
-			sb_put(b, " ", 1);
+			strbuf_add(b, " ", 1);
 			space = false;
 		}
 		nl = false;
@@ -265,124 +225,123 @@ static void html_to_text(const char *s, size_t n, struct sbuf *b)
 				continue;
 			}
 		}
-		sb_put(b, &c, 1);
+		strbuf_add(b, &c, 1);
 		i++;
 	}
 }
 
 /* --- CSV to text ---------------------------------------------------------------------- */
 
-#define CSV_MAX_COLS 1024
+/* Read by tabular/ as the storage explorer reads a CSV file, with the
+ * first row the header and ',' the delimiter: each row becomes one
+ * paragraph of "column: value" lines (empty values left out). */
+struct csv_text {
+	struct strbuf *b;
+	char **head;
+	size_t ncols;
+	long long rows;
+};
 
-/* One RFC 4180 field at *pos into f; returns 1 field ends the row, 0 more
- * fields follow, -1 at the end of input before any field. */
-static int csv_field(const char *s, size_t n, size_t *pos, struct sbuf *f)
+static int csv_text_header(void *arg, const struct tab_cell *names, size_t n)
 {
-	size_t i = *pos;
+	struct csv_text *t = arg;
 
-	f->n = 0;
-	if (f->p != NULL)
-		f->p[0] = '\0';
-	if (i >= n)
+	if ((t->head = calloc(n > 0 ? n : 1, sizeof *t->head)) == NULL)
 		return -1;
-	if (s[i] == '"') {
-		for (i++; i < n; i++) {
-			if (s[i] == '"') {
-				if (i + 1 < n && s[i + 1] == '"') {
-					sb_put(f, "\"", 1);
-					i++;
-					continue;
-				}
-				i++;
-				break;
-			}
-			sb_put(f, s + i, 1);
-		}
-		while (i < n && s[i] != ',' && s[i] != '\n')
-			i++;               /* junk after the closing quote */
-	} else {
-		size_t j = i;
-
-		while (j < n && s[j] != ',' && s[j] != '\n')
-			j++;
-		sb_put(f, s + i, j - i);
-		i = j;
-	}
-	if (f->n > 0 && f->p[f->n - 1] == '\r')
-		f->p[--f->n] = '\0';
-	if (i < n && s[i] == ',') {
-		*pos = i + 1;
-		return 0;
-	}
-	*pos = i < n ? i + 1 : n;
-	return 1;
+	for (; t->ncols < n; t->ncols++)
+		if ((t->head[t->ncols] = strdup(names[t->ncols].text)) == NULL)
+			return -1;
+	return 0;
 }
 
-/* Header row, then per row "column: value" lines as one paragraph. */
-static void csv_to_text(const char *s, size_t n, struct sbuf *b)
+static int csv_text_row(void *arg, const struct tab_cell *cells, size_t n)
 {
-	char **head = calloc(CSV_MAX_COLS, sizeof *head);
-	struct sbuf f = { 0 };
-	size_t pos = 0, ncols = 0, row = 0;
-	int rc;
+	struct csv_text *t = arg;
+	bool any = false;
 
-	if (head == NULL) {
-		b->oom = true;
-		return;
-	}
-	while (pos < n) {
-		size_t col = 0;
-		bool any = false;
-
-		do {
-			rc = csv_field(s, n, &pos, &f);
-			if (rc < 0)
-				break;
-			if (row == 0) {
-				if (ncols < CSV_MAX_COLS)
-					head[ncols++] = strdup(f.p != NULL ? f.p : "");
-			} else if (f.n > 0 && !blank(f.p, f.n)) {
-				if (any)
-					sb_put(b, "\n", 1);
-				if (col < ncols && head[col] != NULL && head[col][0] != '\0') {
-					sb_str(b, head[col]);
-					sb_put(b, ": ", 2);
-				}
-				sb_put(b, f.p, f.n);
-				any = true;
-			}
-			col++;
-		} while (rc == 0);
+	for (size_t i = 0; i < n; i++) {
+		if (cells[i].len == 0 || blank(cells[i].text, cells[i].len))
+			continue;
 		if (any)
-			sb_put(b, "\n\n", 2);
-		row++;
-	}
-	/* A file with only a header row still says something. */
-	if (row == 1)
-		for (size_t c = 0; c < ncols; c++) {
-			sb_str(b, head[c] != NULL ? head[c] : "");
-			sb_put(b, "\n", 1);
+			strbuf_add(t->b, "\n", 1);
+		if (i < t->ncols && t->head[i][0] != '\0') {
+			strbuf_adds(t->b, t->head[i]);
+			strbuf_add(t->b, ": ", 2);
 		}
-	for (size_t c = 0; c < ncols; c++)
-		free(head[c]);
-	free(head);
-	sb_free(&f);
+		strbuf_add(t->b, cells[i].text, cells[i].len);
+		any = true;
+	}
+	if (any)
+		strbuf_add(t->b, "\n\n", 2);
+	t->rows++;
+	return t->b->oom || t->b->over ? -1 : 0;
+}
+
+/* 0, or -1 with the reason in err (the text is not CSV tabular/ reads; a
+ * file of blanks only is no error: it holds no text). */
+static int csv_to_text(const char *s, size_t n, struct strbuf *b, char *err,
+                       size_t errlen)
+{
+	struct csv_text t = { .b = b };
+	const struct tab_sink sink = { csv_text_header, csv_text_row, &t };
+	struct tab_opts o;
+	char path[64];
+	int fd, rc = -1;
+
+	if (blank(s, n))
+		return 0;
+	/* tabular/ reads files: the upload, still in memory, becomes one. */
+	if ((fd = memfd_create("rag-csv", MFD_CLOEXEC)) < 0) {
+		str_errf(err, errlen, "cannot hold the file");
+		return -1;
+	}
+	for (size_t off = 0; off < n;) {
+		ssize_t w = write(fd, s + off, n - off);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			str_errf(err, errlen, "cannot hold the file");
+			goto out;
+		}
+		off += (size_t)w;
+	}
+	snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+	tab_opts_init(&o);
+	o.delimiter = ',';
+	o.header_row = 0;
+	snprintf(o.encoding, sizeof o.encoding, "utf-8");
+	rc = tab_read(path, TAB_CSV, &o, &sink, NULL, err, errlen) == TAB_OK ? 0 : -1;
+	if (b->oom || b->over)
+		rc = 0;                 /* the caller answers for that */
+	/* A file with only a header row still says something. */
+	if (rc == 0 && t.rows == 0)
+		for (size_t c = 0; c < t.ncols; c++) {
+			strbuf_adds(b, t.head[c]);
+			strbuf_add(b, "\n", 1);
+		}
+out:
+	for (size_t c = 0; c < t.ncols; c++)
+		free(t.head[c]);
+	free(t.head);
+	close(fd);
+	return rc;
 }
 
 /* --- JSON to text ---------------------------------------------------------------------- */
 
-static void json_lines(struct json_object *v, struct sbuf *path, struct sbuf *b)
+static void json_lines(struct json_object *v, struct strbuf *path, struct strbuf *b)
 {
-	size_t mark = path->n;
+	size_t mark = path->len;
 
 	switch (json_object_get_type(v)) {
 	case json_type_object: {
 		json_object_object_foreach(v, k, val) {
-			if (path->n > 0)
-				sb_put(path, ".", 1);
-			sb_str(path, k);
+			if (path->len > 0)
+				strbuf_add(path, ".", 1);
+			strbuf_adds(path, k);
 			json_lines(val, path, b);
-			path->n = mark;
+			path->len = mark;
 			if (path->p != NULL)
 				path->p[mark] = '\0';
 		}
@@ -391,7 +350,7 @@ static void json_lines(struct json_object *v, struct sbuf *path, struct sbuf *b)
 	case json_type_array:
 		for (size_t i = 0; i < json_object_array_length(v); i++) {
 			json_lines(json_object_array_get_idx(v, i), path, b);
-			path->n = mark;
+			path->len = mark;
 			if (path->p != NULL)
 				path->p[mark] = '\0';
 		}
@@ -399,34 +358,34 @@ static void json_lines(struct json_object *v, struct sbuf *path, struct sbuf *b)
 	case json_type_null:
 		return;
 	default:
-		if (path->n > 0) {
-			sb_put(b, path->p, path->n);
-			sb_put(b, ": ", 2);
+		if (path->len > 0) {
+			strbuf_add(b, path->p, path->len);
+			strbuf_add(b, ": ", 2);
 		}
-		sb_str(b, json_object_get_string(v));
-		sb_put(b, "\n", 1);
+		strbuf_adds(b, json_object_get_string(v));
+		strbuf_add(b, "\n", 1);
 	}
 }
 
 /* An array: one paragraph per element; anything else: one block.  -1 when
  * the file is not JSON (err says where). */
-static int json_to_text(const char *s, size_t n, int depth, struct sbuf *b,
+static int json_to_text(const char *s, size_t n, int depth, struct strbuf *b,
                         char *err, size_t errlen)
 {
 	struct json_object *root = NULL;
-	struct sbuf path = { 0 };
+	struct strbuf path = { 0 };
 
 	if (json_parse_bounded(s, n, depth, &root, err, errlen) != REQ_OK)
 		return -1;
 	if (json_object_is_type(root, json_type_array)) {
 		for (size_t i = 0; i < json_object_array_length(root); i++) {
 			json_lines(json_object_array_get_idx(root, i), &path, b);
-			sb_put(b, "\n", 1);
+			strbuf_add(b, "\n", 1);
 		}
 	} else {
 		json_lines(root, &path, b);
 	}
-	sb_free(&path);
+	strbuf_free(&path);
 	json_object_put(root);
 	return 0;
 }
@@ -567,7 +526,7 @@ struct upload {
 	struct req *r;
 	struct newdoc docs[RAG_UPLOAD_FILES_MAX];
 	size_t n;
-	struct sbuf data;                 /* the current file */
+	struct strbuf data;                 /* the current file */
 	char filename[FILENAME_MAX_BYTES + 1];
 	enum doc_type type;
 	bool in_file;
@@ -623,7 +582,7 @@ static int on_part_begin(void *arg, const struct multipart_part *p)
 	if (u->n == RAG_UPLOAD_FILES_MAX)
 		return upload_fail(u, 400, "More than %s files in one request", "100");
 	snprintf(u->filename, sizeof u->filename, "%s", base);
-	u->data.n = 0;
+	u->data.len = 0;
 	u->in_file = true;
 	return 0;
 }
@@ -632,14 +591,14 @@ static int on_part_data(void *arg, const char *data, size_t len)
 {
 	struct upload *u = arg;
 
-	sb_put(&u->data, data, len);
+	strbuf_add(&u->data, data, len);
 	return u->data.oom ? upload_fail(u, 500, "out of memory%s", "") : 0;
 }
 
 int doc_text(enum doc_type t, const char *src, size_t len, int json_depth,
              size_t max, char **text, size_t *textlen, char *err, size_t errlen)
 {
-	struct sbuf b = { .max = max };
+	struct strbuf b = { .max = max };
 	int rc = DOC_TEXT_OK;
 
 	*text = NULL;
@@ -653,13 +612,14 @@ int doc_text(enum doc_type t, const char *src, size_t len, int json_depth,
 		return DOC_TEXT_NOT_UTF8;
 	switch (t) {
 	case DOC_TEXT:
-		sb_put(&b, src, len);
+		strbuf_add(&b, src, len);
 		break;
 	case DOC_HTML:
 		html_to_text(src, len, &b);
 		break;
 	case DOC_CSV:
-		csv_to_text(src, len, &b);
+		if (csv_to_text(src, len, &b, err, errlen) != 0)
+			rc = DOC_TEXT_BAD_CSV;
 		break;
 	case DOC_JSON:
 		if (json_to_text(src, len, json_depth, &b, err, errlen) != 0)
@@ -672,14 +632,14 @@ int doc_text(enum doc_type t, const char *src, size_t len, int json_depth,
 		rc = DOC_TEXT_NO_MEMORY;
 	else if (rc == DOC_TEXT_OK && b.over)
 		rc = DOC_TEXT_TOO_LARGE;
-	else if (rc == DOC_TEXT_OK && (b.p == NULL || blank(b.p, b.n)))
+	else if (rc == DOC_TEXT_OK && (b.p == NULL || blank(b.p, b.len)))
 		rc = DOC_TEXT_EMPTY;
 	if (rc != DOC_TEXT_OK) {
-		sb_free(&b);
+		strbuf_free(&b);
 		return rc;
 	}
 	*text = b.p;
-	*textlen = b.n;
+	*textlen = b.len;
 	return DOC_TEXT_OK;
 }
 
@@ -690,18 +650,20 @@ static int on_part_end(void *arg)
 	struct json_object *meta;
 	char err[256], *text;
 	size_t len;
+	int rc;
 
 	u->in_file = false;
-	switch (doc_text(u->type, u->data.p != NULL ? u->data.p : "", u->data.n,
+	switch ((rc = doc_text(u->type, u->data.p != NULL ? u->data.p : "", u->data.len,
 	                 u->r->cfg->json_max_depth, RAG_UPLOAD_TEXT_MAX - u->text_total,
-	                 &text, &len, err, sizeof err)) {
+	                 &text, &len, err, sizeof err))) {
 	case DOC_TEXT_OK:
 		break;
 	case DOC_TEXT_NOT_UTF8:
 		return upload_fail(u, 400, "File '%.64s' is not UTF-8 text", u->filename);
 	case DOC_TEXT_BAD_JSON:
-		snprintf(u->why, sizeof u->why, "File '%.64s' is not valid JSON: %.200s",
-		         u->filename, err);
+	case DOC_TEXT_BAD_CSV:
+		snprintf(u->why, sizeof u->why, "File '%.64s' is not valid %s: %.200s",
+		         u->filename, rc == DOC_TEXT_BAD_CSV ? "CSV" : "JSON", err);
 		u->status = 400;
 		return -1;
 	case DOC_TEXT_EMPTY:
@@ -738,7 +700,7 @@ static int post_upload(struct req *r, const struct rag_dataset *ds)
 		return resp_internal(r, "out of memory");
 	u->r = r;
 	rc = req_multipart_or_reply(r, RAG_UPLOAD_MAX, &cb, u);
-	sb_free(&u->data);
+	strbuf_free(&u->data);
 	if (rc == MULTIPART_ERR_STOP) {
 		rc = u->status == 500 ? resp_internal(r, u->why)
 		                      : resp_detail(r, u->status, u->why);

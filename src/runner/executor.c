@@ -288,21 +288,15 @@ static int claim_run_body(struct db *db, void *arg)
 {
 	struct run_claim *c = arg;
 	char pipeline[65];
-	struct db_stmt *st;
+	const struct db_text row[] = { { c->run_id, RUN_ID_LEN + 1 },
+	                               { pipeline, sizeof pipeline } };
 	long long n;
 	int rc;
 
-	st = db_query(db, "SELECT id, pipeline_id FROM pipeline_runs "
+	rc = db_first_row(db, db_query(db, "SELECT id, pipeline_id FROM pipeline_runs "
 	    "WHERE status = 'CREATED' AND (not_before IS NULL OR "
 	    "not_before <= UTC_TIMESTAMP(3)) ORDER BY created_at, id LIMIT 1 "
-	    "FOR UPDATE SKIP LOCKED", "");
-	if (st == NULL)
-		return db_last_err(db);
-	if ((rc = db_fetch(st)) == 1) {
-		snprintf(c->run_id, RUN_ID_LEN + 1, "%s", db_col_str(st, 0));
-		snprintf(pipeline, sizeof pipeline, "%s", db_col_str(st, 1));
-	}
-	db_done(st);
+	    "FOR UPDATE SKIP LOCKED", ""), row, 2);
 	if (rc <= 0)
 		return rc;
 	if ((n = db_exec(db, "UPDATE pipeline_runs SET status = 'RUNNING', "

@@ -56,26 +56,18 @@ struct due {
 static int fire_body(struct db *db, void *arg)
 {
 	char next_sql[TIME_SQL_LEN], run_id[RUN_ID_LEN + 1], err[200];
-	struct db_stmt *st;
 	struct due d;
+	const struct db_text row[] = { { d.id, sizeof d.id }, { d.customer, sizeof d.customer },
+	                               { d.cron, sizeof d.cron }, { d.tz, sizeof d.tz } };
 	time_t next = 0;
 	long long n;
 	int rc;
 
 	(void)arg;
-	st = db_query(db, "SELECT id, customer_id, cron, IFNULL(cron_timezone, '') "
-	    "FROM pipelines WHERE paused = 0 AND cron IS NOT NULL "
+	rc = db_first_row(db, db_query(db, "SELECT id, customer_id, cron, "
+	    "IFNULL(cron_timezone, '') FROM pipelines WHERE paused = 0 AND cron IS NOT NULL "
 	    "AND next_run_at IS NOT NULL AND next_run_at <= UTC_TIMESTAMP(3) "
-	    "ORDER BY next_run_at LIMIT 1 FOR UPDATE SKIP LOCKED", "");
-	if (st == NULL)
-		return db_last_err(db);
-	if ((rc = db_fetch(st)) == 1) {
-		snprintf(d.id, sizeof d.id, "%s", db_col_str(st, 0));
-		snprintf(d.customer, sizeof d.customer, "%s", db_col_str(st, 1));
-		snprintf(d.cron, sizeof d.cron, "%s", db_col_str(st, 2));
-		snprintf(d.tz, sizeof d.tz, "%s", db_col_str(st, 3));
-	}
-	db_done(st);
+	    "ORDER BY next_run_at LIMIT 1 FOR UPDATE SKIP LOCKED", ""), row, 4);
 	if (rc <= 0)
 		return rc;
 

@@ -115,42 +115,38 @@ static int via_wh(struct task_env *env, const char *fmt, const char *table,
 	return 0;
 }
 
-int state_save_bookmark(struct task_env *env, const char *job_id,
-                        const char *value, char *err, size_t errlen)
+/* A job's bookmark or Singer state: written now when the warehouse shares
+ * the service's server (one transaction with the load), else kept for the
+ * commit. */
+static int save_text(struct task_env *env, enum pending_kind kind, const char *sql,
+                     const char *job_id, const char *text, char *err, size_t errlen)
 {
 	struct pending *p;
 
 	if (wh_shares_app_server(env->wh)) {
-		const char *params[] = { job_id, value };
+		const char *params[] = { job_id, text };
 
-		return via_wh(env, sql_bookmark, "job_state", params, 2, err, errlen);
+		return via_wh(env, sql, "job_state", params, 2, err, errlen);
 	}
-	if ((p = pending_slot(P_BOOKMARK, job_id, NULL)) == NULL ||
+	if ((p = pending_slot(kind, job_id, NULL)) == NULL ||
 	    (p->job_id = strdup(job_id)) == NULL ||
-	    (value != NULL && (p->text = strdup(value)) == NULL)) {
+	    (text != NULL && (p->text = strdup(text)) == NULL)) {
 		str_errf(err, errlen, "out of memory");
 		return -1;
 	}
 	return 0;
 }
 
+int state_save_bookmark(struct task_env *env, const char *job_id,
+                        const char *value, char *err, size_t errlen)
+{
+	return save_text(env, P_BOOKMARK, sql_bookmark, job_id, value, err, errlen);
+}
+
 int state_save_singer(struct task_env *env, const char *job_id,
                       const char *state_json, char *err, size_t errlen)
 {
-	struct pending *p;
-
-	if (wh_shares_app_server(env->wh)) {
-		const char *params[] = { job_id, state_json };
-
-		return via_wh(env, sql_singer, "job_state", params, 2, err, errlen);
-	}
-	if ((p = pending_slot(P_SINGER, job_id, NULL)) == NULL ||
-	    (p->job_id = strdup(job_id)) == NULL ||
-	    (state_json != NULL && (p->text = strdup(state_json)) == NULL)) {
-		str_errf(err, errlen, "out of memory");
-		return -1;
-	}
-	return 0;
+	return save_text(env, P_SINGER, sql_singer, job_id, state_json, err, errlen);
 }
 
 int state_save_processed_file(struct task_env *env, const char *job_id,

@@ -6,6 +6,7 @@
 
 #include <json-c/json.h>
 
+#include "auth/auth.h"
 #include "db/db.h"
 #include "http/errors.h"
 #include "http/request.h"
@@ -73,7 +74,7 @@ int storage_dataset_of_caller(struct req *r, const char *raw_id,
 	const char *customer;
 	int rc;
 
-	if ((customer = storage_customer_or_reply(r)) == NULL)
+	if ((customer = auth_customer_or_reply(r)) == NULL)
 		return -1;
 	if (req_db_or_reply(r) == NULL)
 		return -1;
@@ -182,11 +183,9 @@ static int datasets_list(struct req *r)
 	long long page, limit, total = 0, all = 1, root = 0;
 	struct json_object *o, *arr;
 	const char *customer;
-	struct db_stmt *st;
 	bool given;
-	int rc;
 
-	if ((customer = storage_customer_or_reply(r)) == NULL)
+	if ((customer = auth_customer_or_reply(r)) == NULL)
 		return -1;
 	if (storage_page_or_reply(r, &page, &limit) != 0 ||
 	    storage_folder_query_or_reply(r, folder, &given) != 0)
@@ -197,33 +196,16 @@ static int datasets_list(struct req *r)
 		all = 0;
 		root = folder[0] == '\0';
 	}
-	st = db_query(r->db, "SELECT COUNT(*) FROM datasets WHERE customer_id = ? "
-	              "AND (? = 1 OR " IN_FOLDER ")", "siiisss", customer, all,
-	              root, root, folder, folder, folder);
-	if (st == NULL)
-		return resp_db_error(r, db_last_err(r->db));
-	if ((rc = db_fetch(st)) == 1)
-		total = db_col_ll(st, 0);
-	db_done(st);
-	if (rc < 0)
-		return resp_db_error(r, db_last_err(r->db));
-
-	arr = json_object_new_array();
-	st = db_query(r->db, "SELECT " DATASET_COLS " FROM datasets WHERE customer_id = ? "
-	              "AND (? = 1 OR " IN_FOLDER ") ORDER BY created_at DESC, file_path "
-	              "LIMIT ? OFFSET ?", "siiisssii", customer, all, root, root,
-	              folder, folder, folder, limit, (page - 1) * limit);
-	if (st == NULL) {
-		json_object_put(arr);
-		return resp_db_error(r, db_last_err(r->db));
-	}
-	while ((rc = db_fetch(st)) == 1)
-		json_object_array_add(arr, dataset_row_json(st));
-	db_done(st);
-	if (rc < 0) {
-		json_object_put(arr);
-		return resp_db_error(r, db_last_err(r->db));
-	}
+	if (req_count_or_reply(r, db_query(r->db, "SELECT COUNT(*) FROM datasets "
+	    "WHERE customer_id = ? AND (? = 1 OR " IN_FOLDER ")", "siiisss", customer,
+	    all, root, root, folder, folder, folder), &total) != 0)
+		return -1;
+	arr = req_rows_or_reply(r, db_query(r->db, "SELECT " DATASET_COLS " FROM datasets "
+	    "WHERE customer_id = ? AND (? = 1 OR " IN_FOLDER ") ORDER BY created_at DESC, "
+	    "file_path LIMIT ? OFFSET ?", "siiisssii", customer, all, root, root,
+	    folder, folder, folder, limit, (page - 1) * limit), dataset_row_json);
+	if (arr == NULL)
+		return -1;
 	o = json_object_new_object();
 	json_object_object_add(o, "datasets", arr);
 	json_object_object_add(o, "pagination", storage_pagination(page, limit, total));

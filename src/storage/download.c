@@ -15,6 +15,7 @@
 
 #include <json-c/json.h>
 
+#include "auth/auth.h"
 #include "http/request.h"
 #include "http/response.h"
 #include "storage/storage.h"
@@ -94,7 +95,7 @@ int storage_download_get(struct req *r)
 	struct stat st;
 	int qerr, rc, root, fd;
 
-	if ((customer = storage_customer_or_reply(r)) == NULL)
+	if ((customer = auth_customer_or_reply(r)) == NULL)
 		return -1;
 	given = req_query(r, "file_path", &qerr);
 	if (qerr != REQ_OK)

@@ -1,11 +1,10 @@
-/* errors.c - the storage explorer's answers in one place, the caller's
- * customer, and the query parameters the listings share.
+/* errors.c - the storage explorer's answers in one place,
+ * and the query parameters the listings share.
  *
  * Error bodies are {"error": "<code>", "message": "<text>"}, the shape the
  * spec gives the download 400; the download 404 has its own
  * {"error", "file_path"} (download.c).  401 and 403 from authentication keep
  * the service's {"detail"}. */
-#include <ctype.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -27,10 +26,6 @@ static const struct {
 	[STORAGE_DATASET_NOT_FOUND] = { 404, "dataset_not_found", "Dataset not found" },
 	[STORAGE_UPLOAD_NO_FILES] = { 400, "no_files",
 	    "No files in the upload: send them as multipart/form-data parts named file" },
-	[STORAGE_CUSTOMER_INVALID] = { 403, NULL,
-	    "The token's customer_id is not a valid customer id" },
-	[STORAGE_CUSTOMER_NAME_TAKEN] = { 403, NULL,
-	    "The token's customer_name belongs to another customer" },
 	[STORAGE_AREA_UNAVAILABLE] = { 500, "storage_error",
 	    "The storage area cannot be read or written" },
 };
@@ -39,11 +34,6 @@ int storage_reply(struct req *r, enum storage_reply what)
 {
 	struct json_object *o;
 
-	/* Refusals of the token read like the other 403s of the service. */
-	if (replies[what].code == NULL) {
-		resp_detail(r, replies[what].status, replies[what].message);
-		return -1;
-	}
 	o = json_object_new_object();
 	json_object_object_add(o, "error", json_object_new_string(replies[what].code));
 	json_object_object_add(o, "message", json_object_new_string(replies[what].message));
@@ -84,62 +74,6 @@ int storage_reply_error(struct req *r, int status, const char *code,
 	va_end(ap);
 	resp_json(r, status, o);
 	return -1;
-}
-
-/* --- the caller ---------------------------------------------------------------- */
-
-const char *storage_customer_or_reply(struct req *r)
-{
-	const char *id = r->id.customer_id;
-	size_t n = id != NULL ? strlen(id) : 0;
-
-	if (n == 0 || n > STORAGE_ID_LEN)
-		goto bad;
-	for (size_t i = 0; i < n; i++)
-		if (!isalnum((unsigned char)id[i]) && id[i] != '-' && id[i] != '_')
-			goto bad;
-	return id;
-bad:
-	storage_reply(r, STORAGE_CUSTOMER_INVALID);
-	return NULL;
-}
-
-const char *storage_customer_ensure_or_reply(struct req *r)
-{
-	const char *id, *name = r->id.customer_name;
-	struct db_stmt *st;
-	long long n;
-	int found;
-
-	if ((id = storage_customer_or_reply(r)) == NULL || req_db_or_reply(r) == NULL)
-		return NULL;
-	if (name == NULL || name[0] == '\0' || strlen(name) > 255)
-		name = id;
-	n = db_exec(r->db, "INSERT IGNORE INTO customers (id, name) VALUES (?, ?)",
-	            "ss", id, name);
-	if (n < 0) {
-		resp_db_error(r, (int)n);
-		return NULL;
-	}
-	if (n == 1)
-		return id;
-	/* Ignored: the id exists (fine) or the name belongs to another id. */
-	st = db_query(r->db, "SELECT 1 FROM customers WHERE id = ?", "s", id);
-	if (st == NULL) {
-		resp_db_error(r, db_last_err(r->db));
-		return NULL;
-	}
-	found = db_fetch(st);
-	db_done(st);
-	if (found < 0) {
-		resp_db_error(r, db_last_err(r->db));
-		return NULL;
-	}
-	if (found == 0) {
-		storage_reply(r, STORAGE_CUSTOMER_NAME_TAKEN);
-		return NULL;
-	}
-	return id;
 }
 
 /* --- listings ------------------------------------------------------------------- */

@@ -5,6 +5,7 @@
 
 #include <json-c/json.h>
 
+#include "auth/auth.h"
 #include "db/db.h"
 #include "http/errors.h"
 #include "http/request.h"
@@ -53,17 +54,33 @@ static int add_files(struct db *db, struct json_object *arr)
 	return 0;
 }
 
+/* An uploads row as its history entry, files added later (add_files). */
+static struct json_object *upload_row_json(const struct db_stmt *st)
+{
+	struct json_object *u = json_object_new_object();
+
+	json_object_object_add(u, "upload_id", json_object_new_string(db_col_str(st, 0)));
+	json_object_object_add(u, "folder_path", json_object_new_string(db_col_str(st, 1)));
+	json_object_object_add(u, "uploaded_at", storage_json_time(db_col_str(st, 2)));
+	json_object_object_add(u, "uploaded_by", db_col_null(st, 3) ? NULL
+	                       : json_object_new_string(db_col_str(st, 3)));
+	json_object_object_add(u, "file_count", json_object_new_int64(db_col_ll(st, 4)));
+	json_object_object_add(u, "total_size_bytes",
+	                       json_object_new_int64(db_col_ll(st, 5)));
+	json_object_object_add(u, "status", json_object_new_string(db_col_str(st, 6)));
+	return u;
+}
+
 int storage_history_get(struct req *r)
 {
 	char folder[STORAGE_PATH_MAX + 1];
 	long long page, limit, total = 0, all;
 	struct json_object *o, *arr;
 	const char *customer;
-	struct db_stmt *st;
 	bool given;
 	int rc;
 
-	if ((customer = storage_customer_or_reply(r)) == NULL)
+	if ((customer = auth_customer_or_reply(r)) == NULL)
 		return -1;
 	if (storage_page_or_reply(r, &page, &limit) != 0 ||
 	    storage_folder_query_or_reply(r, folder, &given) != 0)
@@ -74,45 +91,20 @@ int storage_history_get(struct req *r)
 
 	/* folder_hash is what the (customer_id, folder_hash, created_at) index
 	 * holds: the filter goes through it. */
-	st = db_query(r->db, "SELECT COUNT(*) FROM uploads WHERE customer_id = ? AND "
-	              "(? = 1 OR folder_hash = UNHEX(SHA2(?, 256)))", "sis",
-	              customer, all, folder);
-	if (st == NULL)
-		return resp_db_error(r, db_last_err(r->db));
-	if ((rc = db_fetch(st)) == 1)
-		total = db_col_ll(st, 0);
-	db_done(st);
-	if (rc < 0)
-		return resp_db_error(r, db_last_err(r->db));
-
-	arr = json_object_new_array();
-	st = db_query(r->db, "SELECT id, folder_path, created_at, created_by, file_count, "
-	              "total_bytes, status FROM uploads WHERE customer_id = ? AND "
-	              "(? = 1 OR folder_hash = UNHEX(SHA2(?, 256))) "
-	              "ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?", "sisii",
-	              customer, all, folder, limit, (page - 1) * limit);
-	if (st == NULL) {
+	if (req_count_or_reply(r, db_query(r->db, "SELECT COUNT(*) FROM uploads WHERE "
+	    "customer_id = ? AND (? = 1 OR folder_hash = UNHEX(SHA2(?, 256)))", "sis",
+	    customer, all, folder), &total) != 0)
+		return -1;
+	arr = req_rows_or_reply(r, db_query(r->db, "SELECT id, folder_path, created_at, "
+	    "created_by, file_count, total_bytes, status FROM uploads WHERE "
+	    "customer_id = ? AND (? = 1 OR folder_hash = UNHEX(SHA2(?, 256))) "
+	    "ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?", "sisii",
+	    customer, all, folder, limit, (page - 1) * limit), upload_row_json);
+	if (arr == NULL)
+		return -1;
+	if ((rc = add_files(r->db, arr)) < 0) {
 		json_object_put(arr);
-		return resp_db_error(r, db_last_err(r->db));
-	}
-	while ((rc = db_fetch(st)) == 1) {
-		struct json_object *u = json_object_new_object();
-
-		json_object_object_add(u, "upload_id", json_object_new_string(db_col_str(st, 0)));
-		json_object_object_add(u, "folder_path", json_object_new_string(db_col_str(st, 1)));
-		json_object_object_add(u, "uploaded_at", storage_json_time(db_col_str(st, 2)));
-		json_object_object_add(u, "uploaded_by", db_col_null(st, 3) ? NULL
-		                       : json_object_new_string(db_col_str(st, 3)));
-		json_object_object_add(u, "file_count", json_object_new_int64(db_col_ll(st, 4)));
-		json_object_object_add(u, "total_size_bytes",
-		                       json_object_new_int64(db_col_ll(st, 5)));
-		json_object_object_add(u, "status", json_object_new_string(db_col_str(st, 6)));
-		json_object_array_add(arr, u);
-	}
-	db_done(st);
-	if (rc < 0 || (rc = add_files(r->db, arr)) < 0) {
-		json_object_put(arr);
-		return resp_db_error(r, rc < 0 ? rc : db_last_err(r->db));
+		return resp_db_error(r, rc);
 	}
 	/* upload_id first, files last: the fields in the spec's order */
 	o = json_object_new_object();

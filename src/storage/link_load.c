@@ -142,6 +142,15 @@ static void record(struct db *db, const char *link_id, const char *sync_status,
 		       sync_status);
 }
 
+/* What the item finds of its link when it starts. */
+enum link_item {
+	LINK_ITEM_UNREADABLE,        /* the database did not answer */
+	LINK_ITEM_GONE,              /* unlinked, or its table dropped, meanwhile */
+	LINK_ITEM_TO_LOAD,
+	LINK_ITEM_LOADED,            /* done already: a repeated item */
+	LINK_ITEM_BAD_FORMAT,        /* the dataset's format is not one we load */
+};
+
 int storage_link_load_work(struct work_ctx *w, const struct work_item *it,
                            char *err, size_t errlen)
 {
@@ -157,7 +166,8 @@ int storage_link_load_work(struct work_ctx *w, const struct work_item *it,
 	char customer[STORAGE_ID_LEN + 1], file_path[STORAGE_PATH_MAX + 1];
 	char *parsing = NULL, path[64];
 	const char **names = NULL;
-	int root = -1, fd = -1, rc = -1, found;
+	int root = -1, fd = -1, rc = -1;
+	enum link_item state;
 	bool committed = false;
 
 	memset(&L, 0, sizeof L);
@@ -176,42 +186,48 @@ int storage_link_load_work(struct work_ctx *w, const struct work_item *it,
 		str_errf(err, errlen, "database unavailable");
 		return -1;
 	}
-	if ((found = db_fetch(st)) == 1) {
+	state = LINK_ITEM_UNREADABLE;
+	switch (db_fetch(st)) {
+	case 1: {
 		char table_id[STORAGE_TABLE_ID_LEN + 1];
+		int trc;
 
+		state = LINK_ITEM_TO_LOAD;
 		snprintf(table_id, sizeof table_id, "%s", db_col_str(st, 0));
 		if (strcmp(db_col_str(st, 1), "done") == 0)
-			found = 2;                 /* loaded already: a repeated item */
+			state = LINK_ITEM_LOADED;  /* a repeated item */
 		snprintf(file_path, sizeof file_path, "%s", db_col_str(st, 2));
 		if (tab_format_parse(db_col_str(st, 3), &fmt) != 0)
-			found = 3;
+			state = LINK_ITEM_BAD_FORMAT;
 		parsing = db_col_null(st, 4) ? NULL : strdup(db_col_str(st, 4));
 		db_done(st);
-		if (found == 1) {
-			int trc = storage_table_load(w->db, customer, table_id, &t);
-
-			if (trc < 0) {
-				str_errf(err, errlen, "database unavailable");
-				goto out;
-			}
-			if (trc == 0)
-				found = 0;
-		}
-	} else {
+		if (state != LINK_ITEM_TO_LOAD)
+			break;
+		trc = storage_table_load(w->db, customer, table_id, &t);
+		state = trc < 0 ? LINK_ITEM_UNREADABLE : trc == 0 ? LINK_ITEM_GONE
+		      : LINK_ITEM_TO_LOAD;
+		break;
+	}
+	case 0:
+		state = LINK_ITEM_GONE;
+		/* fall through */
+	default:
 		db_done(st);
 	}
-	if (found < 0) {
+	switch (state) {
+	case LINK_ITEM_UNREADABLE:
 		str_errf(err, errlen, "database unavailable");
 		goto out;
-	}
-	if (found == 0 || found == 2) {    /* unlinked meanwhile, or done */
+	case LINK_ITEM_GONE:                   /* unlinked meanwhile */
+	case LINK_ITEM_LOADED:
 		rc = 0;
 		goto out;
-	}
-	if (found == 3) {
+	case LINK_ITEM_BAD_FORMAT:
 		snprintf(L.err, sizeof L.err, "the dataset's format cannot be loaded");
 		L.permanent = true;
 		goto fail;
+	case LINK_ITEM_TO_LOAD:
+		break;
 	}
 	record(w->db, it->ref_id, "running", NULL, 0);
 

@@ -11,6 +11,7 @@
 
 #include <json-c/json.h>
 
+#include "auth/auth.h"
 #include "db/db.h"
 #include "http/errors.h"
 #include "http/request.h"
@@ -99,8 +100,9 @@ int storage_link_post(struct req *r)
 	size_t nd = 0;
 	long long n;
 	int rc = -1, found;
+	bool has_schema = false;
 
-	if ((customer = storage_customer_or_reply(r)) == NULL)
+	if ((customer = auth_customer_or_reply(r)) == NULL)
 		return -1;
 	if (storage_table_of_caller(r, customer, req_param(r, "table_id"), &t) != 0)
 		goto out;
@@ -153,21 +155,22 @@ int storage_link_post(struct req *r)
 		goto out;
 	}
 	found = db_fetch(st);
-	if (found == 1 && !db_col_null(st, 0) &&
-	    dataset_columns(db_col_str(st, 0), &schema, &dcols, &nd) != 0) {
-		log_kv(LOG_ERROR, "stored dataset schema unreadable", "dataset=%s", ds.id);
-		found = -2;
+	if (found == 1 && !db_col_null(st, 0)) {
+		has_schema = dataset_columns(db_col_str(st, 0), &schema, &dcols, &nd) == 0;
+		if (!has_schema)
+			log_kv(LOG_ERROR, "stored dataset schema unreadable", "dataset=%s", ds.id);
 	}
-	if (found == 1 && schema == NULL)
-		found = -3;                       /* ready without a schema */
 	db_done(st);
-	if (found != 1) {
-		if (found == 0)
-			storage_reply(r, STORAGE_DATASET_NOT_FOUND);
-		else if (found == -1)
-			resp_db_error(r, db_last_err(r->db));
-		else
-			storage_table_reply(r, LINK_NO_SCHEMA, NULL, NULL, NULL);
+	if (found < 0) {
+		resp_db_error(r, db_last_err(r->db));
+		goto out;
+	}
+	if (found == 0) {
+		storage_reply(r, STORAGE_DATASET_NOT_FOUND);
+		goto out;
+	}
+	if (!has_schema) {                /* ready without a readable schema */
+		storage_table_reply(r, LINK_NO_SCHEMA, NULL, NULL, NULL);
 		goto out;
 	}
 
@@ -263,7 +266,7 @@ int storage_table_datasets_get(struct req *r)
 	struct db_stmt *st;
 	int rc;
 
-	if ((customer = storage_customer_or_reply(r)) == NULL)
+	if ((customer = auth_customer_or_reply(r)) == NULL)
 		return -1;
 	if (storage_table_of_caller(r, customer, req_param(r, "table_id"), &t) != 0) {
 		storage_table_free(&t);

@@ -106,8 +106,6 @@ void storage_fd_path(int fd, char *buf, size_t cap);
 enum storage_reply {
 	STORAGE_DATASET_NOT_FOUND,        /* 404 */
 	STORAGE_UPLOAD_NO_FILES,          /* 400 */
-	STORAGE_CUSTOMER_INVALID,         /* 403 */
-	STORAGE_CUSTOMER_NAME_TAKEN,      /* 403 */
 	STORAGE_AREA_UNAVAILABLE,         /* 500 */
 };
 
@@ -132,11 +130,6 @@ int storage_refresh_result(struct db *db, const char *customer_id,
                            const char *dataset_id, long long item_id, bool final,
                            int *status, struct json_object **body);
 
-/* The caller's customer id, when it is one a storage path can hold
- * ([A-Za-z0-9_-], 1 to 36); else 403 was answered and NULL returned. */
-const char *storage_customer_or_reply(struct req *r);
-/* The same, and the customers row exists (made from the token when not). */
-const char *storage_customer_ensure_or_reply(struct req *r);
 
 /* page / limit query parameters: page >= 1 (default 1), limit 1 .. 100
  * (default 20).  0, or the 400 was answered and -1 returned. */

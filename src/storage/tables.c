@@ -16,6 +16,7 @@
 
 #include <json-c/json.h>
 
+#include "auth/auth.h"
 #include "db/db.h"
 #include "db/warehouse.h"
 #include "http/errors.h"
@@ -648,7 +649,7 @@ static int table_create(struct req *r)
 	}
 	if ((canon = columns_or_reply(r, body, &cols, &sql, &ncols)) == NULL)
 		goto out;
-	if ((customer = storage_customer_ensure_or_reply(r)) == NULL)
+	if ((customer = auth_customer_ensure_or_reply(r)) == NULL)
 		goto out;
 
 	/* Taken already?  (The unique key decides for real, below.) */
@@ -747,40 +748,21 @@ static int tables_list(struct req *r)
 	long long page, limit, total = 0;
 	struct json_object *o, *arr;
 	const char *customer;
-	struct db_stmt *st;
-	int rc;
 
-	if ((customer = storage_customer_or_reply(r)) == NULL)
+	if ((customer = auth_customer_or_reply(r)) == NULL)
 		return -1;
 	if (storage_page_or_reply(r, &page, &limit) != 0)
 		return -1;
 	if (req_db_or_reply(r) == NULL)
 		return -1;
-	st = db_query(r->db, "SELECT COUNT(*) FROM warehouse_tables WHERE customer_id = ?",
-	              "s", customer);
-	if (st == NULL)
-		return resp_db_error(r, db_last_err(r->db));
-	if ((rc = db_fetch(st)) == 1)
-		total = db_col_ll(st, 0);
-	db_done(st);
-	if (rc < 0)
-		return resp_db_error(r, db_last_err(r->db));
-
-	arr = json_object_new_array();
-	st = db_query(r->db, "SELECT " TABLE_COLS " FROM warehouse_tables "
-	              "WHERE customer_id = ? ORDER BY created_at, id LIMIT ? OFFSET ?",
-	              "sii", customer, limit, (page - 1) * limit);
-	if (st == NULL) {
-		json_object_put(arr);
-		return resp_db_error(r, db_last_err(r->db));
-	}
-	while ((rc = db_fetch(st)) == 1)
-		json_object_array_add(arr, table_row_json(st));
-	db_done(st);
-	if (rc < 0) {
-		json_object_put(arr);
-		return resp_db_error(r, db_last_err(r->db));
-	}
+	if (req_count_or_reply(r, db_query(r->db, "SELECT COUNT(*) FROM warehouse_tables "
+	    "WHERE customer_id = ?", "s", customer), &total) != 0)
+		return -1;
+	arr = req_rows_or_reply(r, db_query(r->db, "SELECT " TABLE_COLS " FROM "
+	    "warehouse_tables WHERE customer_id = ? ORDER BY created_at, id LIMIT ? "
+	    "OFFSET ?", "sii", customer, limit, (page - 1) * limit), table_row_json);
+	if (arr == NULL)
+		return -1;
 	o = json_object_new_object();
 	json_object_object_add(o, "tables", arr);
 	json_object_object_add(o, "pagination", storage_pagination(page, limit, total));
@@ -797,7 +779,7 @@ static int table_get(struct req *r)
 	struct db_stmt *st;
 	int rc, dberr;
 
-	if ((customer = storage_customer_or_reply(r)) == NULL)
+	if ((customer = auth_customer_or_reply(r)) == NULL)
 		return -1;
 	if (storage_table_of_caller(r, customer, req_param(r, "table_id"), &t) != 0) {
 		storage_table_free(&t);

@@ -20,6 +20,7 @@
 #include <json-c/json.h>
 #include <openssl/rand.h>
 
+#include "auth/auth.h"
 #include "db/db.h"
 #include "http/errors.h"
 #include "http/multipart.h"
@@ -417,7 +418,7 @@ int storage_upload_post(struct req *r)
 	memset(&u, 0, sizeof u);
 	u.dirfd = -1;
 	u.fd = -1;
-	if ((customer = storage_customer_ensure_or_reply(r)) == NULL)
+	if ((customer = auth_customer_ensure_or_reply(r)) == NULL)
 		return -1;
 	v = req_query(r, "folder_path", &qerr);
 	if (qerr != REQ_OK)

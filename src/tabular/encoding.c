@@ -408,6 +408,28 @@ static int decide(struct tab_dec *d, const char *buf, size_t i, size_t n, bool *
 	return 0;
 }
 
+/* Keep the unread raw bytes (a cut sequence), moved to the front, and read
+ * more behind them: the count read (0 at the end of the file, which sets
+ * eof), or a negative enum tab_err. */
+static long refill(struct tab_dec *d, char *err, size_t errlen)
+{
+	size_t keep = d->raw_len - d->raw_pos;
+	long n;
+
+	memmove(d->raw, d->raw + d->raw_pos, keep);
+	d->raw_off += (long long)d->raw_pos;
+	d->raw_pos = 0;
+	d->raw_len = keep;
+	n = read_some(d, d->raw + keep, d->chunk - keep, err, errlen);
+	if (n < 0)
+		return n;
+	d->off += n;
+	d->raw_len += (size_t)n;
+	if (n == 0)
+		d->eof = true;
+	return n;
+}
+
 static long iconv_read(struct tab_dec *d, char *dst, size_t cap, char *err, size_t errlen)
 {
 	char *out = dst;
@@ -416,22 +438,10 @@ static long iconv_read(struct tab_dec *d, char *dst, size_t cap, char *err, size
 	while (outleft > 0) {
 		if (d->raw_pos == d->raw_len || d->raw_len - d->raw_pos < 8) {
 			/* keep a cut sequence, read more behind it */
-			size_t keep = d->raw_len - d->raw_pos;
-			long n;
+			long n = d->eof ? 0 : refill(d, err, errlen);
 
-			if (!d->eof) {
-				memmove(d->raw, d->raw + d->raw_pos, keep);
-				d->raw_off += (long long)d->raw_pos;
-				d->raw_pos = 0;
-				d->raw_len = keep;
-				n = read_some(d, d->raw + keep, d->chunk - keep, err, errlen);
-				if (n < 0)
-					return n;
-				d->off += n;
-				d->raw_len += (size_t)n;
-				if (n == 0)
-					d->eof = true;
-			}
+			if (n < 0)
+				return n;
 			if (d->raw_pos == d->raw_len)
 				break;
 		}
@@ -454,20 +464,10 @@ static long iconv_read(struct tab_dec *d, char *dst, size_t cap, char *err, size
 			}
 			if (d->raw_pos > 0 || d->raw_len < d->chunk) {
 				/* read more behind the cut sequence */
-				size_t keep = d->raw_len - d->raw_pos;
-				long n;
+				long n = refill(d, err, errlen);
 
-				memmove(d->raw, d->raw + d->raw_pos, keep);
-				d->raw_off += (long long)d->raw_pos;
-				d->raw_pos = 0;
-				d->raw_len = keep;
-				n = read_some(d, d->raw + keep, d->chunk - keep, err, errlen);
 				if (n < 0)
 					return n;
-				d->off += n;
-				d->raw_len += (size_t)n;
-				if (n == 0)
-					d->eof = true;
 				continue;
 			}
 		}

@@ -147,24 +147,24 @@ static void test_sql_type(void)
 }
 
 /* Names go into SQL quoted, or the text is marked bad: never raw. */
-static void test_sb_ident(void)
+static void test_dest_ident(void)
 {
-	struct sbuf b = { 0 };
+	struct strbuf b = { 0 };
 
-	sb_adds(&b, "DELETE FROM ");
-	sb_ident(&b, "we`ird");
+	strbuf_adds(&b, "DELETE FROM ");
+	dest_ident(&b, "we`ird");
 	CU_ASSERT_FALSE(b.oom);
 	CU_ASSERT_STRING_EQUAL(b.p, "DELETE FROM `we``ird`");
-	sb_ident(&b, "");
+	dest_ident(&b, "");
 	CU_ASSERT_TRUE(b.oom);
-	sb_free(&b);
-	sb_ident(&b, "trailing ");
+	strbuf_free(&b);
+	dest_ident(&b, "trailing ");
 	CU_ASSERT_TRUE(b.oom);
-	sb_free(&b);
-	sb_addf(&b, "%s-%d", "x", 42);
+	strbuf_free(&b);
+	strbuf_addf(&b, "%s-%d", "x", 42);
 	CU_ASSERT_STRING_EQUAL(b.p, "x-42");
 	CU_ASSERT_EQUAL(b.len, 4);
-	sb_free(&b);
+	strbuf_free(&b);
 	CU_ASSERT_PTR_NULL(b.p);
 }
 
@@ -264,7 +264,7 @@ int suite_dest(void)
 		{ "dates", test_date },
 		{ "booleans", test_bool },
 		{ "column types", test_sql_type },
-		{ "quoted identifiers", test_sb_ident },
+		{ "quoted identifiers", test_dest_ident },
 		{ "file_storage prefixes", test_prefix },
 		{ "file_storage column names", test_column_names },
 		{ NULL, NULL },

@@ -1,4 +1,4 @@
-/* test_str.c - str_* functions, plus the arena and log_quote beside them. */
+/* test_str.c - str_* functions, plus the arena, strbuf and log_quote beside them. */
 #include <limits.h>
 #include <stdio.h>
 #include <stdint.h>
@@ -8,6 +8,7 @@
 #include "util/arena.h"
 #include "util/log.h"
 #include "util/str.h"
+#include "util/strbuf.h"
 #include "util/uuid.h"
 
 /* ---- str_to_ll ---------------------------------------------------------- */
@@ -362,6 +363,59 @@ static void test_uuid_parse(void)
 	CU_ASSERT_STRING_NOT_EQUAL(a, b);
 }
 
+/* Appends across many doublings keep every byte and the NUL; a failed
+ * append makes every later one a no-op. */
+static void test_strbuf(void)
+{
+	struct strbuf b = { 0 };
+	size_t want = 0;
+
+	strbuf_adds(&b, "");
+	CU_ASSERT_EQUAL(b.len, 0);
+	for (int i = 0; i < 5000; i++) {
+		strbuf_addf(&b, "%d,", i);
+		want += (size_t)snprintf(NULL, 0, "%d,", i);
+	}
+	CU_ASSERT_FALSE(b.oom);
+	CU_ASSERT_EQUAL(b.len, want);
+	CU_ASSERT_EQUAL(strlen(b.p), want);
+	CU_ASSERT_NSTRING_EQUAL(b.p, "0,1,2,", 6);
+	CU_ASSERT_STRING_EQUAL(b.p + want - 5, "4999,");
+	strbuf_add(&b, "ab\0cd", 5);
+	CU_ASSERT_EQUAL(b.len, want + 5);
+	CU_ASSERT_EQUAL(memcmp(b.p + want, "ab\0cd", 6), 0);
+	strbuf_free(&b);
+	CU_ASSERT_PTR_NULL(b.p);
+	CU_ASSERT_EQUAL(b.len, 0);
+
+	b.oom = true;
+	strbuf_adds(&b, "lost");
+	strbuf_addf(&b, "%s", "lost");
+	CU_ASSERT_PTR_NULL(b.p);
+	CU_ASSERT_EQUAL(b.len, 0);
+	strbuf_free(&b);
+	CU_ASSERT_FALSE(b.oom);
+
+	/* A bound: exactly max bytes fit; one more sets over and stops. */
+	b.max = 8;
+	strbuf_adds(&b, "1234");
+	strbuf_addf(&b, "%s", "5678");
+	CU_ASSERT_EQUAL(b.len, 8);
+	CU_ASSERT_FALSE(b.over);
+	strbuf_add(&b, "9", 1);
+	CU_ASSERT_TRUE(b.over);
+	CU_ASSERT_EQUAL(b.len, 8);
+	CU_ASSERT_STRING_EQUAL(b.p, "12345678");
+	strbuf_free(&b);
+	b.max = 8;
+	strbuf_addf(&b, "%s", "123456789");
+	CU_ASSERT_TRUE(b.over);
+	CU_ASSERT_EQUAL(b.len, 0);
+	strbuf_free(&b);
+	CU_ASSERT_FALSE(b.over);
+	CU_ASSERT_EQUAL(b.max, 0);
+}
+
 int suite_str(void)
 {
 	static const struct test_case str_tests[] = {
@@ -376,11 +430,12 @@ int suite_str(void)
 	};
 	static const struct test_case util_tests[] = {
 		{ "arena", test_arena },
+		{ "strbuf", test_strbuf },
 		{ "log_quote", test_log_quote },
 		{ NULL, NULL },
 	};
 
 	if (suite_add("str", str_tests) != 0)
 		return -1;
-	return suite_add("arena and log_quote", util_tests);
+	return suite_add("arena, strbuf and log_quote", util_tests);
 }

@@ -1,13 +1,14 @@
 /* test_sync_mode.c - the load-type rules of jdbc jobs: every row of the
  * transition table, the same-type cases, each error_code, each database
  * kind's allowed and refused column types, the warnings and force, and the
- * PATCH input checks. */
+ * PATCH input checks (a bookmark PATCH accepts is one the jdbc run reads). */
 #include <stdio.h>
 #include <string.h>
 
 #include "suites.h"
 #include "platform/dbkind.h"
 #include "platform/sync_mode.h"
+#include "runner/connectors/jdbc.h"
 
 /* ---- helpers ------------------------------------------------------------- */
 
@@ -530,24 +531,27 @@ static void test_ignored_fields(void)
 
 /* ---- PATCH input checks --------------------------------------------------------------------- */
 
+/* The bookmarks of test_timestamp. */
+static const char *ts_good[] = {
+	"2024-01-31", "2024-02-29", "2000-02-29", "2024-01-31T23:59:59",
+	"2024-01-31T23:59:59Z", "2024-01-31T00:00:00.5Z",
+	"2024-01-31T00:00:00.123456789Z", "2024-01-31T10:00:00+02:00",
+	"2024-01-31T10:00:00-05:30", "0001-01-01", NULL,
+};
+static const char *ts_bad[] = {
+	"", "2024", "2024-1-31", "2024-01-32", "2024-02-30", "2023-02-29",
+	"1900-02-29", "2024-13-01", "2024-00-10", "0000-01-01",
+	"2024-01-31 10:00:00", "2024-01-31T24:00:00", "2024-01-31T10:60:00",
+	"2024-01-31T10:00:60", "2024-01-31T10:00", "2024-01-31T10:00:00.Z",
+	"2024-01-31T10:00:00.1234567890Z", "2024-01-31T10:00:00ZZ",
+	"2024-01-31T10:00:00+0200", "2024-01-31T10:00:00+24:00",
+	"2024-01-31T10:00:00+02:00x", "2024-01-31T", "2024-01-31x",
+	"yesterday", "1706745600", " 2024-01-31", NULL,
+};
+
 static void test_timestamp(void)
 {
-	static const char *good[] = {
-		"2024-01-31", "2024-02-29", "2000-02-29", "2024-01-31T23:59:59",
-		"2024-01-31T23:59:59Z", "2024-01-31T00:00:00.5Z",
-		"2024-01-31T00:00:00.123456789Z", "2024-01-31T10:00:00+02:00",
-		"2024-01-31T10:00:00-05:30", "0001-01-01", NULL,
-	};
-	static const char *bad[] = {
-		"", "2024", "2024-1-31", "2024-01-32", "2024-02-30", "2023-02-29",
-		"1900-02-29", "2024-13-01", "2024-00-10", "0000-01-01",
-		"2024-01-31 10:00:00", "2024-01-31T24:00:00", "2024-01-31T10:60:00",
-		"2024-01-31T10:00:60", "2024-01-31T10:00", "2024-01-31T10:00:00.Z",
-		"2024-01-31T10:00:00.1234567890Z", "2024-01-31T10:00:00ZZ",
-		"2024-01-31T10:00:00+0200", "2024-01-31T10:00:00+24:00",
-		"2024-01-31T10:00:00+02:00x", "2024-01-31T", "2024-01-31x",
-		"yesterday", "1706745600", " 2024-01-31", NULL,
-	};
+	const char **good = ts_good, **bad = ts_bad;
 
 	for (size_t i = 0; good[i] != NULL; i++) {
 		if (sync_timestamp_check(good[i]) != 0)
@@ -560,6 +564,38 @@ static void test_timestamp(void)
 		CU_ASSERT_EQUAL(sync_timestamp_check(bad[i]), -1);
 	}
 	CU_ASSERT_EQUAL(sync_timestamp_check(NULL), -1);
+}
+
+/* The same strings through the jdbc run's reading of a bookmark, for every
+ * date and time column kind: what PATCH accepts, the run accepts; what
+ * PATCH refuses, the run refuses too (but for the SQL form with a space,
+ * which stored values may have). */
+static void test_timestamp_at_run_time(void)
+{
+	static const enum jdbc_kind col[] = { JK_DATE, JK_DATETIME, JK_TIMESTAMPTZ };
+
+	for (size_t k = 0; k < sizeof col / sizeof col[0]; k++) {
+		char out[80];
+
+		for (size_t i = 0; ts_good[i] != NULL; i++) {
+			int rc = jdbc_bookmark_param(col[k], ts_good[i], out, sizeof out);
+
+			if (rc != 0)
+				fprintf(stderr, "\n  run refused '%s' (kind %zu)", ts_good[i], k);
+			CU_ASSERT_EQUAL(rc, 0);
+		}
+		for (size_t i = 0; ts_bad[i] != NULL; i++) {
+			int rc = jdbc_bookmark_param(col[k], ts_bad[i], out, sizeof out);
+
+			if (strcmp(ts_bad[i], "2024-01-31 10:00:00") == 0) {
+				CU_ASSERT_EQUAL(rc, 0);
+				continue;
+			}
+			if (rc == 0)
+				fprintf(stderr, "\n  run accepted '%s' (kind %zu)", ts_bad[i], k);
+			CU_ASSERT_EQUAL(rc, -1);
+		}
+	}
 }
 
 static int include_json(const char *json, bool *clear)
@@ -645,6 +681,7 @@ int suite_sync_mode(void)
 		{ "warnings and force", test_warnings },
 		{ "ignored fields", test_ignored_fields },
 		{ "ISO 8601 bookmark", test_timestamp },
+		{ "ISO 8601 bookmark: PATCH and the run agree", test_timestamp_at_run_time },
 		{ "column_include_list", test_include },
 		{ "names", test_names },
 		{ NULL, NULL },

@@ -36,67 +36,9 @@ void dest_sql_type(const struct dest_col *c, char *buf, size_t cap)
 	snprintf(buf, cap, "LONGTEXT");
 }
 
-/* ==== sbuf ================================================================ */
+/* ==== SQL text ============================================================ */
 
-static bool sb_grow(struct sbuf *b, size_t more)
-{
-	size_t want;
-	char *p;
-
-	if (b->oom)
-		return false;
-	if (b->len + more + 1 <= b->cap)
-		return true;
-	want = b->cap != 0 ? b->cap : 256;
-	while (want < b->len + more + 1) {
-		if (want > SIZE_MAX / 2) {
-			b->oom = true;
-			return false;
-		}
-		want *= 2;
-	}
-	if ((p = realloc(b->p, want)) == NULL) {
-		b->oom = true;
-		return false;
-	}
-	b->p = p;
-	b->cap = want;
-	return true;
-}
-
-void sb_add(struct sbuf *b, const char *s, size_t n)
-{
-	if (!sb_grow(b, n))
-		return;
-	memcpy(b->p + b->len, s, n);
-	b->len += n;
-	b->p[b->len] = '\0';
-}
-
-void sb_adds(struct sbuf *b, const char *s)
-{
-	sb_add(b, s, strlen(s));
-}
-
-void sb_addf(struct sbuf *b, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(NULL, 0, fmt, ap);
-	va_end(ap);
-	if (n < 0 || !sb_grow(b, (size_t)n)) {
-		b->oom = true;
-		return;
-	}
-	va_start(ap, fmt);
-	vsnprintf(b->p + b->len, (size_t)n + 1, fmt, ap);
-	va_end(ap);
-	b->len += (size_t)n;
-}
-
-void sb_ident(struct sbuf *b, const char *name)
+void dest_ident(struct strbuf *b, const char *name)
 {
 	char q[2 * WH_IDENT_MAX * 4 + 3];
 
@@ -104,31 +46,25 @@ void sb_ident(struct sbuf *b, const char *name)
 		b->oom = true;
 		return;
 	}
-	sb_adds(b, q);
-}
-
-void sb_free(struct sbuf *b)
-{
-	free(b->p);
-	memset(b, 0, sizeof *b);
+	strbuf_adds(b, q);
 }
 
 /* ==== tables ================================================================ */
 
-static void sb_table(struct sbuf *b, const char *schema, const char *table)
+static void dest_table_name(struct strbuf *b, const char *schema, const char *table)
 {
-	sb_ident(b, schema);
-	sb_adds(b, ".");
-	sb_ident(b, table);
+	dest_ident(b, schema);
+	strbuf_adds(b, ".");
+	dest_ident(b, table);
 }
 
-static void sb_coldef(struct sbuf *b, const struct dest_col *c, bool force_null)
+static void dest_coldef(struct strbuf *b, const struct dest_col *c, bool force_null)
 {
 	char type[32];
 
 	dest_sql_type(c, type, sizeof type);
-	sb_ident(b, c->name);
-	sb_addf(b, " %s %s", type, c->nullable || force_null ? "NULL" : "NOT NULL");
+	dest_ident(b, c->name);
+	strbuf_addf(b, " %s %s", type, c->nullable || force_null ? "NULL" : "NOT NULL");
 }
 
 /* A column indexed by its first DEST_INDEX_PREFIX characters only. */
@@ -143,7 +79,7 @@ static bool text_col(const struct dest_col *cols, size_t ncols, const char *name
 	return false;
 }
 
-static long long exec_sb(struct wh *w, struct sbuf *b, char *err, size_t errlen)
+static long long exec_sb(struct wh *w, struct strbuf *b, char *err, size_t errlen)
 {
 	if (b->oom || b->p == NULL) {
 		str_errf(err, errlen, "a table or column name is not valid, or out of memory");
@@ -157,7 +93,7 @@ int dest_table_ensure(struct wh *w, const char *schema, const char *table,
                       const char *const *keys, size_t nkeys,
                       const char *index_col, char *err, size_t errlen)
 {
-	struct sbuf b = { 0 };
+	struct strbuf b = { 0 };
 	int exists, rc = -1;
 
 	if (!wh_ident_ok(schema) || !wh_ident_ok(table)) {
@@ -172,58 +108,58 @@ int dest_table_ensure(struct wh *w, const char *schema, const char *table,
 	if ((exists = wh_table_exists(w, schema, table, err, errlen)) < 0)
 		return -1;
 	if (!exists) {
-		sb_adds(&b, "CREATE SCHEMA IF NOT EXISTS ");
-		sb_ident(&b, schema);
+		strbuf_adds(&b, "CREATE SCHEMA IF NOT EXISTS ");
+		dest_ident(&b, schema);
 		if (exec_sb(w, &b, err, errlen) < 0)
 			goto out;
 		b.len = 0;
-		sb_adds(&b, "CREATE TABLE IF NOT EXISTS ");
-		sb_table(&b, schema, table);
-		sb_adds(&b, " (");
+		strbuf_adds(&b, "CREATE TABLE IF NOT EXISTS ");
+		dest_table_name(&b, schema, table);
+		strbuf_adds(&b, " (");
 		for (size_t i = 0; i < ncols; i++) {
 			if (i > 0)
-				sb_adds(&b, ", ");
-			sb_coldef(&b, &cols[i], false);
+				strbuf_adds(&b, ", ");
+			dest_coldef(&b, &cols[i], false);
 		}
 		if (nkeys > 0) {
-			sb_adds(&b, ", PRIMARY KEY (");
+			strbuf_adds(&b, ", PRIMARY KEY (");
 			for (size_t i = 0; i < nkeys; i++) {
 				if (i > 0)
-					sb_adds(&b, ", ");
-				sb_ident(&b, keys[i]);
+					strbuf_adds(&b, ", ");
+				dest_ident(&b, keys[i]);
 			}
-			sb_adds(&b, ")");
+			strbuf_adds(&b, ")");
 		}
 		if (index_col != NULL) {
-			sb_adds(&b, ", KEY ");
-			sb_ident(&b, "sluice_source_idx");
-			sb_adds(&b, " (");
-			sb_ident(&b, index_col);
+			strbuf_adds(&b, ", KEY ");
+			dest_ident(&b, "sluice_source_idx");
+			strbuf_adds(&b, " (");
+			dest_ident(&b, index_col);
 			if (text_col(cols, ncols, index_col))
-				sb_addf(&b, "(%d)", DEST_INDEX_PREFIX);
-			sb_adds(&b, ")");
+				strbuf_addf(&b, "(%d)", DEST_INDEX_PREFIX);
+			strbuf_adds(&b, ")");
 		}
-		sb_adds(&b, ") ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin");
+		strbuf_adds(&b, ") ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin");
 		if (exec_sb(w, &b, err, errlen) < 0)
 			goto out;
 		rc = 1;
 		goto out;
 	}
 	/* An existing table: only what it lacks is added. */
-	sb_adds(&b, "ALTER TABLE ");
-	sb_table(&b, schema, table);
+	strbuf_adds(&b, "ALTER TABLE ");
+	dest_table_name(&b, schema, table);
 	for (size_t i = 0; i < ncols; i++) {
-		sb_adds(&b, i > 0 ? ", ADD COLUMN IF NOT EXISTS " : " ADD COLUMN IF NOT EXISTS ");
-		sb_coldef(&b, &cols[i], true);
+		strbuf_adds(&b, i > 0 ? ", ADD COLUMN IF NOT EXISTS " : " ADD COLUMN IF NOT EXISTS ");
+		dest_coldef(&b, &cols[i], true);
 	}
 	if (index_col != NULL) {
-		sb_adds(&b, ncols > 0 ? ", ADD KEY IF NOT EXISTS " : " ADD KEY IF NOT EXISTS ");
-		sb_ident(&b, "sluice_source_idx");
-		sb_adds(&b, " (");
-		sb_ident(&b, index_col);
+		strbuf_adds(&b, ncols > 0 ? ", ADD KEY IF NOT EXISTS " : " ADD KEY IF NOT EXISTS ");
+		dest_ident(&b, "sluice_source_idx");
+		strbuf_adds(&b, " (");
+		dest_ident(&b, index_col);
 		if (text_col(cols, ncols, index_col))
-			sb_addf(&b, "(%d)", DEST_INDEX_PREFIX);
-		sb_adds(&b, ")");
+			strbuf_addf(&b, "(%d)", DEST_INDEX_PREFIX);
+		strbuf_adds(&b, ")");
 	}
 	if (ncols == 0 && index_col == NULL) {
 		rc = 0;
@@ -233,7 +169,7 @@ int dest_table_ensure(struct wh *w, const char *schema, const char *table,
 		goto out;
 	rc = 0;
 out:
-	sb_free(&b);
+	strbuf_free(&b);
 	return rc;
 }
 
@@ -246,24 +182,24 @@ struct dest_writer {
 	struct wh_batch *batch;        /* plain inserts */
 	/* upserts: rows buffered here, sent as one statement */
 	size_t ncols, rows_per_stmt, nrows;
-	struct sbuf data;              /* values, each NUL-terminated */
+	struct strbuf data;              /* values, each NUL-terminated */
 	size_t *offs;                  /* rows_per_stmt * ncols offsets */
 	const char **params;
-	struct sbuf head, tail;        /* INSERT ... VALUES / ON DUPLICATE ... */
+	struct strbuf head, tail;        /* INSERT ... VALUES / ON DUPLICATE ... */
 	char *full_sql;                /* statement for a full batch */
 	long long sent;
 };
 
-static void build_stmt(struct dest_writer *d, size_t rows, struct sbuf *out)
+static void build_stmt(struct dest_writer *d, size_t rows, struct strbuf *out)
 {
-	sb_add(out, d->head.p, d->head.len);
+	strbuf_add(out, d->head.p, d->head.len);
 	for (size_t r = 0; r < rows; r++) {
-		sb_adds(out, r > 0 ? ",(" : "(");
+		strbuf_adds(out, r > 0 ? ",(" : "(");
 		for (size_t c = 0; c < d->ncols; c++)
-			sb_adds(out, c > 0 ? ",?" : "?");
-		sb_adds(out, ")");
+			strbuf_adds(out, c > 0 ? ",?" : "?");
+		strbuf_adds(out, ")");
 	}
-	sb_add(out, d->tail.p, d->tail.len);
+	strbuf_add(out, d->tail.p, d->tail.len);
 }
 
 struct dest_writer *dest_writer_new(struct wh *w, const char *schema,
@@ -273,7 +209,7 @@ struct dest_writer *dest_writer_new(struct wh *w, const char *schema,
                                     char *err, size_t errlen)
 {
 	struct dest_writer *d = calloc(1, sizeof *d);
-	struct sbuf full = { 0 };
+	struct strbuf full = { 0 };
 
 	if (d == NULL) {
 		str_errf(err, errlen, "out of memory");
@@ -307,27 +243,27 @@ struct dest_writer *dest_writer_new(struct wh *w, const char *schema,
 		str_errf(err, errlen, "out of memory");
 		goto fail;
 	}
-	sb_adds(&d->head, "INSERT INTO ");
-	sb_table(&d->head, schema, table);
-	sb_adds(&d->head, " (");
+	strbuf_adds(&d->head, "INSERT INTO ");
+	dest_table_name(&d->head, schema, table);
+	strbuf_adds(&d->head, " (");
 	for (size_t c = 0; c < ncols; c++) {
 		if (c > 0)
-			sb_adds(&d->head, ",");
-		sb_ident(&d->head, cols[c]);
+			strbuf_adds(&d->head, ",");
+		dest_ident(&d->head, cols[c]);
 	}
-	sb_adds(&d->head, ") VALUES ");
-	sb_adds(&d->tail, " ON DUPLICATE KEY UPDATE ");
+	strbuf_adds(&d->head, ") VALUES ");
+	strbuf_adds(&d->tail, " ON DUPLICATE KEY UPDATE ");
 	for (size_t c = 0; c < ncols; c++) {
 		if (c > 0)
-			sb_adds(&d->tail, ",");
-		sb_ident(&d->tail, cols[c]);
-		sb_adds(&d->tail, "=VALUES(");
-		sb_ident(&d->tail, cols[c]);
-		sb_adds(&d->tail, ")");
+			strbuf_adds(&d->tail, ",");
+		dest_ident(&d->tail, cols[c]);
+		strbuf_adds(&d->tail, "=VALUES(");
+		dest_ident(&d->tail, cols[c]);
+		strbuf_adds(&d->tail, ")");
 	}
 	build_stmt(d, d->rows_per_stmt, &full);
 	if (d->head.oom || d->tail.oom || full.oom) {
-		sb_free(&full);
+		strbuf_free(&full);
 		str_errf(err, errlen, "a table or column name is not valid, or out of memory");
 		goto fail;
 	}
@@ -340,7 +276,7 @@ fail:
 
 int dest_writer_flush(struct dest_writer *d, char *err, size_t errlen)
 {
-	struct sbuf part = { 0 };
+	struct strbuf part = { 0 };
 	const char *sql;
 	size_t n;
 	long long rc;
@@ -361,14 +297,14 @@ int dest_writer_flush(struct dest_writer *d, char *err, size_t errlen)
 	} else {
 		build_stmt(d, d->nrows, &part);
 		if (part.oom) {
-			sb_free(&part);
+			strbuf_free(&part);
 			str_errf(err, errlen, "out of memory");
 			return -1;
 		}
 		sql = part.p;
 	}
 	rc = wh_exec_bound(d->w, sql, d->params, n, err, errlen);
-	sb_free(&part);
+	strbuf_free(&part);
 	if (rc < 0)
 		return -1;
 	d->sent += (long long)d->nrows;
@@ -395,8 +331,8 @@ int dest_writer_add(struct dest_writer *d, const char *const *vals,
 			continue;
 		}
 		d->offs[base + c] = d->data.len;
-		sb_add(&d->data, vals[c], lens[c]);
-		sb_add(&d->data, "", 1);        /* the NUL the bound string ends at */
+		strbuf_add(&d->data, vals[c], lens[c]);
+		strbuf_add(&d->data, "", 1);        /* the NUL the bound string ends at */
 	}
 	if (d->data.oom) {
 		str_errf(err, errlen, "out of memory buffering a row");
@@ -417,9 +353,9 @@ void dest_writer_free(struct dest_writer *d)
 	if (d == NULL)
 		return;
 	wh_batch_free(d->batch);
-	sb_free(&d->data);
-	sb_free(&d->head);
-	sb_free(&d->tail);
+	strbuf_free(&d->data);
+	strbuf_free(&d->head);
+	strbuf_free(&d->tail);
 	free(d->full_sql);
 	free(d->offs);
 	free(d->params);

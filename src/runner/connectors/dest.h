@@ -13,6 +13,7 @@
 #include <stddef.h>
 
 #include "db/warehouse.h"
+#include "util/strbuf.h"
 
 struct wh;
 
@@ -43,20 +44,10 @@ struct dest_col {
 /* The column's SQL type into buf ("BIGINT", "DECIMAL(38,2)", ...). */
 void dest_sql_type(const struct dest_col *c, char *buf, size_t cap);
 
-/* ---- growable text ---------------------------------------------------- */
+/* ---- SQL text (util/strbuf.h) ------------------------------------------ */
 
-struct sbuf {
-	char *p;
-	size_t len, cap;
-	bool oom;           /* an append failed: the text is incomplete */
-};
-void sb_add(struct sbuf *b, const char *s, size_t n);
-void sb_adds(struct sbuf *b, const char *s);
-void sb_addf(struct sbuf *b, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
 /* A quoted identifier; marks the buffer bad (oom) when name is not valid. */
-void sb_ident(struct sbuf *b, const char *name);
-void sb_free(struct sbuf *b);
+void dest_ident(struct strbuf *b, const char *name);
 
 /* ---- tables ----------------------------------------------------------- */
 

@@ -588,23 +588,23 @@ out:
 static int txn_delete_old(struct fs_run *r, const struct fs_file *f,
                           long long *removed, char *err, size_t errlen)
 {
-	struct sbuf del = { 0 };
+	struct strbuf del = { 0 };
 	const char *param[1] = { f->path };
 
-	sb_adds(&del, "DELETE FROM ");
-	sb_ident(&del, r->schema);
-	sb_adds(&del, ".");
-	sb_ident(&del, r->table);
-	sb_adds(&del, " WHERE ");
-	sb_ident(&del, FS_SOURCE_FILE);
-	sb_adds(&del, " = ?");
+	strbuf_adds(&del, "DELETE FROM ");
+	dest_ident(&del, r->schema);
+	strbuf_adds(&del, ".");
+	dest_ident(&del, r->table);
+	strbuf_adds(&del, " WHERE ");
+	dest_ident(&del, FS_SOURCE_FILE);
+	strbuf_adds(&del, " = ?");
 	if (del.oom) {
-		sb_free(&del);
+		strbuf_free(&del);
 		str_errf(err, errlen, "out of memory");
 		return -1;
 	}
 	*removed = wh_exec_bound(r->env->wh, del.p, param, 1, err, errlen);
-	sb_free(&del);
+	strbuf_free(&del);
 	return *removed < 0 ? -1 : 0;
 }
 

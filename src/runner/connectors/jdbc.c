@@ -70,8 +70,11 @@ void jdbc_cols_free(struct jdbc_col *cols, size_t n)
 	free(cols);
 }
 
-struct jdbc_col *jdbc_cols_add(struct jdbc_col **cols, size_t *n, size_t *cap,
-                               const char *name)
+/* Append a zeroed column named name to the array *cols of *n (capacity
+ * *cap, grown as needed): the new column, or NULL when name is NULL or
+ * memory ran out (the array is then unchanged). */
+static struct jdbc_col *cols_add(struct jdbc_col **cols, size_t *n, size_t *cap,
+                                 const char *name)
 {
 	struct jdbc_col *nc;
 	size_t ncap;
@@ -91,6 +94,36 @@ struct jdbc_col *jdbc_cols_add(struct jdbc_col **cols, size_t *n, size_t *cap,
 		return NULL;
 	(*n)++;
 	return nc;
+}
+
+int jdbc_catalog_cols(struct jdbc_src *s, const struct jdbc_catalog *cat,
+                      struct jdbc_col **cols, size_t *ncols, char *err, size_t errlen)
+{
+	const char *const *v;
+	const size_t *l;
+	struct jdbc_col *c = NULL, *col;
+	size_t n = 0, cap = 0;
+	int r;
+
+	*cols = NULL;
+	*ncols = 0;
+	while ((r = cat->fetch(s, &v, &l, err, errlen)) == 1) {
+		if ((col = cols_add(&c, &n, &cap, v[0])) == NULL) {
+			str_errf(err, errlen, "out of memory");
+			r = -1;
+			break;
+		}
+		if (cat->map(v, col) != 0)
+			col->wh_type[0] = '\0';     /* refused if it is to be loaded */
+	}
+	cat->finish(s);
+	if (r < 0) {
+		jdbc_cols_free(c, n);
+		return -1;
+	}
+	*cols = c;
+	*ncols = n;
+	return 0;
 }
 
 long long jdbc_catalog_num(const char *v)
@@ -323,26 +356,11 @@ int jdbc_bookmark_from_value(enum jdbc_kind k, const char *v, char *out, size_t 
 	}
 }
 
-static int digits(const char **p, int n, int *out)
-{
-	int v = 0;
-
-	for (int i = 0; i < n; i++, (*p)++) {
-		if (**p < '0' || **p > '9')
-			return -1;
-		v = v * 10 + (**p - '0');
-	}
-	*out = v;
-	return 0;
-}
-
 int jdbc_bookmark_param(enum jdbc_kind k, const char *b, char *out, size_t cap)
 {
-	int y, mo, d, h = 0, mi = 0, s = 0, oh = 0, om = 0, sign = 0;
-	char frac[7] = "";
-	const char *p = b;
+	struct time_iso t;
 	struct tm tm;
-	time_t t;
+	time_t utc;
 
 	if (b == NULL || strlen(b) > JDBC_BOOKMARK_MAX)
 		return -1;
@@ -350,52 +368,16 @@ int jdbc_bookmark_param(enum jdbc_kind k, const char *b, char *out, size_t cap)
 		return is_int_text(b) ? put(out, cap, "%s", b) : -1;
 	if (k != JK_DATE && k != JK_DATETIME && k != JK_TIMESTAMPTZ)
 		return -1;
-	if (digits(&p, 4, &y) || *p++ != '-' || digits(&p, 2, &mo) ||
-	    *p++ != '-' || digits(&p, 2, &d))
+	/* The grammar PATCH checks, and the SQL form as stored values have it. */
+	if (time_iso_parse(b, TIME_ISO_SPACE, &t) != 0)
 		return -1;
-	if (*p == 'T' || *p == ' ') {
-		p++;
-		if (digits(&p, 2, &h) || *p++ != ':' || digits(&p, 2, &mi) ||
-		    *p++ != ':' || digits(&p, 2, &s))
-			return -1;
-		if (*p == '.') {
-			size_t n = 0;
-
-			for (p++; *p >= '0' && *p <= '9'; p++, n++)
-				if (n < 6)
-					frac[n] = *p;
-			if (n == 0 || n > 9)
-				return -1;
-			frac[n < 6 ? n : 6] = '\0';
-		}
-		if (*p == 'Z') {
-			p++;
-		} else if (*p == '+' || *p == '-') {
-			sign = *p++ == '+' ? 1 : -1;
-			if (digits(&p, 2, &oh) || *p++ != ':' || digits(&p, 2, &om) ||
-			    oh > 23 || om > 59)
-				return -1;
-		}
-	}
-	if (*p != '\0' || mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 ||
-	    mi > 59 || s > 59)
+	utc = time_iso_utc(&t);
+	if (gmtime_r(&utc, &tm) == NULL)
 		return -1;
-	memset(&tm, 0, sizeof tm);
-	tm.tm_year = y - 1900;
-	tm.tm_mon = mo - 1;
-	tm.tm_mday = d;
-	tm.tm_hour = h;
-	tm.tm_min = mi;
-	tm.tm_sec = s;
-	t = timegm(&tm);
-	if (tm.tm_mday != d || tm.tm_mon != mo - 1)     /* 2024-02-30 */
-		return -1;
-	t -= sign * (oh * 3600 + om * 60);
-	if (gmtime_r(&t, &tm) == NULL)
-		return -1;
+	t.frac[6] = '\0';             /* the microseconds both databases keep */
 	return put(out, cap, "%04d-%02d-%02d %02d:%02d:%02d%s%s",
 	           tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
-	           tm.tm_min, tm.tm_sec, frac[0] != '\0' ? "." : "", frac);
+	           tm.tm_min, tm.tm_sec, t.frac[0] != '\0' ? "." : "", t.frac);
 }
 
 int jdbc_value_cmp(enum jdbc_kind k, const char *a, const char *b)

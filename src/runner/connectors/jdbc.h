@@ -74,11 +74,19 @@ extern const struct jdbc_driver jdbc_mariadb_driver;
 extern const struct jdbc_driver jdbc_postgres_driver;
 
 void jdbc_cols_free(struct jdbc_col *cols, size_t n);
-/* Append a zeroed column named name to the array *cols of *n (capacity
- * *cap, grown as needed): the new column, or NULL when name is NULL or
- * memory ran out (the array is then unchanged). */
-struct jdbc_col *jdbc_cols_add(struct jdbc_col **cols, size_t *n, size_t *cap,
-                               const char *name);
+/* How a driver reads its catalog's rows (the query started already). */
+struct jdbc_catalog {
+	int (*fetch)(struct jdbc_src *s, const char *const **vals, const size_t **lens,
+	             char *err, size_t errlen);
+	void (*finish)(struct jdbc_src *s);   /* ends the query */
+	/* A row's nullability, kind and warehouse type into col (its name,
+	 * vals[0], is set); -1 for a type that cannot be loaded. */
+	int (*map)(const char *const *vals, struct jdbc_col *col);
+};
+/* The catalog's rows as columns, in order; the query is finished either
+ * way.  0 with *cols and *ncols, or -1 with the reason in err. */
+int jdbc_catalog_cols(struct jdbc_src *s, const struct jdbc_catalog *cat,
+                      struct jdbc_col **cols, size_t *ncols, char *err, size_t errlen);
 /* A number column of a catalog query: its value, or -1 when NULL. */
 long long jdbc_catalog_num(const char *v);
 

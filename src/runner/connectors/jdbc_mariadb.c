@@ -226,6 +226,14 @@ static int mdb_fetch(struct jdbc_src *s, const char *const **vals, const size_t 
 	return 1;
 }
 
+static int mdb_catalog_map(const char *const *v, struct jdbc_col *col)
+{
+	col->nullable = v[3] != NULL && strcmp(v[3], "YES") == 0;
+	return jdbc_map_mariadb(v[1], v[2], jdbc_catalog_num(v[4]), jdbc_catalog_num(v[5]),
+	                        jdbc_catalog_num(v[6]), jdbc_catalog_num(v[7]), &col->kind,
+	                        col->wh_type, sizeof col->wh_type);
+}
+
 static int mdb_describe(struct jdbc_src *s, const char *schema, const char *table,
                         struct jdbc_col **cols, size_t *ncols, char *err, size_t errlen)
 {
@@ -235,40 +243,14 @@ static int mdb_describe(struct jdbc_src *s, const char *schema, const char *tabl
 		"DATETIME_PRECISION FROM information_schema.COLUMNS "
 		"WHERE TABLE_SCHEMA = COALESCE(NULLIF(?, ''), DATABASE()) "
 		"AND TABLE_NAME = ? ORDER BY ORDINAL_POSITION";
+	static const struct jdbc_catalog cat = { mdb_fetch, result_free, mdb_catalog_map };
 	const char *params[2] = { schema != NULL ? schema : "", table };
-	const char *const *v;
-	const size_t *l;
-	struct jdbc_col *c = NULL, *col;
-	size_t n = 0, cap = 0;
-	int r;
 
 	*cols = NULL;
 	*ncols = 0;
 	if (run(s, sql, params, 2, err, errlen) != 0)
 		return -1;
-	while ((r = mdb_fetch(s, &v, &l, err, errlen)) == 1) {
-		if ((col = jdbc_cols_add(&c, &n, &cap, v[0])) == NULL)
-			goto oom;
-		col->nullable = v[3] != NULL && strcmp(v[3], "YES") == 0;
-		if (jdbc_map_mariadb(v[1], v[2], jdbc_catalog_num(v[4]),
-		                     jdbc_catalog_num(v[5]), jdbc_catalog_num(v[6]),
-		                     jdbc_catalog_num(v[7]), &col->kind, col->wh_type,
-		                     sizeof col->wh_type) != 0)
-			col->wh_type[0] = '\0';     /* refused if it is to be loaded */
-	}
-	result_free(s);
-	if (r < 0) {
-		jdbc_cols_free(c, n);
-		return -1;
-	}
-	*cols = c;
-	*ncols = n;
-	return 0;
-oom:
-	result_free(s);
-	jdbc_cols_free(c, n);
-	str_errf(err, errlen, "out of memory");
-	return -1;
+	return jdbc_catalog_cols(s, &cat, cols, ncols, err, errlen);
 }
 
 static int mdb_quote(const char *name, char *buf, size_t cap)

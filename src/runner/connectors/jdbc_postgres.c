@@ -271,6 +271,14 @@ static int pg_fetch(struct jdbc_src *s, const char *const **vals, const size_t *
 	return 1;
 }
 
+static int pg_catalog_map(const char *const *v, struct jdbc_col *col)
+{
+	col->nullable = v[2] != NULL && strcmp(v[2], "YES") == 0;
+	return jdbc_map_postgres(v[1], jdbc_catalog_num(v[3]), jdbc_catalog_num(v[4]),
+	                         jdbc_catalog_num(v[5]), jdbc_catalog_num(v[6]), &col->kind,
+	                         col->wh_type, sizeof col->wh_type);
+}
+
 static int pg_describe(struct jdbc_src *s, const char *schema, const char *table,
                        struct jdbc_col **cols, size_t *ncols, char *err, size_t errlen)
 {
@@ -280,38 +288,14 @@ static int pg_describe(struct jdbc_src *s, const char *schema, const char *table
 		"FROM information_schema.columns "
 		"WHERE table_schema = COALESCE(NULLIF($1, ''), current_schema()) "
 		"AND table_name = $2 ORDER BY ordinal_position";
+	static const struct jdbc_catalog cat = { pg_fetch, result_free, pg_catalog_map };
 	const char *params[2] = { schema != NULL ? schema : "", table };
-	const char *const *v;
-	const size_t *l;
-	struct jdbc_col *c = NULL, *col;
-	size_t n = 0, cap = 0;
-	int r;
 
 	*cols = NULL;
 	*ncols = 0;
 	if (start(s, sql, params, 2, 7, err, errlen) != 0)
 		return -1;
-	while ((r = pg_fetch(s, &v, &l, err, errlen)) == 1) {
-		if ((col = jdbc_cols_add(&c, &n, &cap, v[0])) == NULL)
-			goto oom;
-		col->nullable = v[2] != NULL && strcmp(v[2], "YES") == 0;
-		if (jdbc_map_postgres(v[1], jdbc_catalog_num(v[3]), jdbc_catalog_num(v[4]),
-		                      jdbc_catalog_num(v[5]), jdbc_catalog_num(v[6]), &col->kind, col->wh_type, sizeof col->wh_type) != 0)
-			col->wh_type[0] = '\0';
-	}
-	result_free(s);
-	if (r < 0) {
-		jdbc_cols_free(c, n);
-		return -1;
-	}
-	*cols = c;
-	*ncols = n;
-	return 0;
-oom:
-	result_free(s);
-	jdbc_cols_free(c, n);
-	str_errf(err, errlen, "out of memory");
-	return -1;
+	return jdbc_catalog_cols(s, &cat, cols, ncols, err, errlen);
 }
 
 /* "name" with double quotes doubled; PostgreSQL names are at most 63 bytes. */

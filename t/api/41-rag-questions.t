@@ -250,7 +250,8 @@ json_response_is(rag(GET => "/dataset/$id/question/$qid", undef, basic => $secon
 # an answered question comes back at once even with a long wait
 my $t0 = time;
 is(answer_of($id, $qid, 30)->{json}{status}, 'success', 'answered question with wait=30');
-cmp_ok(time - $t0, '<', 2, 'returns at once');
+# At once means without the 30 s wait; the margin is for a loaded sanitizer build.
+cmp_ok(time - $t0, '<', 10, 'returns at once, not after the wait');
 
 # POST then GET ?wait: the result is there well within the wait
 $res = ask($id, { question => 'bread wheat' });

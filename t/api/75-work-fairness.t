@@ -54,7 +54,10 @@ sub round {
 		. "claimed_at) / 1000 FROM work_queue WHERE id = $bid"))[0] };
 	my $overtaken = mysql("SELECT COUNT(*) FROM work_queue WHERE tenant = '$a' AND "
 		. "claimed_at > '$queued_at' AND claimed_at < '$claimed_at'");
-	is($overtaken, 0, "$slots slot(s): no item of A was claimed between B's queueing and its claim");
+	# A claim already under way when B's row arrived (its read came
+	# first) may still go to A; no later one may.  FIFO would give ~1000.
+	cmp_ok($overtaken, '<=', 1, "$slots slot(s): at most the claim under way went to A "
+	       . "between B's queueing and its claim");
 	cmp_ok($wait_ms, '<', $ITEM_MS + 800,
 	       "$slots slot(s): B waited at most one item ($ITEM_MS ms) and a claim");
 	diag sprintf('%d slot(s): B claimed %.0f ms after it was queued', $slots, $wait_ms);

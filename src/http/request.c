@@ -232,43 +232,47 @@ static char *query_decode(const struct req *r, const char *src, size_t n)
 	return dst;
 }
 
+int req_query_next(const struct req *r, const char **cursor,
+                   const char **name, const char **value)
+{
+	const char *q = *cursor != NULL ? *cursor : r->query;
+
+	while (q != NULL && *q != '\0') {
+		const char *amp = strchr(q, '&');
+		size_t len = amp != NULL ? (size_t)(amp - q) : strlen(q);
+		const char *eq = memchr(q, '=', len);
+		size_t nlen = eq != NULL ? (size_t)(eq - q) : len;
+		const char *pair = q;
+
+		q = amp != NULL ? amp + 1 : pair + len;
+		*cursor = q;
+		if (len == 0)
+			continue;
+		*name = query_decode(r, pair, nlen);
+		*value = eq != NULL ? query_decode(r, eq + 1, len - nlen - 1) : "";
+		if (*name == NULL || *value == NULL)
+			return REQ_ERR_BAD;
+		return 1;
+	}
+	*cursor = q;
+	return 0;
+}
+
 const char *req_query(const struct req *r, const char *name, int *err)
 {
-	const char *q = r->query;
+	const char *cursor = NULL, *pname, *val;
+	int rc;
 
 	if (err != NULL)
 		*err = REQ_OK;
-	if (name == NULL || q == NULL)
+	if (name == NULL)
 		return NULL;
-	for (;;) {
-		const char *amp = strchr(q, '&');
-		size_t len = amp != NULL ? (size_t)(amp - q) : strlen(q);
-
-		if (len > 0) {
-			const char *eq = memchr(q, '=', len);
-			size_t nlen = eq != NULL ? (size_t)(eq - q) : len;
-			const char *pname = query_decode(r, q, nlen);
-			const char *val;
-
-			/* A name we cannot decode makes the whole query
-			 * malformed: it might have been the one asked for. */
-			if (pname == NULL)
-				goto bad;
-			if (strcmp(pname, name) == 0) {
-				if (eq == NULL)
-					return "";
-				val = query_decode(r, eq + 1, len - nlen - 1);
-				if (val == NULL)
-					goto bad;
-				return val;   /* the first occurrence wins */
-			}
-		}
-		if (amp == NULL)
-			return NULL;
-		q = amp + 1;
-	}
-bad:
-	if (err != NULL)
+	while ((rc = req_query_next(r, &cursor, &pname, &val)) == 1)
+		if (strcmp(pname, name) == 0)
+			return val;   /* the first occurrence wins */
+	/* A pair we cannot decode makes the whole query malformed: it might
+	 * have been the one asked for. */
+	if (rc != 0 && err != NULL)
 		*err = REQ_ERR_BAD;
 	return NULL;
 }

@@ -114,6 +114,12 @@ const char *req_param(const struct req *r, const char *name);
 /* Percent-decoded query value; NULL when absent; REQ_ERR_BAD in *err when
  * malformed (err may be NULL). */
 const char *req_query(const struct req *r, const char *name, int *err);
+/* The query's pairs in order: start with *cursor = NULL; 1 with *name and
+ * *value percent-decoded (arena strings; "" for "?flag"), 0 at the end,
+ * REQ_ERR_BAD for a pair with a bad escape.  Empty pairs ("a=1&&b=2") are
+ * skipped. */
+int req_query_next(const struct req *r, const char **cursor,
+                   const char **name, const char **value);
 
 /* Run fn(arg) once the response has been sent and the connection handed
  * back to the web server (after FCGX_Finish_r), before the worker accepts

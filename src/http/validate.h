@@ -1,0 +1,121 @@
+/* validate.h - one way to check what a client sent.
+ *
+ * A handler describes its JSON body or its query string as a table of
+ * fields, each with a type, bounds and where its typed value goes, and calls
+ * validate_json or validate_query once.  The validator knows nothing of HTTP
+ * answers: it fills a struct verror, and the area's error table turns that
+ * into the area's body shape (platform, storage and retrieval answer in
+ * different shapes, as their specs say).
+ *
+ * Bounds are inclusive: a string of max characters passes, max + 1 fails.
+ *
+ *   static const struct vfield fields[] = {
+ *       { "name", V_STR, V_REQUIRED, 1, 255, NULL, NULL, VOFF(struct in, name) },
+ *       { "port", V_INT, V_REQUIRED, 1, 65535, NULL, NULL, VOFF(struct in, port) },
+ *       VFIELDS_END
+ *   };
+ *   if (validate_json(fields, body, &in, &e) != 0)
+ *       return platform_reply_verror(r, &e);
+ */
+#ifndef SLUICE_VALIDATE_H
+#define SLUICE_VALIDATE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct json_object;
+struct req;
+
+enum vtype {
+	V_STR,      /* const char *: min..max characters (bytes with V_BYTES) */
+	V_INT,      /* long long: min..max; in a query, a decimal integer */
+	V_NUM,      /* double: min..max; JSON integers are numbers too */
+	V_BOOL,     /* bool; in a query, true/false/1/0 */
+	V_ENUM,     /* int: the index of the value in choices */
+	V_OBJ,      /* struct json_object * (borrowed); max bytes of its JSON
+	             * text when max > 0 */
+	V_ARR,      /* struct json_object * (borrowed); min..max elements */
+	V_CHECK,    /* whatever check stores; check decides */
+};
+
+enum vflag {
+	V_REQUIRED = 1 << 0,   /* absent (or null) is an error */
+	V_BYTES    = 1 << 1,   /* V_STR counted in bytes, not characters */
+	V_NONBLANK = 1 << 2,   /* V_STR of only spaces, tabs and newlines fails */
+	V_NOCASE   = 1 << 3,   /* V_ENUM compared without regard to ASCII case */
+	V_NULL     = 1 << 4,   /* null is a value (stored as NULL for V_STR,
+	                        * V_OBJ, V_ARR; given to check), not absence */
+};
+
+enum verr_code {
+	VERR_NONE = 0,
+	VERR_NOT_OBJECT,       /* the body is not a JSON object */
+	VERR_UNKNOWN,          /* a field or query parameter not in the table */
+	VERR_DUPLICATE,        /* a query parameter given twice */
+	VERR_REQUIRED,         /* a V_REQUIRED field is absent or null */
+	VERR_TYPE,             /* wrong JSON type, or a query value not of it */
+	VERR_RANGE,            /* outside min..max (length, value or count) */
+	VERR_NUL,              /* a string holds a NUL character */
+	VERR_BLANK,            /* V_NONBLANK string of whitespace only */
+	VERR_CHOICE,           /* V_ENUM value not among the choices */
+	VERR_MALFORMED,        /* a query string with a bad percent escape */
+	VERR_INVALID,          /* refused by a V_CHECK function */
+};
+
+#define VERR_FIELD_MAX 64
+#define VERR_MESSAGE_MAX 256
+
+/* What was wrong, for the area's error table.  message is a whole sentence
+ * naming the field, fit to send to the client. */
+struct verror {
+	enum verr_code code;
+	char field[VERR_FIELD_MAX + 1];
+	char message[VERR_MESSAGE_MAX];
+};
+
+/* A V_CHECK function: store the value v (a JSON value; for a query a JSON
+ * string) at out, or write why not into msg (a sentence without the field
+ * name, e.g. "must be one of l2, l1") and return -1. */
+typedef int (*vcheck_fn)(struct json_object *v, void *out, char *msg, size_t len);
+
+struct vfield {
+	const char *name;
+	enum vtype type;
+	unsigned flags;                /* enum vflag */
+	double min, max;
+	const char *const *choices;    /* V_ENUM: NULL-terminated */
+	vcheck_fn check;               /* V_CHECK */
+	size_t off;                    /* of the value in the caller's struct */
+};
+
+#define VOFF(type, member) offsetof(type, member)
+#define VFIELDS_END { NULL, V_STR, 0, 0, 0, NULL, NULL, 0 }
+
+/* Which fields were given, bit i for the table's row i (at most 64 rows):
+ * what PATCH needs to tell "absent" from "set to the default". */
+typedef uint64_t vgiven;
+
+/* Check obj against fields, ended by VFIELDS_END.  Every key must be a
+ * field; every given field is checked and stored at (char *)out + off;
+ * absent fields are left as the caller initialised them.  Fields are
+ * checked in table order, so the first error is the same for the same
+ * input.  0, or -1 with *e filled.  given may be NULL. */
+int validate_json(const struct vfield *fields, struct json_object *obj,
+                  void *out, vgiven *given, struct verror *e);
+
+/* The same for the query string of r: values are percent-decoded strings,
+ * converted to the field's type; V_OBJ and V_ARR are not query types.  An
+ * empty value ("?page=") is a value: it fails V_INT, V_NUM and V_BOOL.  The
+ * strings stored live in r's arena. */
+int validate_query(const struct vfield *fields, const struct req *r,
+                   void *out, vgiven *given, struct verror *e);
+
+/* Whether row name of fields was given. */
+bool validate_given(const struct vfield *fields, vgiven given, const char *name);
+
+/* A short lowercase name of code ("required", "out_of_range", ...), for
+ * bodies that carry a machine-readable code. */
+const char *verr_code_name(enum verr_code code);
+
+#endif

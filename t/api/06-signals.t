@@ -191,7 +191,13 @@ ok(wait_until(15, sub {
 }), 'the master logs that it abandoned the reload')
 	or diag 'new log lines: ' . serve_log_since($offset);
 ok(proc_alive($master), 'master still running after the refused credentials');
-is_deeply([ worker_pids($master) ], \@workers, 'the old workers keep serving');
+# The master logs once it has told the new workers to stop; they may still
+# be exiting, so: every old worker is there now, and only they remain.
+my %now = map { $_ => 1 } worker_pids($master);
+is_deeply([ grep { !$now{$_} } @workers ], [], 'the old workers keep serving');
+ok(wait_until(15, sub { "@{[ worker_pids($master) ]}" eq "@workers" }),
+   'the new workers are gone, the old ones remain')
+	or diag "workers: @{[ worker_pids($master) ]}, before: @workers";
 health_ok(4, 'after the abandoned reload');
 my @during = parallel_requests(clients => 2, requests => 5, path => '/health');
 all_200(\@during, 'requests after the abandoned reload');

@@ -282,18 +282,18 @@ static void test_parse_errors(void)
 		{ "{\"target_load_type\": \"full_load\", \"mode\": 1}", "mode",
 		  "UNKNOWN_FIELD" },
 		{ "{\"target_load_type\": \"full_load\", \"force\": \"yes\"}", "force",
-		  "INVALID_FIELD_TYPE" },
+		  "INVALID_TYPE" },
 		{ "{\"target_load_type\": \"full_load\", \"primary_keys\": \"id\"}",
-		  "primary_keys", "INVALID_FIELD_TYPE" },
+		  "primary_keys", "INVALID_VALUE" },
 		{ "{\"target_load_type\": \"full_load\", \"primary_keys\": [\"\"]}",
-		  "primary_keys", "INVALID_FIELD_VALUE" },
+		  "primary_keys", "INVALID_VALUE" },
 		{ "{\"target_load_type\": \"full_load\", \"primary_keys\": [1]}",
-		  "primary_keys", "INVALID_FIELD_VALUE" },
+		  "primary_keys", "INVALID_VALUE" },
 		{ "{\"target_load_type\": \"full_load\", \"primary_keys\": [\"a\", \"a\"]}",
-		  "primary_keys", "INVALID_FIELD_VALUE" },
+		  "primary_keys", "INVALID_VALUE" },
 		{ "{\"target_load_type\": \"full_load\", \"incremental_column_name\": 5}",
-		  "incremental_column_name", "INVALID_FIELD_TYPE" },
-		{ "[]", "body", "INVALID_FIELD_TYPE" },
+		  "incremental_column_name", "INVALID_TYPE" },
+		{ "[]", "body", "INVALID_TYPE" },
 		{ NULL, NULL, NULL },
 	};
 	struct sync_job job = job_of(SYNC_FULL_LOAD);
@@ -336,7 +336,7 @@ static void test_parse_bounds(void)
 	         "\"date\"}", name);
 	decide(&job, json, &req, &res, &body);
 	CU_ASSERT_TRUE(has_error(&res, "incremental_column_name",
-	                         "INVALID_FIELD_VALUE"));
+	                         "OUT_OF_RANGE"));
 	json_object_put(body);
 
 	/* SYNC_KEYS_MAX primary keys, then one more. */

@@ -1,9 +1,11 @@
-/* common.c - what the platform files share: id forms. */
+/* common.c - what the platform files share: id forms and the body that
+ * names a pipeline. */
 #include <ctype.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "db/db.h"
+#include "http/request.h"
 #include "platform/platform.h"
 #include "util/uuid.h"
 
@@ -86,4 +88,37 @@ int platform_run_id_check(const char *in)
 int platform_pipeline_id_new(char out[PIPELINE_ID_LEN + 1])
 {
 	return uuid_v4(out, '_');
+}
+
+/* --- {"customer_id", "pipeline_id"} ------------------------------------------- */
+
+struct pipeline_ref {
+	const char *customer_id, *pipeline_id;
+};
+
+static const struct vfield pipeline_ref_fields[] = {
+	{ "customer_id", V_STR, V_REQUIRED, 1, 255, NULL, NULL,
+	  VOFF(struct pipeline_ref, customer_id) },
+	{ "pipeline_id", V_STR, V_REQUIRED, 1, 255, NULL, NULL,
+	  VOFF(struct pipeline_ref, pipeline_id) },
+	VFIELDS_END
+};
+
+int platform_pipeline_ref_or_reply(struct req *r, enum platform_err not_found,
+                                   char id[PIPELINE_ID_LEN + 1])
+{
+	struct json_object *body = req_json_body_or_reply(r);
+	struct pipeline_ref in = { NULL, NULL };
+	struct verror e;
+
+	if (body == NULL)
+		return -1;
+	if (validate_json(pipeline_ref_fields, body, &in, NULL, &e) != 0)
+		return platform_reply_verror(r, &e);
+	if (r->id.customer_id == NULL || strcmp(in.customer_id, r->id.customer_id) != 0)
+		return platform_reply(r, PLATFORM_CUSTOMER_ID_MISMATCH);
+	/* A malformed id answers as an unknown one. */
+	if (platform_pipeline_id_parse(in.pipeline_id, id) != 0)
+		return platform_reply(r, not_found);
+	return 0;
 }

@@ -180,9 +180,9 @@ const struct vfield platform_no_query[] = { VFIELDS_END };
 
 /* --- the validation list ------------------------------------------------------- */
 
-const char *platform_verr_code(int verr_code)
+const char *platform_verr_code(enum verr_code code)
 {
-	switch ((enum verr_code)verr_code) {
+	switch (code) {
 	case VERR_REQUIRED:   return "MISSING_FIELD";
 	case VERR_UNKNOWN:    return "UNKNOWN_FIELD";
 	case VERR_NOT_OBJECT:

@@ -5,7 +5,6 @@
  * scoped by the caller's customer through the pipeline, so a concurrent
  * change or run start cannot slip between the check and the write.  The
  * sync-mode rules are in sync_mode.c; this file reads and writes. */
-#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -186,11 +185,9 @@ struct amount_in {
 	long long mb;
 };
 
-/* Any positive amount passes the table: above the configured maximum is
- * its own answer, the one the spec gives. */
+/* The maximum is the config's memory_max_mb. */
 static const struct vfield amount_fields[] = {
-	{ "amount", V_INT, V_REQUIRED, 1, (double)LLONG_MAX, NULL, NULL,
-	  VOFF(struct amount_in, mb) },
+	{ "amount", V_INT, V_REQUIRED, 1, 0, NULL, NULL, VOFF(struct amount_in, mb) },
 	VFIELDS_END
 };
 
@@ -199,21 +196,27 @@ static const struct vfield amount_fields[] = {
 static int amount_or_reply(struct req *r, long long *mb)
 {
 	struct json_object *body = req_json_body_or_reply(r);
+	struct vfield fields[sizeof amount_fields / sizeof amount_fields[0]];
 	struct amount_in in = { 0 };
 	struct verror e;
 	char msg[160];
 
 	if (body == NULL)
 		return -1;
-	if (validate_json(amount_fields, body, &in, NULL, &e) != 0)
-		return platform_reply_text(r, PLATFORM_BAD_AMOUNT, e.message);
-	if (in.mb > r->cfg->memory_max_mb) {
+	memcpy(fields, amount_fields, sizeof fields);
+	fields[0].max = r->cfg->memory_max_mb;
+	if (validate_json(fields, body, &in, NULL, &e) == 0) {
+		*mb = in.mb;
+		return 0;
+	}
+	/* Above the maximum: the spec's own answer. */
+	if (e.code == VERR_RANGE &&
+	    json_object_get_int64(json_object_object_get(body, "amount")) > 0) {
 		snprintf(msg, sizeof msg, "Memory allocation cannot exceed %d MB "
 		         "through the API; ask support for more", r->cfg->memory_max_mb);
 		return platform_reply_text(r, PLATFORM_BAD_AMOUNT, msg);
 	}
-	*mb = in.mb;
-	return 0;
+	return platform_reply_text(r, PLATFORM_BAD_AMOUNT, e.message);
 }
 
 static struct json_object *memory_answer(const char *pipeline_id,

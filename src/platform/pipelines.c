@@ -12,7 +12,6 @@
 #include "http/errors.h"
 #include "http/request.h"
 #include "http/response.h"
-#include "http/validate.h"
 #include "platform/pipelines.h"
 #include "platform/platform.h"
 #include "util/arena.h"
@@ -219,38 +218,6 @@ static int pipeline_delete_handler(struct req *r)
 	return resp_json(r, 200, o);
 }
 
-/* The body of pause and resume. */
-struct pause_in {
-	const char *customer_id, *pipeline_id;
-};
-
-static const struct vfield pause_fields[] = {
-	{ "customer_id", V_STR, V_REQUIRED, 0, 255, NULL, NULL,
-	  VOFF(struct pause_in, customer_id) },
-	{ "pipeline_id", V_STR, V_REQUIRED, 0, 255, NULL, NULL,
-	  VOFF(struct pause_in, pipeline_id) },
-	VFIELDS_END
-};
-
-/* 0 with the canonical id in id, or -1 once answered (a malformed id
- * answers 404, as an unknown one does). */
-static int pause_body_or_reply(struct req *r, char id[PIPELINE_ID_LEN + 1])
-{
-	struct json_object *body = req_json_body_or_reply(r);
-	struct pause_in in = { NULL, NULL };
-	struct verror e;
-
-	if (body == NULL)
-		return -1;
-	if (validate_json(pause_fields, body, &in, NULL, &e) != 0)
-		return platform_reply_verror(r, &e);
-	if (r->id.customer_id == NULL || strcmp(in.customer_id, r->id.customer_id) != 0)
-		return platform_reply(r, PLATFORM_CUSTOMER_ID_MISMATCH);
-	if (platform_pipeline_id_parse(in.pipeline_id, id) != 0)
-		return platform_reply(r, PLATFORM_PIPELINE_NOT_FOUND);
-	return 0;
-}
-
 static int pause_or_resume(struct req *r, int paused)
 {
 	char id[PIPELINE_ID_LEN + 1], iso[40];
@@ -258,7 +225,8 @@ static int pause_or_resume(struct req *r, int paused)
 	time_t next;
 	int rc;
 
-	if (pause_body_or_reply(r, id) != 0 || req_db_or_reply(r) == NULL)
+	if (platform_pipeline_ref_or_reply(r, PLATFORM_PIPELINE_NOT_FOUND, id) != 0 ||
+	    req_db_or_reply(r) == NULL)
 		return -1;
 	rc = pipeline_set_paused(r, id, paused, &next);
 	if (rc != 1)

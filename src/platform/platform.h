@@ -87,6 +87,13 @@ enum platform_err {
 	PLATFORM_DELETE_FAILED,           /* 500 {"detail"} */
 };
 
+/* The body {"customer_id", "pipeline_id"} of execute, pause and resume
+ * (common.c): 0 with the canonical pipeline id in id, or -1 after answering
+ * 400 (the body), 403 (not the token's customer) or not_found (a malformed
+ * id answers as an unknown one). */
+int platform_pipeline_ref_or_reply(struct req *r, enum platform_err not_found,
+                                   char id[PIPELINE_ID_LEN + 1]);
+
 /* The row's answer with its own text. */
 int platform_reply(struct req *r, enum platform_err err);
 /* The row's status and shape with text (a sentence built by the caller,
@@ -133,6 +140,6 @@ extern const struct vfield platform_no_query[];
 
 /* The error_code of a validator's refusal in validation_errors:
  * MISSING_FIELD, UNKNOWN_FIELD, INVALID_TYPE, OUT_OF_RANGE, INVALID_VALUE. */
-const char *platform_verr_code(int verr_code);
+const char *platform_verr_code(enum verr_code code);
 
 #endif

@@ -64,19 +64,6 @@ static int row_exists(struct req *r, const char *sql, const char *id)
 
 /* --- POST /platform/pipeline/execute ----------------------------------------- */
 
-/* The execute body: pipeline_id and customer_id, nothing else. */
-struct execute_in {
-	const char *pipeline_id, *customer_id;
-};
-
-static const struct vfield execute_fields[] = {
-	{ "pipeline_id", V_STR, V_REQUIRED, 1, 255, NULL, NULL,
-	  VOFF(struct execute_in, pipeline_id) },
-	{ "customer_id", V_STR, V_REQUIRED, 1, 255, NULL, NULL,
-	  VOFF(struct execute_in, customer_id) },
-	VFIELDS_END
-};
-
 struct execute {
 	const char *pipeline_id, *customer_id, *run_id, *by;
 };
@@ -133,19 +120,12 @@ static int execute_tx(struct req *r, const char *pipeline_id, const char *run_id
 
 static int run_execute(struct req *r)
 {
-	struct json_object *body = req_json_body_or_reply(r), *d;
 	char pipeline_id[PIPELINE_ID_LEN + 1], run_id[RUN_ID_LEN + 1];
-	struct execute_in in = { NULL, NULL };
-	struct verror e;
+	struct json_object *d;
 
-	if (body == NULL)
+	if (platform_pipeline_ref_or_reply(r, PLATFORM_PIPELINE_UNKNOWN,
+	                                   pipeline_id) != 0)
 		return -1;
-	if (validate_json(execute_fields, body, &in, NULL, &e) != 0)
-		return platform_reply_verror(r, &e);
-	if (r->id.customer_id == NULL || strcmp(in.customer_id, r->id.customer_id) != 0)
-		return platform_reply(r, PLATFORM_CUSTOMER_ID_MISMATCH);
-	if (platform_pipeline_id_parse(in.pipeline_id, pipeline_id) != 0)
-		return platform_reply(r, PLATFORM_PIPELINE_UNKNOWN);
 	if (auth_customer_ensure_or_reply(r) == NULL)
 		return -1;
 	if (run_id_new(run_id) != 0)

@@ -75,7 +75,7 @@ struct sync_error {
 	const char *field;
 	const char *code;
 	char message[SYNC_MSG_MAX];
-	char name[65];                     /* field's storage when not static */
+	char name[VERR_FIELD_MAX + 1];     /* field's storage when not static */
 };
 
 struct sync_warning {

@@ -120,6 +120,10 @@ invalid_is(patch($incr, { connector => 'singer', incremental_column_value => $BO
 invalid_is(patch($incr, { connector => 5 }), [ [ connector => 'INVALID_TYPE' ] ],
 	'connector not a string');
 patched_ok($singer, { connector => 'singer' }, 'matching connector alone');
+invalid_is(patch($incr, { connector => 'c' x 32 }), [ [ connector => 'CONNECTOR_MISMATCH' ] ],
+	'connector of 32 characters (the maximum): checked against the job');
+invalid_is(patch($incr, { connector => 'c' x 33 }), [ [ connector => 'OUT_OF_RANGE' ] ],
+	'connector of 33 characters');
 
 # --- column_include_list --------------------------------------------------------------
 

@@ -1,15 +1,11 @@
-/* common.c - what the platform files share: id forms
- * and the area's error bodies. */
+/* common.c - what the platform files share: id forms and the body that
+ * names a pipeline. */
 #include <ctype.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
-
 #include "db/db.h"
-#include "http/errors.h"
 #include "http/request.h"
-#include "http/response.h"
 #include "platform/platform.h"
 #include "util/uuid.h"
 
@@ -94,104 +90,35 @@ int platform_pipeline_id_new(char out[PIPELINE_ID_LEN + 1])
 	return uuid_v4(out, '_');
 }
 
-/* --- error bodies --------------------------------------------------------------- */
+/* --- {"customer_id", "pipeline_id"} ------------------------------------------- */
 
-int platform_reply_exception(struct req *r, int status,
-                             const char *exception_type, const char *msg)
+struct pipeline_ref {
+	const char *customer_id, *pipeline_id;
+};
+
+static const struct vfield pipeline_ref_fields[] = {
+	{ "customer_id", V_STR, V_REQUIRED, 1, 255, NULL, NULL,
+	  VOFF(struct pipeline_ref, customer_id) },
+	{ "pipeline_id", V_STR, V_REQUIRED, 1, 255, NULL, NULL,
+	  VOFF(struct pipeline_ref, pipeline_id) },
+	VFIELDS_END
+};
+
+int platform_pipeline_ref_or_reply(struct req *r, enum platform_err not_found,
+                                   char id[PIPELINE_ID_LEN + 1])
 {
-	struct json_object *o = json_object_new_object();
-	struct json_object *d = json_object_new_object();
+	struct json_object *body = req_json_body_or_reply(r);
+	struct pipeline_ref in = { NULL, NULL };
+	struct verror e;
 
-	json_object_object_add(d, "status", json_object_new_boolean(0));
-	json_object_object_add(d, "exception_type",
-	                       json_object_new_string(exception_type));
-	json_object_object_add(d, "traceback", json_object_new_string(msg));
-	json_object_object_add(d, "data", NULL);
-	json_object_object_add(o, "detail", d);
-	resp_json(r, status, o);
-	return -1;
-}
-
-int platform_reply_status_code(struct req *r, const char *msg)
-{
-	struct json_object *o = json_object_new_object();
-
-	json_object_object_add(o, "message", json_object_new_string(msg));
-	json_object_object_add(o, "statusCode", json_object_new_int(400));
-	resp_json(r, 400, o);
-	return -1;
-}
-
-int platform_reply_msg(struct req *r, int status, const char *msg,
-                       const char *error)
-{
-	struct json_object *o = json_object_new_object();
-
-	json_object_object_add(o, "msg", json_object_new_string(msg));
-	if (error != NULL)
-		json_object_object_add(o, "error", json_object_new_string(error));
-	resp_json(r, status, o);
-	return -1;
-}
-
-void platform_verr_init(struct platform_verr *v)
-{
-	v->errors = json_object_new_array();
-	v->required = json_object_new_array();
-}
-
-void platform_verr_add(struct platform_verr *v, const char *field,
-                       const char *error_code, const char *fmt, ...)
-{
-	struct json_object *e = json_object_new_object();
-	char msg[512];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof msg, fmt, ap);
-	va_end(ap);
-	json_object_object_add(e, "field", json_object_new_string(field));
-	json_object_object_add(e, "message", json_object_new_string(msg));
-	json_object_object_add(e, "error_code", json_object_new_string(error_code));
-	json_object_array_add(v->errors, e);
-}
-
-void platform_verr_require(struct platform_verr *v, const char *field)
-{
-	size_t n = json_object_array_length(v->required);
-
-	for (size_t i = 0; i < n; i++)
-		if (strcmp(json_object_get_string(
-		        json_object_array_get_idx(v->required, i)), field) == 0)
-			return;
-	json_object_array_add(v->required, json_object_new_string(field));
-}
-
-size_t platform_verr_count(const struct platform_verr *v)
-{
-	return json_object_array_length(v->errors);
-}
-
-int platform_reply_validation(struct req *r, struct platform_verr *v,
-                              const char *message)
-{
-	struct json_object *o = json_object_new_object();
-	struct json_object *d = json_object_new_object();
-
-	json_object_object_add(d, "error", json_object_new_string("ValidationError"));
-	json_object_object_add(d, "message", json_object_new_string(
-	    message != NULL ? message : "Migration validation failed"));
-	json_object_object_add(d, "validation_errors", v->errors);
-	json_object_object_add(d, "required_fields", v->required);
-	v->errors = v->required = NULL;
-	json_object_object_add(o, "detail", d);
-	resp_json(r, 400, o);
-	return -1;
-}
-
-void platform_verr_free(struct platform_verr *v)
-{
-	json_object_put(v->errors);
-	json_object_put(v->required);
-	v->errors = v->required = NULL;
+	if (body == NULL)
+		return -1;
+	if (validate_json(pipeline_ref_fields, body, &in, NULL, &e) != 0)
+		return platform_reply_verror(r, &e);
+	if (r->id.customer_id == NULL || strcmp(in.customer_id, r->id.customer_id) != 0)
+		return platform_reply(r, PLATFORM_CUSTOMER_ID_MISMATCH);
+	/* A malformed id answers as an unknown one. */
+	if (platform_pipeline_id_parse(in.pipeline_id, id) != 0)
+		return platform_reply(r, not_found);
+	return 0;
 }

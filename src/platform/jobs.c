@@ -14,20 +14,11 @@
 #include "http/errors.h"
 #include "http/request.h"
 #include "http/response.h"
+#include "http/validate.h"
 #include "platform/platform.h"
 #include "platform/sync_mode.h"
 #include "util/arena.h"
 #include "util/config.h"
-
-/* The answers for an unknown (or another customer's, or malformed) id. */
-#define JOB_NOT_FOUND      "Job not found"
-#define PIPELINE_NOT_FOUND "Pipeline not found"
-#define JOB_RUNNING_RESET \
-	"The job is RUNNING: reset its state after the run ends, or the run " \
-	"would overwrite it when it finishes"
-#define JOB_RUNNING_BOOKMARK \
-	"The job is RUNNING: set incremental_column_value after the run ends, " \
-	"or the run would overwrite it when it finishes"
 
 /* --- the job row ------------------------------------------------------------ */
 
@@ -190,50 +181,42 @@ static struct json_object *jstr(const char *s)
 
 /* --- memory ------------------------------------------------------------------ */
 
+struct amount_in {
+	long long mb;
+};
+
+/* The maximum is the config's memory_max_mb. */
+static const struct vfield amount_fields[] = {
+	{ "amount", V_INT, V_REQUIRED, 1, 0, NULL, NULL, VOFF(struct amount_in, mb) },
+	VFIELDS_END
+};
+
 /* body.amount in 1..memory_max_mb; 0, or -1 after answering 400 in the
  * {"message", "statusCode"} shape (or the body's own error). */
 static int amount_or_reply(struct req *r, long long *mb)
 {
-	struct json_object *body = req_json_body_or_reply(r), *v;
-	int max = r->cfg->memory_max_mb;
-	char msg[256];
+	struct json_object *body = req_json_body_or_reply(r);
+	struct vfield fields[sizeof amount_fields / sizeof amount_fields[0]];
+	struct amount_in in = { 0 };
+	struct verror e;
+	char msg[160];
 
 	if (body == NULL)
 		return -1;
-	if (!json_object_is_type(body, json_type_object))
-		return platform_reply_status_code(r, "The body must be a JSON object "
-		                                  "with an integer amount");
-	json_object_object_foreach(body, key, val) {
-		(void)val;
-		if (strcmp(key, "amount") != 0) {
-			snprintf(msg, sizeof msg, "Unknown field '%.64s': the body has "
-			         "only amount", key);
-			return platform_reply_status_code(r, msg);
-		}
+	memcpy(fields, amount_fields, sizeof fields);
+	fields[0].max = r->cfg->memory_max_mb;
+	if (validate_json(fields, body, &in, NULL, &e) == 0) {
+		*mb = in.mb;
+		return 0;
 	}
-	v = json_object_object_get(body, "amount");
-	if (v == NULL) {
-		snprintf(msg, sizeof msg, "amount is required: an integer number of "
-		         "megabytes from 1 to %d", max);
-		return platform_reply_status_code(r, msg);
+	/* Above the maximum: the spec's own answer. */
+	if (e.code == VERR_RANGE &&
+	    json_object_get_int64(json_object_object_get(body, "amount")) > 0) {
+		snprintf(msg, sizeof msg, "Memory allocation cannot exceed %d MB "
+		         "through the API; ask support for more", r->cfg->memory_max_mb);
+		return platform_reply_text(r, PLATFORM_BAD_AMOUNT, msg);
 	}
-	if (!json_object_is_type(v, json_type_int)) {
-		snprintf(msg, sizeof msg, "amount must be an integer number of "
-		         "megabytes from 1 to %d", max);
-		return platform_reply_status_code(r, msg);
-	}
-	*mb = json_object_get_int64(v);
-	if (*mb < 1) {
-		snprintf(msg, sizeof msg, "amount must be at least 1 MB (at most %d MB)",
-		         max);
-		return platform_reply_status_code(r, msg);
-	}
-	if (*mb > max) {
-		snprintf(msg, sizeof msg, "Memory allocation cannot exceed %d MB through "
-		         "the API; ask support for more", max);
-		return platform_reply_status_code(r, msg);
-	}
-	return 0;
+	return platform_reply_text(r, PLATFORM_BAD_AMOUNT, e.message);
 }
 
 static struct json_object *memory_answer(const char *pipeline_id,
@@ -282,8 +265,7 @@ static int pipeline_memory_put(struct req *r)
 	int rc;
 
 	if (platform_pipeline_id_parse(req_param(r, "pipeline_id"), id) != 0)
-		return platform_reply_exception(r, 404, "PipelineNotFound",
-		                                PIPELINE_NOT_FOUND);
+		return platform_reply(r, PLATFORM_PIPELINE_UNKNOWN);
 	if (amount_or_reply(r, &mb) != 0 || req_db_or_reply(r) == NULL)
 		return -1;
 	if ((rc = db_begin(r->db)) != 0)
@@ -291,8 +273,7 @@ static int pipeline_memory_put(struct req *r)
 	if ((rc = pipeline_lock(r, id)) != 1) {
 		db_rollback(r->db);
 		return rc < 0 ? resp_db_error(r, rc)
-		              : platform_reply_exception(r, 404, "PipelineNotFound",
-		                                         PIPELINE_NOT_FOUND);
+		              : platform_reply(r, PLATFORM_PIPELINE_UNKNOWN);
 	}
 	n = db_exec(r->db, "UPDATE pipelines SET memory_allocated_mb = ? "
 	            "WHERE id = ?", "is", mb, id);
@@ -314,12 +295,11 @@ static int job_memory_put(struct req *r)
 	int rc;
 
 	if (platform_job_id_parse(req_param(r, "job_id"), id, pid, NULL) != 0)
-		return platform_reply_exception(r, 404, "JobNotFound", JOB_NOT_FOUND);
+		return platform_reply(r, PLATFORM_JOB_UNKNOWN);
 	if (amount_or_reply(r, &mb) != 0)
 		return -1;
 	if ((rc = job_begin(r, id, &j)) <= 0)
-		return rc < 0 ? -1 : platform_reply_exception(r, 404, "JobNotFound",
-		                                              JOB_NOT_FOUND);
+		return rc < 0 ? -1 : platform_reply(r, PLATFORM_JOB_UNKNOWN);
 	n = db_exec(r->db, "UPDATE jobs SET memory_allocated_mb = ? WHERE id = ?",
 	            "is", mb, id);
 	if (n < 0)
@@ -368,12 +348,12 @@ static int job_reset_state(struct req *r)
 	int rc;
 
 	if (platform_job_id_parse(req_param(r, "job_id"), id, NULL, NULL) != 0)
-		return resp_detail(r, 404, JOB_NOT_FOUND);
+		return platform_reply(r, PLATFORM_JOB_NOT_FOUND);
 	if ((rc = job_begin(r, id, &j)) <= 0)
-		return rc < 0 ? -1 : resp_detail(r, 404, JOB_NOT_FOUND);
+		return rc < 0 ? -1 : platform_reply(r, PLATFORM_JOB_NOT_FOUND);
 	if (j.running) {
 		db_rollback(r->db);
-		return resp_detail(r, 409, JOB_RUNNING_RESET);
+		return platform_reply(r, PLATFORM_JOB_RUNNING_RESET);
 	}
 	if ((n = reset_apply(r, &j)) < 0)
 		return tx_fail(r, n);
@@ -399,7 +379,7 @@ static int reply_sync_errors(struct req *r, const struct sync_result *res)
 		                  res->errors[i].message);
 	for (size_t i = 0; i < res->nrequired; i++)
 		platform_verr_require(&v, res->required[i]);
-	return platform_reply_validation(r, &v, NULL);
+	return platform_reply_validation(r, PLATFORM_SYNC_INVALID, &v);
 }
 
 static struct json_object *warnings_json(const struct sync_result *res)
@@ -409,20 +389,6 @@ static struct json_object *warnings_json(const struct sync_result *res)
 	for (size_t i = 0; i < res->nwarnings; i++)
 		json_object_array_add(a, jstr(res->warnings[i].message));
 	return a;
-}
-
-static int reply_sync_blocked(struct req *r, const struct sync_result *res)
-{
-	struct json_object *o = json_object_new_object();
-	struct json_object *d = json_object_new_object();
-
-	json_object_object_add(d, "error", jstr("MigrationWarning"));
-	json_object_object_add(d, "message", jstr("The change risks data; send "
-	    "\"force\": true to make it anyway"));
-	json_object_object_add(d, "warnings", warnings_json(res));
-	json_object_object_add(o, "detail", d);
-	resp_json(r, 409, o);
-	return -1;
 }
 
 static long long sync_write_job(struct req *r, const struct job_row *j,
@@ -511,7 +477,7 @@ static int reply_sync_done(struct req *r, const struct job_row *j,
 static struct json_object *job_patch_or_reply(struct req *r, char id[JOB_ID_MAX + 1])
 {
 	if (platform_job_id_parse(req_param(r, "job_id"), id, NULL, NULL) != 0) {
-		resp_detail(r, 404, JOB_NOT_FOUND);
+		platform_reply(r, PLATFORM_JOB_NOT_FOUND);
 		return NULL;
 	}
 	return req_json_body_or_reply(r);
@@ -532,7 +498,7 @@ static int job_sync_mode(struct req *r)
 		return -1;
 	sync_request_parse(body, &req, res);
 	if ((rc = job_begin(r, id, &j)) <= 0)
-		return rc < 0 ? -1 : resp_detail(r, 404, JOB_NOT_FOUND);
+		return rc < 0 ? -1 : platform_reply(r, PLATFORM_JOB_NOT_FOUND);
 	sj = (struct sync_job){
 		.connector = j.connector, .plugin = j.plugin, .load_type = j.load_type,
 		.column_name = j.column_name, .column_type = j.column_type,
@@ -543,7 +509,8 @@ static int job_sync_mode(struct req *r)
 	if (res->nerrors > 0 || sync_blocked(res, &req)) {
 		db_rollback(r->db);
 		return res->nerrors > 0 ? reply_sync_errors(r, res)
-		                        : reply_sync_blocked(r, res);
+		                        : platform_reply_warnings(r,
+		                              PLATFORM_SYNC_BLOCKED, warnings_json(res));
 	}
 	if ((n = sync_write(r, &j, &req, res)) < 0)
 		return tx_fail(r, n);
@@ -555,62 +522,79 @@ static int job_sync_mode(struct req *r)
 /* --- PATCH input ---------------------------------------------------------------------- */
 
 struct input_patch {
-	struct json_object *connector;
-	struct json_object *bookmark;     /* incremental_column_value */
-	struct json_object *include;      /* column_include_list */
-	bool has_include, clear_include;
+	const char *connector;
+	const char *bookmark;             /* incremental_column_value */
+	struct json_object *include;      /* column_include_list, NULL: clear */
+	bool has_include;
 };
+
+/* incremental_column_value: an ISO 8601 date or timestamp. */
+static int check_bookmark(struct json_object *v, void *out, char *msg, size_t len)
+{
+	if (!json_object_is_type(v, json_type_string) ||
+	    sync_timestamp_check(json_object_get_string(v)) != 0) {
+		snprintf(msg, len, "must be an ISO 8601 date or timestamp, e.g. "
+		         "2024-01-31T23:59:59Z");
+		return -1;
+	}
+	*(const char **)out = json_object_get_string(v);
+	return 0;
+}
+
+/* column_include_list: names, or [] / null to clear it. */
+static int check_include(struct json_object *v, void *out, char *msg, size_t len)
+{
+	bool clear;
+
+	if (sync_include_check(v, &clear, msg, len) != 0)
+		return -1;
+	*(struct json_object **)out = clear ? NULL : v;
+	return 0;
+}
+
+static const struct vfield patch_fields[] = {
+	{ "connector", V_STR, 0, 1, 32, NULL, NULL,
+	  VOFF(struct input_patch, connector) },
+	{ "incremental_column_value", V_CHECK, V_NULL, 0, 0, NULL, check_bookmark,
+	  VOFF(struct input_patch, bookmark) },
+	{ "column_include_list", V_CHECK, V_NULL, 0, 0, NULL, check_include,
+	  VOFF(struct input_patch, include) },
+	VFIELDS_END
+};
+
+/* The error_codes of the checks of this body. */
+static const char *patch_code(const struct verror *e)
+{
+	if (e->code != VERR_INVALID)
+		return NULL;
+	if (strcmp(e->field, "incremental_column_value") == 0)
+		return "INVALID_INCREMENTAL_COLUMN_VALUE";
+	return "INVALID_COLUMN_INCLUDE_LIST";
+}
 
 /* The checks that need no job: field names, types and bounds. */
 static void patch_parse(struct json_object *body, struct input_patch *p,
                         struct platform_verr *v)
 {
-	char why[160];
+	struct verror e;
+	vgiven given;
 
 	memset(p, 0, sizeof *p);
-	if (!json_object_is_type(body, json_type_object)) {
-		platform_verr_add(v, "body", "INVALID_FIELD_TYPE",
-		                  "The body must be a JSON object");
-		return;
-	}
-	json_object_object_foreach(body, key, val) {
-		if (strcmp(key, "connector") == 0) {
-			p->connector = val;
-			if (!json_object_is_type(val, json_type_string))
-				platform_verr_add(v, "connector", "INVALID_FIELD_TYPE",
-				                  "connector must be a string");
-		} else if (strcmp(key, "incremental_column_value") == 0) {
-			p->bookmark = val;
-			if (!json_object_is_type(val, json_type_string) ||
-			    sync_timestamp_check(json_object_get_string(val)) != 0)
-				platform_verr_add(v, "incremental_column_value",
-				    "INVALID_INCREMENTAL_COLUMN_VALUE",
-				    "incremental_column_value must be an ISO 8601 date or "
-				    "timestamp, e.g. 2024-01-31T23:59:59Z");
-		} else if (strcmp(key, "column_include_list") == 0) {
-			p->include = val;
-			p->has_include = true;
-			if (sync_include_check(val, &p->clear_include, why, sizeof why) != 0)
-				platform_verr_add(v, "column_include_list",
-				                  "INVALID_COLUMN_INCLUDE_LIST", "%s", why);
-		} else {
-			platform_verr_add(v, strlen(key) <= SYNC_NAME_MAX ? key : "body",
-			                  "UNKNOWN_FIELD", "Unknown field '%.64s': only "
-			                  "connector, incremental_column_value and "
-			                  "column_include_list can be patched", key);
-		}
-	}
+	if (validate_json(patch_fields, body, p, &given, &e) != 0)
+		platform_verr_add_verror(v, "", &e, patch_code(&e));
+	else
+		p->has_include = validate_given(patch_fields, given,
+		                                "column_include_list");
 }
 
 /* The checks against the job itself. */
 static void patch_check_job(const struct input_patch *p, const struct job_row *j,
                             struct platform_verr *v)
 {
-	if (p->connector != NULL &&
-	    strcmp(json_object_get_string(p->connector), j->connector) != 0)
+	if (p->connector != NULL && strcmp(p->connector, j->connector) != 0)
 		platform_verr_add(v, "connector", "CONNECTOR_MISMATCH",
 		                  "connector '%.32s' does not match the job's connector "
-		                  "'%s'", json_object_get_string(p->connector),
+		                  "'%s'", p->connector,
 		                  j->connector);
 	if (p->bookmark != NULL && (strcmp(j->connector, "jdbc") != 0 ||
 	                            j->load_type == SYNC_FULL_LOAD))
@@ -632,9 +616,9 @@ static long long patch_write(struct req *r, const struct input_patch *p,
 	                 "incremental_column_value) VALUES (?, ?) ON DUPLICATE KEY "
 	                 "UPDATE incremental_column_value = "
 	                 "VALUES(incremental_column_value)", "ss", j->id,
-	                 json_object_get_string(p->bookmark))) < 0)
+	                 p->bookmark)) < 0)
 		return n;
-	if (p->has_include && !p->clear_include)
+	if (p->include != NULL)
 		include = json_object_to_json_string_ext(p->include,
 		    JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
 	if (p->has_include)
@@ -671,18 +655,18 @@ static int job_input_patch(struct req *r)
 	patch_parse(body, &p, &v);
 	if ((rc = job_begin(r, id, &j)) <= 0) {
 		platform_verr_free(&v);
-		return rc < 0 ? -1 : resp_detail(r, 404, JOB_NOT_FOUND);
+		return rc < 0 ? -1 : platform_reply(r, PLATFORM_JOB_NOT_FOUND);
 	}
 	if (platform_verr_count(&v) == 0)
 		patch_check_job(&p, &j, &v);
 	if (platform_verr_count(&v) > 0) {
 		db_rollback(r->db);
-		return platform_reply_validation(r, &v, "Input validation failed");
+		return platform_reply_validation(r, PLATFORM_INPUT_INVALID, &v);
 	}
 	platform_verr_free(&v);
 	if (p.bookmark != NULL && j.running) {
 		db_rollback(r->db);
-		return resp_detail(r, 409, JOB_RUNNING_BOOKMARK);
+		return platform_reply(r, PLATFORM_JOB_RUNNING_BOOKMARK);
 	}
 	if ((n = patch_write(r, &p, &j)) < 0 || (rc = job_lock(r, id, &j)) < 0)
 		return tx_fail(r, n < 0 ? n : rc);

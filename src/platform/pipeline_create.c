@@ -18,9 +18,11 @@
 #include "http/errors.h"
 #include "http/request.h"
 #include "http/response.h"
+#include "http/validate.h"
 #include "platform/dbkind.h"
 #include "platform/pipelines.h"
 #include "platform/platform.h"
+#include "platform/sync_mode.h"
 #include "util/arena.h"
 #include "util/config.h"
 #include "util/cron.h"
@@ -88,118 +90,6 @@ static void vp_child(struct vpath *child, struct vpath *parent, const char *key)
 		child->prefix[0] = '\0';       /* keys are ours: never too long */
 }
 
-/* The string at key of o, min..max characters.  NULL when absent, null or
- * invalid (an error is recorded unless it is optional and absent/null). */
-static const char *want_str(struct platform_verr *v, struct vpath *p,
-                            struct json_object *o, const char *key,
-                            size_t min, size_t max, int required)
-{
-	struct json_object *x = NULL;
-	const char *s;
-	size_t n;
-
-	if (!json_object_object_get_ex(o, key, &x) || x == NULL) {
-		if (required) {
-			platform_verr_add(v, vp(p, key), "MISSING_FIELD",
-			                  "%s is required", vp(p, key));
-			platform_verr_require(v, vp(p, key));
-		}
-		return NULL;
-	}
-	if (!json_object_is_type(x, json_type_string)) {
-		platform_verr_add(v, vp(p, key), "INVALID_TYPE",
-		                  "%s must be a string", vp(p, key));
-		return NULL;
-	}
-	s = json_object_get_string(x);
-	n = str_utf8_chars(s, strlen(s));
-	if (n < min || n > max) {
-		platform_verr_add(v, vp(p, key), "INVALID_LENGTH",
-		                  "%s must be %zu to %zu characters long (got %zu)",
-		                  vp(p, key), min, max, n);
-		return NULL;
-	}
-	return s;
-}
-
-/* An object at key (required); NULL with an error otherwise. */
-static struct json_object *want_obj(struct platform_verr *v, struct vpath *p,
-                                    struct json_object *o, const char *key)
-{
-	struct json_object *x = NULL;
-
-	if (!json_object_object_get_ex(o, key, &x) || x == NULL) {
-		platform_verr_add(v, vp(p, key), "MISSING_FIELD", "%s is required",
-		                  vp(p, key));
-		platform_verr_require(v, vp(p, key));
-		return NULL;
-	}
-	if (!json_object_is_type(x, json_type_object)) {
-		platform_verr_add(v, vp(p, key), "INVALID_TYPE",
-		                  "%s must be an object", vp(p, key));
-		return NULL;
-	}
-	return x;
-}
-
-/* An array of min..max non-empty strings of up to JOB_TEXT_MAX characters,
- * as compact JSON text (arena); NULL when absent or invalid. */
-static const char *want_str_array(struct req *r, struct platform_verr *v,
-                                  struct vpath *p, struct json_object *o,
-                                  const char *key, size_t min, size_t max)
-{
-	struct json_object *x = NULL;
-	size_t n;
-
-	if (!json_object_object_get_ex(o, key, &x) || x == NULL)
-		return NULL;
-	if (!json_object_is_type(x, json_type_array)) {
-		platform_verr_add(v, vp(p, key), "INVALID_TYPE",
-		                  "%s must be an array of strings", vp(p, key));
-		return NULL;
-	}
-	n = json_object_array_length(x);
-	if (n < min || n > max) {
-		platform_verr_add(v, vp(p, key), "INVALID_LENGTH",
-		                  "%s must have %zu to %zu entries (got %zu)",
-		                  vp(p, key), min, max, n);
-		return NULL;
-	}
-	for (size_t i = 0; i < n; i++) {
-		struct json_object *e = json_object_array_get_idx(x, i);
-		size_t len;
-
-		if (!json_object_is_type(e, json_type_string) ||
-		    (len = str_utf8_chars(json_object_get_string(e),
-		                             (size_t)json_object_get_string_len(e))) == 0 ||
-		    len > JOB_TEXT_MAX) {
-			platform_verr_add(v, vp(p, key), "INVALID_VALUE",
-			                  "%s[%zu] must be a string of 1 to %d characters",
-			                  vp(p, key), i, JOB_TEXT_MAX);
-			return NULL;
-		}
-	}
-	return arena_strdup(r->arena,
-	    json_object_to_json_string_ext(x, JSON_C_TO_STRING_PLAIN |
-	    JSON_C_TO_STRING_NOSLASHESCAPE));
-}
-
-/* Unknown keys of o are errors: a typo must not be silently dropped. */
-static void reject_unknown(struct platform_verr *v, struct vpath *p,
-                           struct json_object *o, const char *const *known)
-{
-	json_object_object_foreach(o, key, val) {
-		const char *const *k;
-
-		(void)val;
-		for (k = known; *k != NULL && strcmp(*k, key) != 0; k++)
-			;
-		if (*k == NULL)
-			platform_verr_add(v, vp(p, key), "UNKNOWN_FIELD",
-			                  "%s is not a known field", vp(p, key));
-	}
-}
-
 static int is_present(struct json_object *o, const char *key)
 {
 	struct json_object *x = NULL;
@@ -207,13 +97,39 @@ static int is_present(struct json_object *o, const char *key)
 	return json_object_object_get_ex(o, key, &x) && x != NULL;
 }
 
+/* A field the connector or load type requires is absent. */
+static void missing(struct platform_verr *v, struct vpath *p, const char *key,
+                    const char *code, const char *why)
+{
+	platform_verr_add(v, vp(p, key), code, "%s is required%s", vp(p, key), why);
+	platform_verr_require(v, vp(p, key));
+}
+
+/* A list of column names the table let through, as compact JSON text
+ * (arena); NULL when absent or its entries are refused. */
+static const char *names_text(struct req *r, struct platform_verr *v,
+                              struct vpath *p, const char *key,
+                              struct json_object *a, size_t max)
+{
+	char why[160];
+
+	if (a == NULL)
+		return NULL;
+	if (sync_names_check(a, max, why, sizeof why) != 0) {
+		platform_verr_add(v, vp(p, key), "INVALID_VALUE", "%s %s", vp(p, key),
+		                  why);
+		return NULL;
+	}
+	return arena_strdup(r->arena,
+	    json_object_to_json_string_ext(a, JSON_C_TO_STRING_PLAIN |
+	    JSON_C_TO_STRING_NOSLASHESCAPE));
+}
+
 /* A warehouse identifier: letters, digits and '_', not starting with a
- * digit, at most 64 bytes, so it can be quoted safely. */
+ * digit, so it can be quoted safely (the table bounds its length). */
 static int warehouse_name_ok(const char *s)
 {
-	size_t n = strlen(s);
-
-	if (n == 0 || n > WAREHOUSE_NAME_MAX || isdigit((unsigned char)s[0]))
+	if (isdigit((unsigned char)s[0]))
 		return 0;
 	for (; *s != '\0'; s++)
 		if (!isalnum((unsigned char)*s) && *s != '_')
@@ -268,26 +184,119 @@ static const char *input_stored(struct req *r, struct json_object *in)
 	return text;
 }
 
+/* --- the tables --------------------------------------------------------------
+ * Input and output objects also carry the connector's own settings, stored
+ * as given: their tables list what sluice reads, and other keys pass. */
+
+struct pipeline_in {
+	const char *name, *description, *cron, *cron_timezone;
+	long long retries, run_timeout_s;
+	struct json_object *jobs;
+};
+
+#define PIN(m) VOFF(struct pipeline_in, m)
+
+static const struct vfield pipeline_fields[] = {
+	{ "name", V_STR, V_REQUIRED, 1, PIPELINE_NAME_MAX, NULL, NULL, PIN(name) },
+	{ "description", V_STR, 0, 0, PIPELINE_DESC_MAX, NULL, NULL,
+	  PIN(description) },
+	{ "cron", V_STR, 0, 1, CRON_EXPR_MAX, NULL, NULL, PIN(cron) },
+	{ "cron_timezone", V_STR, 0, 1, CRON_TZ_MAX, NULL, NULL,
+	  PIN(cron_timezone) },
+	{ "retries", V_INT, 0, 0, PIPELINE_RETRIES_MAX, NULL, NULL, PIN(retries) },
+	{ "run_timeout_s", V_INT, 0, PIPELINE_RUN_TIMEOUT_MIN,
+	  PIPELINE_RUN_TIMEOUT_MAX, NULL, NULL, PIN(run_timeout_s) },
+	{ "jobs", V_ARR, V_REQUIRED, 1, PIPELINE_JOBS_MAX, NULL, NULL, PIN(jobs) },
+	VFIELDS_END
+};
+
+struct job_in {
+	const char *name;
+	struct json_object *input, *output;
+	long long memory_mb;
+};
+
+#define JIN(m) VOFF(struct job_in, m)
+
+/* memory_allocated_mb's maximum is the config's memory_max_mb. */
+#define JOB_MEMORY_ROW 3
+static const struct vfield job_fields[] = {
+	{ "name", V_STR, 0, 1, JOB_NAME_MAX, NULL, NULL, JIN(name) },
+	{ "input", V_OBJ, V_REQUIRED, 0, 0, NULL, NULL, JIN(input) },
+	{ "output", V_OBJ, V_REQUIRED, 0, 0, NULL, NULL, JIN(output) },
+	{ "memory_allocated_mb", V_INT, 0, 1, 0, NULL, NULL, JIN(memory_mb) },
+	VFIELDS_END
+};
+
+struct input_in {
+	const char *connector, *plugin, *table_name, *prefix, *connection_id;
+	const char *load_type, *inc_name, *inc_type;
+	struct json_object *primary_keys, *columns;
+};
+
+#define IIN(m) VOFF(struct input_in, m)
+
+static const struct vfield input_fields[] = {
+	{ "connector", V_STR, V_REQUIRED, 1, 32, NULL, NULL, IIN(connector) },
+	{ "plugin", V_STR, V_REQUIRED, 1, JOB_PLUGIN_MAX, NULL, NULL, IIN(plugin) },
+	{ "table_name", V_STR, 0, 1, JOB_TEXT_MAX, NULL, NULL, IIN(table_name) },
+	{ "prefix", V_STR, 0, 0, JOB_PREFIX_MAX, NULL, NULL, IIN(prefix) },
+	{ "connection_id", V_STR, 0, 1, CONNECTION_ID_LEN, NULL, NULL,
+	  IIN(connection_id) },
+	{ "load_type", V_STR, 0, 1, 32, NULL, NULL, IIN(load_type) },
+	{ "incremental_column_name", V_STR, 0, 1, JOB_TEXT_MAX, NULL, NULL,
+	  IIN(inc_name) },
+	{ "incremental_column_type", V_STR, 0, 1, 64, NULL, NULL, IIN(inc_type) },
+	{ "primary_keys", V_ARR, 0, 1, JOB_KEYS_MAX, NULL, NULL,
+	  IIN(primary_keys) },
+	{ "column_include_list", V_ARR, 0, 0, PLATFORM_COLUMNS_MAX, NULL, NULL,
+	  IIN(columns) },
+	VFIELDS_END
+};
+
+struct output_in {
+	const char *plugin;
+	struct json_object *raw;
+};
+
+static const struct vfield output_fields[] = {
+	{ "plugin", V_STR, V_REQUIRED, 1, JOB_PLUGIN_MAX, NULL, NULL,
+	  VOFF(struct output_in, plugin) },
+	{ "raw", V_OBJ, V_REQUIRED, 0, 0, NULL, NULL, VOFF(struct output_in, raw) },
+	VFIELDS_END
+};
+
+struct raw_in {
+	const char *name[2];               /* table_name, table_schema */
+};
+
+static const struct vfield raw_fields[] = {
+	{ "table_name", V_STR, V_REQUIRED, 1, WAREHOUSE_NAME_MAX, NULL, NULL,
+	  VOFF(struct raw_in, name[0]) },
+	{ "table_schema", V_STR, V_REQUIRED, 1, WAREHOUSE_NAME_MAX, NULL, NULL,
+	  VOFF(struct raw_in, name[1]) },
+	VFIELDS_END
+};
+
+/* --- the rules across fields ------------------------------------------------------ */
+
 static const char *const load_types[] = {
 	"full_load", "incremental", "incremental_with_qualify", NULL
 };
 
 /* load_type and its settings (jdbc only). */
-static void input_load_type(struct req *r, struct platform_verr *v,
-                            struct vpath *p, struct json_object *in,
-                            const char *plugin, struct job_new *js)
+static void input_load_type(struct platform_verr *v, struct vpath *p,
+                            struct json_object *obj, const struct input_in *in,
+                            struct job_new *js)
 {
-	enum dbkind kind = dbkind_of_plugin(plugin);
-	const char *lt;
-	int incremental;
+	enum dbkind kind = dbkind_of_plugin(in->plugin);
 	char allowed[512];
 
 	js->load_type = "full_load";
-	lt = want_str(v, p, in, "load_type", 1, 32, 0);
-	if (lt != NULL) {
+	if (in->load_type != NULL) {
 		const char *const *t;
 
-		for (t = load_types; *t != NULL && strcmp(*t, lt) != 0; t++)
+		for (t = load_types; *t != NULL && strcmp(*t, in->load_type) != 0; t++)
 			;
 		if (*t == NULL) {
 			platform_verr_add(v, vp(p, "load_type"), "INVALID_LOAD_TYPE",
@@ -297,48 +306,32 @@ static void input_load_type(struct req *r, struct platform_verr *v,
 		}
 		js->load_type = *t;
 	}
-	incremental = strcmp(js->load_type, "full_load") != 0;
-	js->inc_name = want_str(v, p, in, "incremental_column_name", 1,
-	                        JOB_TEXT_MAX, 0);
-	js->inc_type = want_str(v, p, in, "incremental_column_type", 1, 64, 0);
-	js->primary_keys = want_str_array(r, v, p, in, "primary_keys", 1,
-	                                  JOB_KEYS_MAX);
-	if (!incremental) {
-		if (is_present(in, "incremental_column_name") ||
-		    is_present(in, "incremental_column_type"))
+	if (strcmp(js->load_type, "full_load") == 0) {
+		if (is_present(obj, "incremental_column_name") ||
+		    is_present(obj, "incremental_column_type"))
 			platform_verr_add(v, vp(p, "load_type"), "INVALID_LOAD_TYPE",
 			    "incremental_column_name and incremental_column_type "
 			    "need an incremental load_type");
-		js->inc_name = js->inc_type = NULL;
 		return;
 	}
-	if (!is_present(in, "incremental_column_name")) {
-		platform_verr_add(v, vp(p, "incremental_column_name"),
-		    "MISSING_INCREMENTAL_COLUMN_NAME",
-		    "incremental_column_name is required for load_type %s",
-		    js->load_type);
-		platform_verr_require(v, vp(p, "incremental_column_name"));
-	}
-	if (!is_present(in, "incremental_column_type")) {
-		platform_verr_add(v, vp(p, "incremental_column_type"),
-		    "MISSING_INCREMENTAL_COLUMN_TYPE",
-		    "incremental_column_type is required for load_type %s",
-		    js->load_type);
-		platform_verr_require(v, vp(p, "incremental_column_type"));
-	} else if (js->inc_type != NULL &&
-	           (js->inc_type = dbkind_type_find(kind, js->inc_type)) == NULL) {
+	js->inc_name = in->inc_name;
+	if (!is_present(obj, "incremental_column_name"))
+		missing(v, p, "incremental_column_name",
+		        "MISSING_INCREMENTAL_COLUMN_NAME", " for an incremental load_type");
+	if (!is_present(obj, "incremental_column_type"))
+		missing(v, p, "incremental_column_type",
+		        "MISSING_INCREMENTAL_COLUMN_TYPE", " for an incremental load_type");
+	else if (in->inc_type != NULL &&
+	         (js->inc_type = dbkind_type_find(kind, in->inc_type)) == NULL)
 		platform_verr_add(v, vp(p, "incremental_column_type"),
 		    "INVALID_INCREMENTAL_COLUMN_TYPE",
 		    "incremental_column_type is not allowed for plugin %s; "
-		    "allowed: %s", plugin,
+		    "allowed: %s", in->plugin,
 		    dbkind_types_joined(kind, allowed, sizeof allowed));
-	}
 	if (strcmp(js->load_type, "incremental_with_qualify") == 0 &&
-	    !is_present(in, "primary_keys")) {
-		platform_verr_add(v, vp(p, "primary_keys"), "MISSING_PRIMARY_KEYS",
-		    "primary_keys is required for load_type incremental_with_qualify");
-		platform_verr_require(v, vp(p, "primary_keys"));
-	}
+	    !is_present(obj, "primary_keys"))
+		missing(v, p, "primary_keys", "MISSING_PRIMARY_KEYS",
+		        " for load_type incremental_with_qualify");
 }
 
 static const char *const jdbc_only_keys[] = {
@@ -348,150 +341,134 @@ static const char *const jdbc_only_keys[] = {
 
 static const char *const connectors[] = { "jdbc", "singer", "file_storage", NULL };
 
-static void job_input(struct req *r, struct platform_verr *v, struct vpath *p,
-                      struct json_object *in, struct job_new *js)
+/* The source's settings: the one of its connector. */
+static void input_source(struct platform_verr *v, struct vpath *p,
+                         struct json_object *obj, const struct input_in *in,
+                         const char *connector)
 {
-	const char *plugin, *cid;
+	if (strcmp(connector, "file_storage") == 0) {
+		if (!is_present(obj, "prefix"))
+			missing(v, p, "prefix", "MISSING_FIELD", "");
+		else if (in->prefix != NULL && !prefix_ok(in->prefix))
+			platform_verr_add(v, vp(p, "prefix"), "INVALID_VALUE",
+			    "prefix must be a relative path without '..' segments");
+	} else if (!is_present(obj, "table_name")) {
+		missing(v, p, "table_name", "MISSING_FIELD", "");
+	}
+	/* A singer plugin names a tap file in singer_taps_dir: no path, no
+	 * way out of it (the runner checks again before it runs one). */
+	if (strcmp(connector, "singer") == 0 && in->plugin != NULL &&
+	    !str_file_name_ok(in->plugin, JOB_PLUGIN_MAX))
+		platform_verr_add(v, vp(p, "plugin"), "INVALID_PLUGIN",
+		    "singer plugin must be a tap's file name: letters, digits, '.', "
+		    "'_', '-', '+', not starting with '.'");
+	if (strcmp(connector, "jdbc") == 0 && in->plugin != NULL &&
+	    dbkind_of_plugin(in->plugin) == DBKIND_NONE)
+		platform_verr_add(v, vp(p, "plugin"), "INVALID_PLUGIN",
+		    "jdbc plugin must be one of postgres, mysql, mariadb, oracle, "
+		    "sqlserver");
+}
+
+static void job_input(struct req *r, struct platform_verr *v, struct vpath *p,
+                      struct json_object *obj, struct job_new *js)
+{
+	struct input_in in = { 0 };
 	const char *const *c;
 
-	js->connector = want_str(v, p, in, "connector", 1, 32, 1);
-	plugin = want_str(v, p, in, "plugin", 1, JOB_PLUGIN_MAX, 1);
-	if (js->connector == NULL)
+	platform_verr_validate(v, p->prefix, input_fields, obj, &in, false);
+	if (in.connector == NULL)
 		return;
-	for (c = connectors; *c != NULL && strcmp(*c, js->connector) != 0; c++)
+	for (c = connectors; *c != NULL && strcmp(*c, in.connector) != 0; c++)
 		;
 	if (*c == NULL) {
 		platform_verr_add(v, vp(p, "connector"), "INVALID_CONNECTOR_TYPE",
 		    "connector must be one of jdbc, singer, file_storage");
-		js->connector = NULL;
 		return;
 	}
 	js->connector = *c;
-	if (strcmp(*c, "file_storage") == 0) {
-		const char *pre = want_str(v, p, in, "prefix", 0, JOB_PREFIX_MAX, 1);
-
-		if (pre != NULL && !prefix_ok(pre))
-			platform_verr_add(v, vp(p, "prefix"), "INVALID_VALUE",
-			    "prefix must be a relative path without '..' segments");
-	} else {
-		want_str(v, p, in, "table_name", 1, JOB_TEXT_MAX, 1);
-	}
-	/* A singer plugin names a tap file in singer_taps_dir: no path, no
-	 * way out of it (the runner checks again before it runs one). */
-	if (strcmp(*c, "singer") == 0 && plugin != NULL &&
-	    !str_file_name_ok(plugin, JOB_PLUGIN_MAX))
-		platform_verr_add(v, vp(p, "plugin"), "INVALID_PLUGIN",
-		    "singer plugin must be a tap's file name: letters, digits, '.', "
-		    "'_', '-', '+', not starting with '.'");
-	if (strcmp(*c, "jdbc") == 0 && plugin != NULL &&
-	    dbkind_of_plugin(plugin) == DBKIND_NONE)
-		platform_verr_add(v, vp(p, "plugin"), "INVALID_PLUGIN",
-		    "jdbc plugin must be one of postgres, mysql, mariadb, oracle, "
-		    "sqlserver");
-	cid = want_str(v, p, in, "connection_id", 1, CONNECTION_ID_LEN, 0);
-	if (cid != NULL && !uuid_ok(cid))
+	input_source(v, p, obj, &in, *c);
+	if (in.connection_id != NULL && !uuid_ok(in.connection_id))
 		platform_verr_add(v, vp(p, "connection_id"), "UNKNOWN_CONNECTION",
 		                  "connection_id is not a connection of this customer");
 	else
-		js->connection_id = cid;
-	js->columns = want_str_array(r, v, p, in, "column_include_list", 0,
-	                             PLATFORM_COLUMNS_MAX);
-	if (is_present(in, "incremental_column_value"))
+		js->connection_id = in.connection_id;
+	js->columns = names_text(r, v, p, "column_include_list", in.columns,
+	                         PLATFORM_COLUMNS_MAX);
+	js->primary_keys = names_text(r, v, p, "primary_keys", in.primary_keys,
+	                              JOB_KEYS_MAX);
+	if (is_present(obj, "incremental_column_value"))
 		platform_verr_add(v, vp(p, "incremental_column_value"),
 		    "INVALID_FIELD", "incremental_column_value is job state: set it "
 		    "with PATCH /platform/jobs/{jobId}/input");
-	if (strcmp(*c, "jdbc") == 0 && plugin != NULL) {
-		input_load_type(r, v, p, in, plugin, js);
+	if (strcmp(*c, "jdbc") == 0 && in.plugin != NULL) {
+		input_load_type(v, p, obj, &in, js);
 	} else {
 		for (const char *const *k = jdbc_only_keys; *k != NULL; k++)
-			if (is_present(in, *k))
+			if (is_present(obj, *k))
 				platform_verr_add(v, vp(p, *k), "INVALID_CONNECTOR_TYPE",
 				                  "%s applies to jdbc jobs only", *k);
 		js->load_type = "full_load";
 	}
-	js->input = input_stored(r, in);
+	js->input = input_stored(r, obj);
 	if (strlen(js->input) > JOB_JSON_MAX)
-		platform_verr_add(v, p->prefix, "INVALID_LENGTH",
+		platform_verr_add(v, p->prefix, "OUT_OF_RANGE",
 		                  "%s is larger than %d bytes", p->prefix, JOB_JSON_MAX);
 }
 
 static void job_output(struct req *r, struct platform_verr *v, struct vpath *p,
-                       struct json_object *out, struct job_new *js)
+                       struct json_object *obj, struct job_new *js)
 {
-	const char *plugin = want_str(v, p, out, "plugin", 1, JOB_PLUGIN_MAX, 1);
-	struct json_object *raw;
+	struct output_in out = { NULL, NULL };
+	struct raw_in raw = { { NULL, NULL } };
+	struct vpath rp;
 
-	if (plugin != NULL && strcmp(plugin, "mariadb") != 0)
+	platform_verr_validate(v, p->prefix, output_fields, obj, &out, false);
+	if (out.plugin != NULL && strcmp(out.plugin, "mariadb") != 0)
 		platform_verr_add(v, vp(p, "plugin"), "INVALID_PLUGIN",
 		                  "output plugin must be mariadb");
-	if ((raw = want_obj(v, p, out, "raw")) != NULL) {
-		struct vpath rp;
-		const char *keys[] = { "table_name", "table_schema" };
+	vp_child(&rp, p, "raw");
+	if (out.raw != NULL)
+		platform_verr_validate(v, rp.prefix, raw_fields, out.raw, &raw, false);
+	for (int i = 0; i < 2; i++) {
+		const char *key = raw_fields[i].name, *s = raw.name[i];
 
-		vp_child(&rp, p, "raw");
-		for (int i = 0; i < 2; i++) {
-			const char *s = want_str(v, &rp, raw, keys[i], 1,
-			                         WAREHOUSE_NAME_MAX, 1);
-
-			if (s != NULL && !warehouse_name_ok(s))
-				platform_verr_add(v, vp(&rp, keys[i]), "INVALID_VALUE",
-				    "%s may hold letters, digits and '_' and must not "
-				    "start with a digit", vp(&rp, keys[i]));
-			else if (s != NULL && i == 1 &&
-			         wh_schema_reserved(s, r->cfg->db_name))
-				platform_verr_add(v, vp(&rp, keys[i]), "RESERVED_SCHEMA",
-				    "%s '%s' is reserved: it names the service database "
-				    "or a MariaDB system database", vp(&rp, keys[i]), s);
-		}
+		if (s != NULL && !warehouse_name_ok(s))
+			platform_verr_add(v, vp(&rp, key), "INVALID_VALUE",
+			    "%s may hold letters, digits and '_' and must not "
+			    "start with a digit", vp(&rp, key));
+		else if (s != NULL && i == 1 && wh_schema_reserved(s, r->cfg->db_name))
+			platform_verr_add(v, vp(&rp, key), "RESERVED_SCHEMA",
+			    "%s '%s' is reserved: it names the service database "
+			    "or a MariaDB system database", vp(&rp, key), s);
 	}
 	js->output = arena_strdup(r->arena,
-	    json_object_to_json_string_ext(out, JSON_C_TO_STRING_PLAIN |
+	    json_object_to_json_string_ext(obj, JSON_C_TO_STRING_PLAIN |
 	    JSON_C_TO_STRING_NOSLASHESCAPE));
 	if (strlen(js->output) > JOB_JSON_MAX)
-		platform_verr_add(v, p->prefix, "INVALID_LENGTH",
+		platform_verr_add(v, p->prefix, "OUT_OF_RANGE",
 		                  "%s is larger than %d bytes", p->prefix, JOB_JSON_MAX);
 }
 
 static void job_validate(struct req *r, struct platform_verr *v, size_t i,
                          struct json_object *jo, struct job_new *js)
 {
-	static const char *const known[] = {
-		"name", "input", "output", "memory_allocated_mb", NULL
-	};
-	struct json_object *in, *out, *mem = NULL;
-	struct vpath p;
+	struct vfield fields[sizeof job_fields / sizeof job_fields[0]];
+	struct job_in in = { NULL, NULL, NULL, 0 };
+	struct vpath p, sub;
 
+	memcpy(fields, job_fields, sizeof fields);
+	fields[JOB_MEMORY_ROW].max = r->cfg->memory_max_mb;
 	snprintf(p.prefix, sizeof p.prefix, "jobs[%zu]", i);
-	if (!json_object_is_type(jo, json_type_object)) {
-		platform_verr_add(v, p.prefix, "INVALID_TYPE", "%s must be an object",
-		                  p.prefix);
-		return;
+	platform_verr_validate(v, p.prefix, fields, jo, &in, true);
+	js->name = in.name;
+	js->memory_mb = in.memory_mb;
+	if (in.input != NULL) {
+		vp_child(&sub, &p, "input");
+		job_input(r, v, &sub, in.input, js);
 	}
-	reject_unknown(v, &p, jo, known);
-	js->name = want_str(v, &p, jo, "name", 1, JOB_NAME_MAX, 0);
-	if (json_object_object_get_ex(jo, "memory_allocated_mb", &mem) &&
-	    mem != NULL) {
-		long long mb = json_object_get_int64(mem);
-
-		if (!json_object_is_type(mem, json_type_int) || mb < 1 ||
-		    mb > r->cfg->memory_max_mb)
-			platform_verr_add(v, vp(&p, "memory_allocated_mb"),
-			    "INVALID_VALUE", "memory_allocated_mb must be an integer "
-			    "from 1 to %d", r->cfg->memory_max_mb);
-		else
-			js->memory_mb = mb;
-	}
-	if ((in = want_obj(v, &p, jo, "input")) != NULL) {
-		struct vpath ip;
-
-		vp_child(&ip, &p, "input");
-		job_input(r, v, &ip, in, js);
-	}
-	if ((out = want_obj(v, &p, jo, "output")) != NULL) {
-		struct vpath op;
-
-		vp_child(&op, &p, "output");
-		job_output(r, v, &op, out, js);
+	if (in.output != NULL) {
+		vp_child(&sub, &p, "output");
+		job_output(r, v, &sub, in.output, js);
 	}
 }
 
@@ -499,25 +476,16 @@ static void pipeline_validate(struct req *r, struct platform_verr *v,
                               struct json_object *body,
                               struct pipeline_spec *ps)
 {
-	static const char *const known[] = {
-		"name", "description", "cron", "cron_timezone", "retries",
-		"run_timeout_s", "jobs", NULL
-	};
-	struct json_object *jobs = NULL, *rt = NULL;
-	struct vpath p = { "", "" };
+	struct pipeline_in in = { 0 };
 	char err[160];
 
-	if (!json_object_is_type(body, json_type_object)) {
-		platform_verr_add(v, "body", "INVALID_TYPE",
-		                  "the body must be a JSON object");
-		return;
-	}
-	reject_unknown(v, &p, body, known);
-	ps->name = want_str(v, &p, body, "name", 1, PIPELINE_NAME_MAX, 1);
-	ps->description = want_str(v, &p, body, "description", 0,
-	                           PIPELINE_DESC_MAX, 0);
-	ps->cron = want_str(v, &p, body, "cron", 1, CRON_EXPR_MAX, 0);
-	ps->cron_timezone = want_str(v, &p, body, "cron_timezone", 1, CRON_TZ_MAX, 0);
+	platform_verr_validate(v, "", pipeline_fields, body, &in, true);
+	ps->name = in.name;
+	ps->description = in.description;
+	ps->cron = in.cron;
+	ps->cron_timezone = in.cron_timezone;
+	ps->retries = in.retries;
+	ps->run_timeout_s = in.run_timeout_s;
 	if (ps->cron_timezone != NULL && !cron_tz_valid(ps->cron_timezone)) {
 		platform_verr_add(v, "cron_timezone", "INVALID_TIMEZONE",
 		                  "cron_timezone must name a zone of the IANA time "
@@ -535,46 +503,9 @@ static void pipeline_validate(struct req *r, struct platform_verr *v,
 			platform_verr_add(v, "cron", "INVALID_CRON",
 			                  "cron never fires");
 	}
-	if (json_object_object_get_ex(body, "retries", &rt) && rt != NULL) {
-		if (!json_object_is_type(rt, json_type_int) ||
-		    json_object_get_int64(rt) < 0 ||
-		    json_object_get_int64(rt) > PIPELINE_RETRIES_MAX)
-			platform_verr_add(v, "retries", "INVALID_VALUE",
-			                  "retries must be an integer from 0 to %d",
-			                  PIPELINE_RETRIES_MAX);
-		else
-			ps->retries = json_object_get_int64(rt);
-	}
-	if (json_object_object_get_ex(body, "run_timeout_s", &rt) && rt != NULL) {
-		if (!json_object_is_type(rt, json_type_int) ||
-		    json_object_get_int64(rt) < PIPELINE_RUN_TIMEOUT_MIN ||
-		    json_object_get_int64(rt) > PIPELINE_RUN_TIMEOUT_MAX)
-			platform_verr_add(v, "run_timeout_s", "INVALID_VALUE",
-			                  "run_timeout_s must be an integer from %d to %d "
-			                  "(seconds)", PIPELINE_RUN_TIMEOUT_MIN,
-			                  PIPELINE_RUN_TIMEOUT_MAX);
-		else
-			ps->run_timeout_s = json_object_get_int64(rt);
-	}
-	if (!json_object_object_get_ex(body, "jobs", &jobs) || jobs == NULL) {
-		platform_verr_add(v, "jobs", "MISSING_FIELD", "jobs is required");
-		platform_verr_require(v, "jobs");
-		return;
-	}
-	if (!json_object_is_type(jobs, json_type_array)) {
-		platform_verr_add(v, "jobs", "INVALID_TYPE", "jobs must be an array");
-		return;
-	}
-	ps->njobs = json_object_array_length(jobs);
-	if (ps->njobs < 1 || ps->njobs > PIPELINE_JOBS_MAX) {
-		platform_verr_add(v, "jobs", "INVALID_LENGTH",
-		                  "jobs must have 1 to %d entries (got %zu)",
-		                  PIPELINE_JOBS_MAX, ps->njobs);
-		ps->njobs = 0;
-		return;
-	}
+	ps->njobs = in.jobs != NULL ? json_object_array_length(in.jobs) : 0;
 	for (size_t i = 0; i < ps->njobs; i++)
-		job_validate(r, v, i, json_object_array_get_idx(jobs, i),
+		job_validate(r, v, i, json_object_array_get_idx(in.jobs, i),
 		             &ps->jobs[i]);
 }
 
@@ -703,7 +634,7 @@ int pipeline_create(struct req *r)
 	platform_verr_init(&v);
 	pipeline_validate(r, &v, body, ps);
 	if (platform_verr_count(&v) > 0)
-		return platform_reply_validation(r, &v, "Pipeline validation failed");
+		return platform_reply_validation(r, PLATFORM_PIPELINE_INVALID, &v);
 	if (auth_customer_ensure_or_reply(r) == NULL ||
 	    platform_pipeline_id_new(id) != 0) {
 		platform_verr_free(&v);
@@ -711,7 +642,7 @@ int pipeline_create(struct req *r)
 	}
 	rc = pipeline_insert(r, ps, id, &v);
 	if (rc == 1)
-		return platform_reply_validation(r, &v, "Pipeline validation failed");
+		return platform_reply_validation(r, PLATFORM_PIPELINE_INVALID, &v);
 	platform_verr_free(&v);
 	if (rc != 0)
 		return resp_db_error(r, rc);

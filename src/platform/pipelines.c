@@ -22,8 +22,6 @@
 #include "util/strbuf.h"
 #include "util/timeutil.h"
 
-#define MSG_NOT_FOUND "Pipeline not found"
-
 /* ==== delete, pause, resume =============================================== */
 
 /* Children first, each with its own statement: cascades would do it, but
@@ -152,16 +150,19 @@ out:
 static int pipelines_list(struct req *r)
 {
 	struct strbuf b = { 0 };
+	struct verror e;
 	int rc;
 
+	if (validate_query(platform_no_query, r, NULL, NULL, &e) != 0)
+		return platform_reply_verror(r, &e);
 	if (db_ensure(r->db) != DB_OK || (rc = pipelines_render(r, &b)) != 0) {
 		int unavailable = !db_connected(r->db);
 
 		strbuf_free(&b);
 		log_kv(LOG_ERROR, "pipeline list failed", "error=%s",
 		       LOG_Q(db_error(r->db)));
-		return platform_reply_msg(r, 500, "Failed to retrieve pipelines",
-		    unavailable ? "Database unavailable" : "Database error");
+		return platform_reply(r, unavailable ? PLATFORM_LIST_UNAVAILABLE
+		                                     : PLATFORM_LIST_FAILED);
 	}
 	return jb_reply(r, 200, &b);
 }
@@ -173,13 +174,13 @@ static int pipeline_get(struct req *r)
 	int rc;
 
 	if (platform_pipeline_id_parse(req_param(r, "pipeline_id"), id) != 0)
-		return resp_detail(r, 404, MSG_NOT_FOUND);
+		return platform_reply(r, PLATFORM_PIPELINE_NOT_FOUND);
 	if (req_db_or_reply(r) == NULL)
 		return -1;
 	rc = pipeline_render(r, id, 1, &b);
 	if (rc != 1) {
 		strbuf_free(&b);
-		return rc == 0 ? resp_detail(r, 404, MSG_NOT_FOUND)
+		return rc == 0 ? platform_reply(r, PLATFORM_PIPELINE_NOT_FOUND)
 		               : resp_db_error(r, rc);
 	}
 	return jb_reply(r, 200, &b);
@@ -193,84 +194,28 @@ static int pipeline_delete_handler(struct req *r)
 	int rc;
 
 	if (name == NULL || name[0] == '\0')
-		return platform_reply_msg(r, 401, "customer_name header is required",
-		                          NULL);
+		return platform_reply(r, PLATFORM_CUSTOMER_NAME_MISSING);
 	if (r->id.customer_name == NULL || strcmp(name, r->id.customer_name) != 0)
-		return resp_detail(r, 403, "customer_name does not match the "
-		                   "token's customer");
+		return platform_reply(r, PLATFORM_CUSTOMER_NAME_MISMATCH);
 	if (platform_pipeline_id_parse(req_param(r, "pipeline_id"), id) != 0)
-		return resp_detail(r, 404, MSG_NOT_FOUND);
+		return platform_reply(r, PLATFORM_PIPELINE_NOT_FOUND);
 	if (req_db_or_reply(r) == NULL)
 		return -1;
 	rc = pipeline_delete(r, id);
 	if (rc == DEL_NOT_FOUND)
-		return resp_detail(r, 404, MSG_NOT_FOUND);
+		return platform_reply(r, PLATFORM_PIPELINE_NOT_FOUND);
 	if (rc == DEL_RUNNING)
-		return resp_detail(r, 409, "Pipeline has a run in progress; "
-		                   "wait for it to finish before deleting");
+		return platform_reply(r, PLATFORM_PIPELINE_BUSY);
 	if (rc != 0) {
 		log_kv(LOG_ERROR, "pipeline delete rolled back", "pipeline_id=%s "
 		       "error=%s", id, LOG_Q(db_error(r->db)));
-		return resp_detail(r, 500, "Database error while deleting the "
-		                   "pipeline; nothing was deleted");
+		return platform_reply(r, PLATFORM_DELETE_FAILED);
 	}
 	o = json_object_new_object();
 	json_object_object_add(o, "pipeline_id", json_object_new_string(id));
 	json_object_object_add(o, "status",
 	                       json_object_new_string("PIPELINE_DELETED"));
 	return resp_json(r, 200, o);
-}
-
-/* {"detail"} with status, then -1: for helpers whose caller stops at
- * non-zero (resp_detail itself returns 0 once it has written). */
-static int refuse(struct req *r, int status, const char *detail)
-{
-	resp_detail(r, status, detail);
-	return -1;
-}
-
-/* Body {"customer_id", "pipeline_id"} of pause and resume: 0 with the
- * canonical id in id, or -1 once answered (a malformed id answers 404,
- * as an unknown one does). */
-static int pause_body_or_reply(struct req *r, char id[PIPELINE_ID_LEN + 1])
-{
-	static const char *const keys[] = { "customer_id", "pipeline_id" };
-	struct json_object *body = req_json_body_or_reply(r), *x;
-	const char *val[2] = { NULL, NULL };
-	char msg[160] = "";
-
-	if (body == NULL)
-		return -1;
-	if (!json_object_is_type(body, json_type_object))
-		return refuse(r, 400, "The body must be a JSON object");
-	json_object_object_foreach(body, key, unused) {
-		(void)unused;
-		if (strcmp(key, keys[0]) != 0 && strcmp(key, keys[1]) != 0) {
-			snprintf(msg, sizeof msg, "Unknown field '%.64s'", key);
-			return refuse(r, 400, msg);
-		}
-	}
-	for (int i = 0; i < 2; i++) {
-		if (!json_object_object_get_ex(body, keys[i], &x) || x == NULL) {
-			snprintf(msg + strlen(msg), sizeof msg - strlen(msg), "%s%s",
-			         msg[0] != '\0' ? ", " : "Missing required field(s): ",
-			         keys[i]);
-			continue;
-		}
-		if (!json_object_is_type(x, json_type_string)) {
-			snprintf(msg, sizeof msg, "%s must be a string", keys[i]);
-			return refuse(r, 400, msg);
-		}
-		val[i] = json_object_get_string(x);
-	}
-	if (msg[0] != '\0')
-		return refuse(r, 400, msg);
-	if (r->id.customer_id == NULL || strcmp(val[0], r->id.customer_id) != 0)
-		return refuse(r, 403, "customer_id does not match the token's "
-		                   "customer");
-	if (platform_pipeline_id_parse(val[1], id) != 0)
-		return refuse(r, 404, MSG_NOT_FOUND);
-	return 0;
 }
 
 static int pause_or_resume(struct req *r, int paused)
@@ -280,11 +225,12 @@ static int pause_or_resume(struct req *r, int paused)
 	time_t next;
 	int rc;
 
-	if (pause_body_or_reply(r, id) != 0 || req_db_or_reply(r) == NULL)
+	if (platform_pipeline_ref_or_reply(r, PLATFORM_PIPELINE_NOT_FOUND, id) != 0 ||
+	    req_db_or_reply(r) == NULL)
 		return -1;
 	rc = pipeline_set_paused(r, id, paused, &next);
 	if (rc != 1)
-		return rc == 0 ? resp_detail(r, 404, MSG_NOT_FOUND)
+		return rc == 0 ? platform_reply(r, PLATFORM_PIPELINE_NOT_FOUND)
 		               : resp_db_error(r, rc);
 	d = json_object_new_object();
 	json_object_object_add(d, "pipeline_id", json_object_new_string(id));

@@ -2,17 +2,19 @@
  *
  * Each file owns one resource and exports its route table (ended by
  * ROUTES_END); serve/routes.c strings them together.  What several files
- * need lives in common.c: id forms, the caller's customer row, and the
- * area's error bodies, so every status and shape of spec/pipelines-api.md is
- * written in one place. */
+ * need lives in common.c (id forms) and errors.c (the area's one error
+ * table, so every status and shape of spec/pipelines-api.md is written in
+ * one place). */
 #ifndef SLUICE_PLATFORM_H
 #define SLUICE_PLATFORM_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include <json-c/json.h>
 
 #include "http/router.h"
+#include "http/validate.h"
 
 struct req;
 
@@ -53,27 +55,61 @@ int platform_run_id_check(const char *in);
 /* Fresh random ids from the CSPRNG; 0 or -1. */
 int platform_pipeline_id_new(char out[PIPELINE_ID_LEN + 1]);
 
-/* --- error bodies of spec/pipelines-api.md ---------------------------------
- * All return -1 after answering, so a handler can `return platform_...`. */
+/* --- answers: errors.c -----------------------------------------------------
+ * Every non-2xx answer of the area is a row of one table: its status, the
+ * body shape spec/pipelines-api.md gives that answer, and its text.  All
+ * return -1 after answering, so a handler can `return platform_reply(...)`. */
+enum platform_err {
+	PLATFORM_BAD_REQUEST,             /* 400 {"detail"}: a body or query refused */
+	PLATFORM_BAD_AMOUNT,              /* 400 {"message", "statusCode"} */
+	PLATFORM_PIPELINE_INVALID,        /* 400 ValidationError shape */
+	PLATFORM_SYNC_INVALID,
+	PLATFORM_INPUT_INVALID,
+	PLATFORM_CUSTOMER_NAME_MISSING,   /* 401 {"msg"} */
+	PLATFORM_CUSTOMER_NAME_MISMATCH,  /* 403 {"detail"} */
+	PLATFORM_CUSTOMER_ID_MISMATCH,
+	PLATFORM_PIPELINE_NOT_FOUND,      /* 404 {"detail"} */
+	PLATFORM_JOB_NOT_FOUND,
+	PLATFORM_CONNECTION_NOT_FOUND,
+	PLATFORM_PIPELINE_UNKNOWN,        /* 404 exception object */
+	PLATFORM_JOB_UNKNOWN,
+	PLATFORM_RUN_UNKNOWN,
+	PLATFORM_CONNECTION_EXISTS,       /* 409 {"detail"} */
+	PLATFORM_CONNECTION_IN_USE,
+	PLATFORM_PIPELINE_BUSY,
+	PLATFORM_RUN_ACTIVE,
+	PLATFORM_RUN_FINISHED,
+	PLATFORM_JOB_RUNNING_RESET,
+	PLATFORM_JOB_RUNNING_BOOKMARK,
+	PLATFORM_SYNC_BLOCKED,            /* 409 MigrationWarning shape */
+	PLATFORM_LIST_FAILED,             /* 500 {"msg", "error"} */
+	PLATFORM_LIST_UNAVAILABLE,
+	PLATFORM_DELETE_FAILED,           /* 500 {"detail"} */
+};
 
-/* {"detail": {"status": false, "exception_type": T, "traceback": msg,
- *  "data": null}} - memory and run-log 404s. */
-int platform_reply_exception(struct req *r, int status,
-                             const char *exception_type, const char *msg);
-/* 400 {"message": msg, "statusCode": 400} - the memory amount error. */
-int platform_reply_status_code(struct req *r, const char *msg);
-/* {"msg": msg} and, when error is not NULL, "error": error - the list 500
- * and the DELETE 401. */
-int platform_reply_msg(struct req *r, int status, const char *msg,
-                       const char *error);
+/* The body {"customer_id", "pipeline_id"} of execute, pause and resume
+ * (common.c): 0 with the canonical pipeline id in id, or -1 after answering
+ * 400 (the body), 403 (not the token's customer) or not_found (a malformed
+ * id answers as an unknown one). */
+int platform_pipeline_ref_or_reply(struct req *r, enum platform_err not_found,
+                                   char id[PIPELINE_ID_LEN + 1]);
+
+/* The row's answer with its own text. */
+int platform_reply(struct req *r, enum platform_err err);
+/* The row's status and shape with text (a sentence built by the caller,
+ * e.g. naming a configured bound) instead of the row's. */
+int platform_reply_text(struct req *r, enum platform_err err, const char *text);
+/* A body or query the validator refused: 400 {"detail": e->message}. */
+int platform_reply_verror(struct req *r, const struct verror *e);
+/* The MigrationWarning row with its warnings (array of strings, taken). */
+int platform_reply_warnings(struct req *r, enum platform_err err,
+                            struct json_object *warnings);
 
 /* Validation errors in the sync-mode shape:
- *   400 {"detail": {"error": "ValidationError",
- *                   "message": "Migration validation failed",
+ *   400 {"detail": {"error": "ValidationError", "message": the row's text,
  *                   "validation_errors": [{field, message, error_code}],
  *                   "required_fields": [...]}}
- * Collect with platform_verr_add, answer with platform_reply_validation
- * (message overrides "Migration validation failed" when not NULL). */
+ * Collect with platform_verr_add, answer with platform_reply_validation. */
 struct platform_verr {
 	struct json_object *errors;     /* array, owned until replied */
 	struct json_object *required;   /* array of strings */
@@ -82,10 +118,28 @@ void platform_verr_init(struct platform_verr *v);
 void platform_verr_add(struct platform_verr *v, const char *field,
                        const char *error_code, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
+/* A validator's error, its field under prefix ("jobs[0].input" + "plugin";
+ * "" for none), with code, or platform_verr_code(e->code) when NULL.  A
+ * required field is also added to required_fields. */
+void platform_verr_add_verror(struct platform_verr *v, const char *prefix,
+                              const struct verror *e, const char *code);
+/* Check obj against fields, each field on its own, adding every refusal
+ * under prefix; keys not in fields are refused when strict (else left to
+ * the caller: connector settings).  0, or -1 when some error was added. */
+int platform_verr_validate(struct platform_verr *v, const char *prefix,
+                           const struct vfield *fields,
+                           struct json_object *obj, void *out, bool strict);
 void platform_verr_require(struct platform_verr *v, const char *field);
 size_t platform_verr_count(const struct platform_verr *v);
-int platform_reply_validation(struct req *r, struct platform_verr *v,
-                              const char *message);
+int platform_reply_validation(struct req *r, enum platform_err err,
+                              struct platform_verr *v);
 void platform_verr_free(struct platform_verr *v);
+
+/* The query table of a listing that takes no parameter: any is refused. */
+extern const struct vfield platform_no_query[];
+
+/* The error_code of a validator's refusal in validation_errors:
+ * MISSING_FIELD, UNKNOWN_FIELD, INVALID_TYPE, OUT_OF_RANGE, INVALID_VALUE. */
+const char *platform_verr_code(enum verr_code code);
 
 #endif

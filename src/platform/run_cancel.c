@@ -21,8 +21,6 @@
 
 #define CANCEL_BY_MAX 320                 /* pipeline_runs.cancel_requested_by */
 
-static const char MSG_RUN_NOT_FOUND[] = "Pipeline run not found";
-
 /* One run log line inside the caller's transaction. */
 static long long log_line(struct db *db, const char *run_id, const char *level,
                           const char *msg)
@@ -113,19 +111,17 @@ static int run_cancel(struct req *r)
 	int rc;
 
 	if (platform_run_id_check(run_id) != 0)
-		return platform_reply_exception(r, 404, "PipelineRunNotFound",
-		                                MSG_RUN_NOT_FOUND);
+		return platform_reply(r, PLATFORM_RUN_UNKNOWN);
 	if (req_db_or_reply(r) == NULL)
 		return -1;
 	if (by == NULL || by[0] == '\0' || strlen(by) > CANCEL_BY_MAX)
 		by = "a user";
 	rc = cancel_tx(r, run_id, by, status);
 	if (rc == C_NOT_FOUND)
-		return platform_reply_exception(r, 404, "PipelineRunNotFound",
-		                                MSG_RUN_NOT_FOUND);
+		return platform_reply(r, PLATFORM_RUN_UNKNOWN);
 	if (rc == C_FINISHED) {
 		snprintf(msg, sizeof msg, "The run has already finished (%s)", status);
-		return resp_detail(r, 409, msg);
+		return platform_reply_text(r, PLATFORM_RUN_FINISHED, msg);
 	}
 	if (rc != 0)
 		return resp_db_error(r, rc);

@@ -17,6 +17,7 @@
 #include "http/errors.h"
 #include "http/request.h"
 #include "http/response.h"
+#include "http/validate.h"
 #include "platform/platform.h"
 #include "util/str.h"
 #include "util/uuid.h"
@@ -30,38 +31,7 @@
 #define REQUESTED_BY_MAX   320            /* pipeline_runs.requested_by */
 
 
-static const char MSG_PIPELINE_NOT_FOUND[] = "Pipeline not found";
-static const char MSG_RUN_NOT_FOUND[] = "Pipeline run not found";
-
 /* --- small pieces ------------------------------------------------------------ */
-
-/* 400 {"detail": msg}; returns -1 so a parser can `return bad_query(...)`. */
-static int bad_query(struct req *r, const char *msg)
-{
-	resp_detail(r, 400, msg);
-	return -1;
-}
-
-/* An optional integer query parameter in [min, max], def when absent.  0, or
- * a 400 naming the parameter was answered. */
-static int query_int(struct req *r, const char *name, long long min,
-                     long long max, long long def, long long *out)
-{
-	char msg[160];
-	const char *v;
-	int err;
-
-	v = req_query(r, name, &err);
-	if (err == REQ_OK && v == NULL) {
-		*out = def;
-		return 0;
-	}
-	if (err == REQ_OK && str_to_ll(v, min, max, out) == 0)
-		return 0;
-	snprintf(msg, sizeof msg, "%s must be an integer from %lld to %lld",
-	         name, min, max);
-	return bad_query(r, msg);
-}
 
 /* {"status": true, "data": data} - the success shape of the run calls. */
 static int reply_data(struct req *r, struct json_object *data)
@@ -93,50 +63,6 @@ static int row_exists(struct req *r, const char *sql, const char *id)
 }
 
 /* --- POST /platform/pipeline/execute ----------------------------------------- */
-
-/* A required string member of the execute body; NULL after a 400. */
-static const char *body_str(struct req *r, struct json_object *body,
-                            const char *name)
-{
-	struct json_object *v;
-	char msg[96];
-
-	if (json_object_object_get_ex(body, name, &v) &&
-	    json_object_is_type(v, json_type_string) &&
-	    json_object_get_string_len(v) > 0)
-		return json_object_get_string(v);
-	snprintf(msg, sizeof msg, "%s is required and must be a non-empty string",
-	         name);
-	resp_detail(r, 400, msg);
-	return NULL;
-}
-
-/* The execute body: pipeline_id and customer_id, nothing else. */
-static int execute_parse(struct req *r, const char **pipeline,
-                         const char **customer)
-{
-	struct json_object *body = req_json_body_or_reply(r);
-	char msg[128];
-
-	if (body == NULL)
-		return -1;
-	if (!json_object_is_type(body, json_type_object)) {
-		resp_detail(r, 400, "The body must be a JSON object");
-		return -1;
-	}
-	json_object_object_foreach(body, key, val) {
-		(void)val;
-		if (strcmp(key, "pipeline_id") != 0 && strcmp(key, "customer_id") != 0) {
-			snprintf(msg, sizeof msg, "Unknown field: %.64s", key);
-			resp_detail(r, 400, msg);
-			return -1;
-		}
-	}
-	if ((*pipeline = body_str(r, body, "pipeline_id")) == NULL ||
-	    (*customer = body_str(r, body, "customer_id")) == NULL)
-		return -1;
-	return 0;
-}
 
 struct execute {
 	const char *pipeline_id, *customer_id, *run_id, *by;
@@ -186,27 +112,20 @@ static int execute_tx(struct req *r, const char *pipeline_id, const char *run_id
 	if (rc == 1)
 		return 0;
 	if (rc == 0)
-		return platform_reply_exception(r, 404, "PipelineNotFound",
-		                                MSG_PIPELINE_NOT_FOUND);
+		return platform_reply(r, PLATFORM_PIPELINE_UNKNOWN);
 	if (rc != DB_ERR_DUPLICATE)
 		return resp_db_error(r, rc);
-	resp_detail(r, 409, "A run of this pipeline is already CREATED or RUNNING");
-	return -1;
+	return platform_reply(r, PLATFORM_RUN_ACTIVE);
 }
 
 static int run_execute(struct req *r)
 {
-	const char *pipeline_in, *customer;
 	char pipeline_id[PIPELINE_ID_LEN + 1], run_id[RUN_ID_LEN + 1];
 	struct json_object *d;
 
-	if (execute_parse(r, &pipeline_in, &customer) != 0)
+	if (platform_pipeline_ref_or_reply(r, PLATFORM_PIPELINE_UNKNOWN,
+	                                   pipeline_id) != 0)
 		return -1;
-	if (r->id.customer_id == NULL || strcmp(customer, r->id.customer_id) != 0)
-		return resp_detail(r, 403, "customer_id is not the token's customer");
-	if (platform_pipeline_id_parse(pipeline_in, pipeline_id) != 0)
-		return platform_reply_exception(r, 404, "PipelineNotFound",
-		                                MSG_PIPELINE_NOT_FOUND);
 	if (auth_customer_ensure_or_reply(r) == NULL)
 		return -1;
 	if (run_id_new(run_id) != 0)
@@ -235,32 +154,41 @@ static struct json_object *run_render(const struct db_stmt *st)
 	return o;
 }
 
+/* The run listing's query: a page of runs. */
+struct page {
+	long long limit, offset;
+};
+
+static const struct vfield run_list_query[] = {
+	{ "limit", V_INT, 0, 1, RUNS_LIMIT_MAX, NULL, NULL, VOFF(struct page, limit) },
+	{ "offset", V_INT, 0, 0, OFFSET_MAX, NULL, NULL, VOFF(struct page, offset) },
+	VFIELDS_END
+};
+
 static int run_list(struct req *r)
 {
 	char pipeline_id[PIPELINE_ID_LEN + 1];
+	struct page q = { RUNS_LIMIT_DEFAULT, 0 };
 	struct json_object *runs, *d;
-	long long limit, offset;
+	struct verror e;
 	int rc;
 
 	if (platform_pipeline_id_parse(req_param(r, "pipeline_id"), pipeline_id) != 0)
-		return platform_reply_exception(r, 404, "PipelineNotFound",
-		                                MSG_PIPELINE_NOT_FOUND);
-	if (query_int(r, "limit", 1, RUNS_LIMIT_MAX, RUNS_LIMIT_DEFAULT, &limit) != 0 ||
-	    query_int(r, "offset", 0, OFFSET_MAX, 0, &offset) != 0)
-		return -1;
+		return platform_reply(r, PLATFORM_PIPELINE_UNKNOWN);
+	if (validate_query(run_list_query, r, &q, NULL, &e) != 0)
+		return platform_reply_verror(r, &e);
 	if (req_db_or_reply(r) == NULL)
 		return -1;
 	rc = row_exists(r, "SELECT 1 FROM pipelines WHERE id = ? AND customer_id = ?",
 	                pipeline_id);
 	if (rc <= 0)
-		return rc < 0 ? -1 : platform_reply_exception(r, 404,
-		    "PipelineNotFound", MSG_PIPELINE_NOT_FOUND);
+		return rc < 0 ? -1 : platform_reply(r, PLATFORM_PIPELINE_UNKNOWN);
 	/* Newest first; the id breaks ties within one millisecond. */
 	runs = req_rows_or_reply(r, db_query(r->db, "SELECT id, status, trigger_type, "
 	    ISO_MS("started_at") ", " ISO_MS("finished_at") ", rows_loaded FROM "
 	    "pipeline_runs WHERE pipeline_id = ? AND customer_id = ? ORDER BY "
 	    "created_at DESC, id DESC LIMIT ? OFFSET ?", "ssii", pipeline_id,
-	    r->id.customer_id, limit, offset), run_render);
+	    r->id.customer_id, q.limit, q.offset), run_render);
 	if (runs == NULL)
 		return -1;
 	d = json_object_new_object();
@@ -283,29 +211,42 @@ struct log_filter {
 	long long offset, limit;
 };
 
+/* The log query as given; level the index in log_levels, -1 absent. */
+struct log_query {
+	int level;
+	const char *task_id;
+	long long offset, limit;
+};
+
+static const char *const log_levels[] = { "INFO", "WARNING", "ERROR", NULL };
+
+static const struct vfield logs_query_fields[] = {
+	{ "level", V_ENUM, 0, 0, 0, log_levels, NULL, VOFF(struct log_query, level) },
+	{ "task_id", V_STR, 0, 1, TASK_ID_MAX, NULL, NULL,
+	  VOFF(struct log_query, task_id) },
+	{ "offset", V_INT, 0, 0, OFFSET_MAX, NULL, NULL,
+	  VOFF(struct log_query, offset) },
+	{ "limit", V_INT, 0, 1, LOGS_LIMIT_MAX, NULL, NULL,
+	  VOFF(struct log_query, limit) },
+	VFIELDS_END
+};
+
+/* The filter of the query; 0, or -1 after a 400 naming the parameter. */
 static int logs_parse(struct req *r, struct log_filter *f)
 {
-	const char *v;
-	size_t from = 0;
-	int err;
+	struct log_query q = { -1, NULL, 0, LOGS_LIMIT_DEFAULT };
+	size_t from = 0;              /* DEBUG and up */
+	struct verror e;
 
-	v = req_query(r, "level", &err);
-	if (err != REQ_OK || (v != NULL && strcmp(v, "INFO") != 0 &&
-	                      strcmp(v, "WARNING") != 0 && strcmp(v, "ERROR") != 0))
-		return bad_query(r, "level must be one of INFO, WARNING, ERROR");
-	for (size_t i = 1; v != NULL && i < 4; i++)
-		if (strcmp(v, levels[i]) == 0)
-			from = i;
+	if (validate_query(logs_query_fields, r, &q, NULL, &e) != 0)
+		return platform_reply_verror(r, &e);
+	if (q.level >= 0)
+		from = (size_t)q.level + 1;     /* levels[] starts at DEBUG */
 	for (size_t i = 0; i < 4; i++)
 		f->level[i] = levels[from + i < 4 ? from + i : 3];
-
-	f->task_id = req_query(r, "task_id", &err);
-	if (err != REQ_OK || (f->task_id != NULL &&
-	    (f->task_id[0] == '\0' || strlen(f->task_id) > TASK_ID_MAX)))
-		return bad_query(r, "task_id must be 1 to 128 characters");
-	if (query_int(r, "offset", 0, OFFSET_MAX, 0, &f->offset) != 0 ||
-	    query_int(r, "limit", 1, LOGS_LIMIT_MAX, LOGS_LIMIT_DEFAULT, &f->limit) != 0)
-		return -1;
+	f->task_id = q.task_id;
+	f->offset = q.offset;
+	f->limit = q.limit;
 	return 0;
 }
 
@@ -367,15 +308,13 @@ static int run_logs(struct req *r)
 
 	f.run_id = req_param(r, "run_id");
 	if (platform_run_id_check(f.run_id) != 0)
-		return platform_reply_exception(r, 404, "PipelineRunNotFound",
-		                                MSG_RUN_NOT_FOUND);
+		return platform_reply(r, PLATFORM_RUN_UNKNOWN);
 	if (logs_parse(r, &f) != 0 || req_db_or_reply(r) == NULL)
 		return -1;
 	rc = row_exists(r, "SELECT 1 FROM pipeline_runs WHERE id = ? AND customer_id = ?",
 	                f.run_id);
 	if (rc <= 0)
-		return rc < 0 ? -1 : platform_reply_exception(r, 404,
-		    "PipelineRunNotFound", MSG_RUN_NOT_FOUND);
+		return rc < 0 ? -1 : platform_reply(r, PLATFORM_RUN_UNKNOWN);
 	if (logs_read(r, &f, &logs, &total) != 0)
 		return -1;
 	d = json_object_new_object();

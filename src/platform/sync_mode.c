@@ -4,6 +4,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "http/validate.h"
 #include "platform/dbkind.h"
 #include "platform/sync_mode.h"
 #include "util/str.h"
@@ -103,48 +104,25 @@ static size_t utf8_len(const char *s)
 
 /* --- parsing the body ----------------------------------------------------------- */
 
-/* A string field: NULL for null or "", else bounded. */
-static int parse_string(struct json_object *v, const char *field, size_t max,
-                        const char **out, struct sync_result *res)
-{
-	const char *s;
+/* The body as the table stores it. */
+struct sync_in {
+	int target;                        /* index in load_names */
+	const char *column_name, *column_type;
+	struct json_object *keys;          /* primary_keys */
+	bool force;
+};
 
-	if (v == NULL) {
-		*out = NULL;
-		return 0;
-	}
-	if (!json_object_is_type(v, json_type_string)) {
-		add_error(res, field, "INVALID_FIELD_TYPE", "%s must be a string", field);
-		return -1;
-	}
-	s = json_object_get_string(v);
-	if (utf8_len(s) > max) {
-		add_error(res, field, "INVALID_FIELD_VALUE",
-		          "%s must be at most %zu characters", field, max);
-		return -1;
-	}
-	*out = s[0] != '\0' ? s : NULL;
-	return 0;
-}
-
-static int parse_keys(struct json_object *v, struct sync_request *req,
-                      struct sync_result *res)
+int sync_names_check(struct json_object *v, size_t max, char *why, size_t len)
 {
 	size_t n;
 
-	req->primary_keys.v = req->keys;
-	req->primary_keys.n = 0;
-	if (v == NULL)
-		return 0;
 	if (!json_object_is_type(v, json_type_array)) {
-		add_error(res, "primary_keys", "INVALID_FIELD_TYPE",
-		          "primary_keys must be an array of column names");
+		snprintf(why, len, "must be an array of column names");
 		return -1;
 	}
 	n = json_object_array_length(v);
-	if (n > SYNC_KEYS_MAX) {
-		add_error(res, "primary_keys", "INVALID_FIELD_VALUE",
-		          "primary_keys may name at most %d columns", SYNC_KEYS_MAX);
+	if (n > max) {
+		snprintf(why, len, "may name at most %zu columns", max);
 		return -1;
 	}
 	for (size_t i = 0; i < n; i++) {
@@ -153,72 +131,87 @@ static int parse_keys(struct json_object *v, struct sync_request *req,
 
 		if (!json_object_is_type(e, json_type_string) || s[0] == '\0' ||
 		    utf8_len(s) > SYNC_NAME_MAX) {
-			add_error(res, "primary_keys", "INVALID_FIELD_VALUE",
-			          "primary_keys[%zu] must be a column name of 1..%d characters",
-			          i, SYNC_NAME_MAX);
+			snprintf(why, len, "entry %zu must be a column name of 1..%d "
+			         "characters", i, SYNC_NAME_MAX);
 			return -1;
 		}
-		if (list_has(&req->primary_keys, s)) {
-			add_error(res, "primary_keys", "INVALID_FIELD_VALUE",
-			          "primary_keys names '%.64s' twice", s);
-			return -1;
-		}
-		req->keys[req->primary_keys.n++] = s;
+		for (size_t j = 0; j < i; j++)
+			if (strcmp(s, json_object_get_string(
+			        json_object_array_get_idx(v, j))) == 0) {
+				snprintf(why, len, "names '%.64s' twice", s);
+				return -1;
+			}
 	}
 	return 0;
 }
 
-static void parse_target(struct json_object *v, struct sync_request *req,
-                         struct sync_result *res)
+static int check_keys(struct json_object *v, void *out, char *msg, size_t len)
 {
-	req->target = SYNC_LOAD_NONE;
-	if (v == NULL) {
-		add_error(res, "target_load_type", "MISSING_TARGET_LOAD_TYPE",
-		          "target_load_type is required: full_load, incremental or "
-		          "incremental_with_qualify");
-		return;
-	}
-	if (json_object_is_type(v, json_type_string))
-		req->target = sync_load_parse(json_object_get_string(v));
-	if (req->target == SYNC_LOAD_NONE)
-		add_error(res, "target_load_type", "INVALID_TARGET_LOAD_TYPE",
-		          "target_load_type must be full_load, incremental or "
-		          "incremental_with_qualify");
+	if (sync_names_check(v, SYNC_KEYS_MAX, msg, len) != 0)
+		return -1;
+	*(struct json_object **)out = v;
+	return 0;
+}
+
+static const char *const load_choices[] = {
+	"full_load", "incremental", "incremental_with_qualify", NULL
+};
+
+static const struct vfield sync_fields[] = {
+	{ "target_load_type", V_ENUM, V_REQUIRED, 0, 0, load_choices, NULL,
+	  VOFF(struct sync_in, target) },
+	{ "incremental_column_name", V_STR, 0, 0, SYNC_NAME_MAX, NULL, NULL,
+	  VOFF(struct sync_in, column_name) },
+	{ "incremental_column_type", V_STR, 0, 0, SYNC_TYPE_MAX, NULL, NULL,
+	  VOFF(struct sync_in, column_type) },
+	{ "primary_keys", V_CHECK, 0, 0, 0, NULL, check_keys,
+	  VOFF(struct sync_in, keys) },
+	{ "force", V_BOOL, 0, 0, 0, NULL, NULL, VOFF(struct sync_in, force) },
+	VFIELDS_END
+};
+
+/* A refusal of the table as an error of res; target_load_type keeps the
+ * codes of its own. */
+static void add_verror(struct sync_result *res, const struct verror *e)
+{
+	const char *code = platform_verr_code(e->code);
+	struct sync_error *se;
+
+	if (strcmp(e->field, "target_load_type") == 0)
+		code = e->code == VERR_REQUIRED ? "MISSING_TARGET_LOAD_TYPE"
+		                                : "INVALID_TARGET_LOAD_TYPE";
+	add_error(res, "", code, "%s", e->message);
+	se = &res->errors[res->nerrors - 1];
+	snprintf(se->name, sizeof se->name, "%s", e->field[0] != '\0' ? e->field
+	                                                               : "body");
+	se->field = se->name;
 }
 
 size_t sync_request_parse(struct json_object *body, struct sync_request *req,
                           struct sync_result *res)
 {
-	struct json_object *force = NULL;
+	struct sync_in in = { -1, NULL, NULL, NULL, false };
+	struct verror e;
+	size_t n;
 
 	memset(req, 0, sizeof *req);
 	req->target = SYNC_LOAD_NONE;
 	req->primary_keys.v = req->keys;
-	if (!json_object_is_type(body, json_type_object)) {
-		add_error(res, "body", "INVALID_FIELD_TYPE",
-		          "The body must be a JSON object");
+	if (validate_json(sync_fields, body, &in, NULL, &e) != 0) {
+		add_verror(res, &e);
 		return res->nerrors;
 	}
-	/* The key strings live as long as body, like every string of req. */
-	json_object_object_foreach(body, key, val) {
-		if (strcmp(key, "target_load_type") != 0 &&
-		    strcmp(key, "incremental_column_name") != 0 &&
-		    strcmp(key, "incremental_column_type") != 0 &&
-		    strcmp(key, "primary_keys") != 0 && strcmp(key, "force") != 0)
-			add_error(res, strlen(key) <= SYNC_NAME_MAX ? key : "body",
-			          "UNKNOWN_FIELD", "Unknown field '%.64s'", key);
-		(void)val;
-	}
-	parse_target(json_object_object_get(body, "target_load_type"), req, res);
-	parse_string(json_object_object_get(body, "incremental_column_name"),
-	             "incremental_column_name", SYNC_NAME_MAX, &req->column_name, res);
-	parse_string(json_object_object_get(body, "incremental_column_type"),
-	             "incremental_column_type", SYNC_TYPE_MAX, &req->column_type, res);
-	parse_keys(json_object_object_get(body, "primary_keys"), req, res);
-	force = json_object_object_get(body, "force");
-	if (force != NULL && !json_object_is_type(force, json_type_boolean))
-		add_error(res, "force", "INVALID_FIELD_TYPE", "force must be true or false");
-	req->force = force != NULL && json_object_get_boolean(force);
+	/* Strings in req live as long as body. */
+	req->target = (enum sync_load)in.target;
+	req->column_name = in.column_name != NULL && in.column_name[0] != '\0'
+	                   ? in.column_name : NULL;
+	req->column_type = in.column_type != NULL && in.column_type[0] != '\0'
+	                   ? in.column_type : NULL;
+	n = in.keys != NULL ? json_object_array_length(in.keys) : 0;
+	for (size_t i = 0; i < n; i++)
+		req->keys[i] = json_object_get_string(json_object_array_get_idx(in.keys, i));
+	req->primary_keys.n = n;
+	req->force = in.force;
 	return res->nerrors;
 }
 
@@ -247,16 +240,8 @@ static void check_column_type(const struct sync_job *job,
 	          "allowed types: %s", req->column_type, job->plugin, allowed);
 }
 
-static bool field_failed(const struct sync_result *res, const char *field)
-{
-	for (size_t i = 0; i < res->nerrors; i++)
-		if (strcmp(res->errors[i].field, field) == 0)
-			return true;
-	return false;
-}
-
 /* The settings each target requires (spec: "Load types").  A field whose
- * value was already refused by the parse is not reported missing too. */
+ * The body passed the parse. */
 static void check_required(const struct sync_job *job,
                            const struct sync_request *req,
                            struct sync_result *res)
@@ -265,8 +250,7 @@ static void check_required(const struct sync_job *job,
 
 	if (req->target == SYNC_FULL_LOAD)
 		return;
-	if (req->column_name == NULL &&
-	    !field_failed(res, "incremental_column_name")) {
+	if (req->column_name == NULL) {
 		add_error(res, "incremental_column_name", "MISSING_INCREMENTAL_COLUMN_NAME",
 		          "incremental_column_name is required for %s",
 		          sync_load_name(req->target));
@@ -274,14 +258,13 @@ static void check_required(const struct sync_job *job,
 	}
 	if (req->column_type != NULL) {
 		check_column_type(job, req, res);
-	} else if (!field_failed(res, "incremental_column_type")) {
+	} else {
 		add_error(res, "incremental_column_type", "MISSING_INCREMENTAL_COLUMN_TYPE",
 		          "incremental_column_type is required for %s",
 		          sync_load_name(req->target));
 		missing = true;
 	}
-	if (req->target == SYNC_QUALIFY && req->primary_keys.n == 0 &&
-	    !field_failed(res, "primary_keys")) {
+	if (req->target == SYNC_QUALIFY && req->primary_keys.n == 0) {
 		add_error(res, "primary_keys", "MISSING_PRIMARY_KEYS",
 		          "primary_keys is required for incremental_with_qualify");
 		missing = true;
@@ -429,8 +412,8 @@ void sync_decide(const struct sync_job *job_in, const struct sync_request *req,
 		          "%.32s connector", job->connector != NULL ? job->connector : "");
 		return;
 	}
-	if (req->target == SYNC_LOAD_NONE)
-		return;                  /* already an error of the parse */
+	if (res->nerrors > 0)
+		return;                  /* the body was refused by the parse */
 	check_required(job, req, res);
 	if (res->nerrors > 0)
 		return;
@@ -483,42 +466,9 @@ int sync_timestamp_check(const char *s)
 int sync_include_check(struct json_object *v, bool *clear, char *why,
                        size_t whylen)
 {
-	size_t n;
-
-	*clear = false;
-	if (v == NULL || (json_object_is_type(v, json_type_array) &&
-	                  json_object_array_length(v) == 0)) {
-		*clear = true;
+	*clear = v == NULL || (json_object_is_type(v, json_type_array) &&
+	                       json_object_array_length(v) == 0);
+	if (*clear)
 		return 0;
-	}
-	if (!json_object_is_type(v, json_type_array)) {
-		snprintf(why, whylen, "column_include_list must be an array of column "
-		         "names, [] or null");
-		return -1;
-	}
-	n = json_object_array_length(v);
-	if (n > SYNC_INCLUDE_MAX) {
-		snprintf(why, whylen, "column_include_list may name at most %d columns",
-		         SYNC_INCLUDE_MAX);
-		return -1;
-	}
-	for (size_t i = 0; i < n; i++) {
-		struct json_object *e = json_object_array_get_idx(v, i);
-		const char *s = json_object_get_string(e);
-
-		if (!json_object_is_type(e, json_type_string) || s[0] == '\0' ||
-		    utf8_len(s) > SYNC_NAME_MAX) {
-			snprintf(why, whylen, "column_include_list[%zu] must be a column "
-			         "name of 1..%d characters", i, SYNC_NAME_MAX);
-			return -1;
-		}
-		for (size_t j = 0; j < i; j++)
-			if (strcmp(s, json_object_get_string(
-			        json_object_array_get_idx(v, j))) == 0) {
-				snprintf(why, whylen, "column_include_list names '%.64s' "
-				         "twice", s);
-				return -1;
-			}
-	}
-	return 0;
+	return sync_names_check(v, SYNC_INCLUDE_MAX, why, whylen);
 }

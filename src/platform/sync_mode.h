@@ -75,6 +75,7 @@ struct sync_error {
 	const char *field;
 	const char *code;
 	char message[SYNC_MSG_MAX];
+	char name[VERR_FIELD_MAX + 1];     /* field's storage when not static */
 };
 
 struct sync_warning {
@@ -99,9 +100,9 @@ struct sync_result {
 	char effect[SYNC_MSG_MAX];         /* what the next run does, for "message" */
 };
 
-/* Fill req from a sync-mode body.  Wrong JSON types, unknown fields and
- * values over the bounds are errors in res (strings in req point into
- * body).  Returns the number of errors. */
+/* Fill req from a sync-mode body through its field table.  The first wrong
+ * JSON type, unknown field or value over a bound is an error in res
+ * (strings in req point into body).  Returns the number of errors. */
 size_t sync_request_parse(struct json_object *body, struct sync_request *req,
                           struct sync_result *res);
 
@@ -121,9 +122,15 @@ bool sync_blocked(const struct sync_result *res, const struct sync_request *req)
  * a real calendar date.  -1 otherwise. */
 int sync_timestamp_check(const char *s);
 
+/* A JSON array of at most max distinct column names of 1..SYNC_NAME_MAX
+ * characters (primary_keys, column_include_list, on create and on change):
+ * 0, or -1 with why, a sentence without the field's name. */
+int sync_names_check(struct json_object *v, size_t max, char *why, size_t len);
+
 /* A column_include_list value: NULL or [] clears it (*clear set), else
  * 1..SYNC_INCLUDE_MAX distinct non-empty strings of at most SYNC_NAME_MAX
- * bytes.  0, or -1 with a reason in why. */
+ * characters.  0, or -1 with a reason in why (a sentence without the
+ * field's name, for the validator to prefix). */
 int sync_include_check(struct json_object *v, bool *clear, char *why,
                        size_t whylen);
 

@@ -190,40 +190,40 @@ sub with_output { { name => 'x', jobs => [ { input => \%in, output => $_[0] } ] 
 
 my $d = refused({ jobs => [ $job ] }, 'name', 'MISSING_FIELD', 'no name');
 is_deeply($d->{required_fields}, ['name'], 'required_fields names the missing field') if $d;
-refused(body(name => ''), 'name', 'INVALID_LENGTH', 'empty name');
-refused(body(name => 'n' x 256), 'name', 'INVALID_LENGTH', 'name of 256');
+refused(body(name => ''), 'name', 'OUT_OF_RANGE', 'empty name');
+refused(body(name => 'n' x 256), 'name', 'OUT_OF_RANGE', 'name of 256');
 refused(body(name => 42), 'name', 'INVALID_TYPE', 'name a number');
-refused(body(description => 'd' x 4097), 'description', 'INVALID_LENGTH', 'description of 4097');
+refused(body(description => 'd' x 4097), 'description', 'OUT_OF_RANGE', 'description of 4097');
 refused(body(description => []), 'description', 'INVALID_TYPE', 'description an array');
 refused(body(color => 'red'), 'color', 'UNKNOWN_FIELD', 'unknown top-level field');
 refused(body(cron => '61 * * * *'), 'cron', 'INVALID_CRON', 'cron minute 61',
 	qr/minute: 61 is out of range 0-59/);
 refused(body(cron => '* * * *'), 'cron', 'INVALID_CRON', 'cron of 4 fields', qr/5 fields/);
 refused(body(cron => '0 0 30 2 *'), 'cron', 'INVALID_CRON', 'cron on Feb 30');
-refused(body(cron => ''), 'cron', 'INVALID_LENGTH', 'empty cron');
+refused(body(cron => ''), 'cron', 'OUT_OF_RANGE', 'empty cron');
 refused(body(cron => 5), 'cron', 'INVALID_TYPE', 'cron a number');
 refused(body(jobs => undef), 'jobs', 'MISSING_FIELD', 'jobs null');
-refused(body(jobs => []), 'jobs', 'INVALID_LENGTH', 'no jobs');
-refused(body(jobs => [ ($job) x 101 ]), 'jobs', 'INVALID_LENGTH', '101 jobs');
+refused(body(jobs => []), 'jobs', 'OUT_OF_RANGE', 'no jobs');
+refused(body(jobs => [ ($job) x 101 ]), 'jobs', 'OUT_OF_RANGE', '101 jobs');
 refused(body(jobs => { a => 1 }), 'jobs', 'INVALID_TYPE', 'jobs an object');
 refused(body(jobs => [ 'x' ]), 'jobs[0]', 'INVALID_TYPE', 'job a string');
 refused(body(jobs => [ { %$job, extra => 1 } ]), 'jobs[0].extra', 'UNKNOWN_FIELD', 'unknown job field');
-refused(body(jobs => [ { %$job, name => 'n' x 256 } ]), 'jobs[0].name', 'INVALID_LENGTH', 'job name of 256');
+refused(body(jobs => [ { %$job, name => 'n' x 256 } ]), 'jobs[0].name', 'OUT_OF_RANGE', 'job name of 256');
 refused(body(jobs => [ { output => $out } ]), 'jobs[0].input', 'MISSING_FIELD', 'no input');
 refused(body(jobs => [ { input => \%in } ]), 'jobs[0].output', 'MISSING_FIELD', 'no output');
 refused(body(jobs => [ $job, { %$job, memory_allocated_mb => 0 } ]),
-	'jobs[1].memory_allocated_mb', 'INVALID_VALUE', 'memory 0 (second job)');
+	'jobs[1].memory_allocated_mb', 'OUT_OF_RANGE', 'memory 0 (second job)');
 refused(body(jobs => [ { %$job, memory_allocated_mb => 12001 } ]),
-	'jobs[0].memory_allocated_mb', 'INVALID_VALUE', 'memory above the maximum');
+	'jobs[0].memory_allocated_mb', 'OUT_OF_RANGE', 'memory above the maximum');
 refused(body(jobs => [ { %$job, memory_allocated_mb => '4096' } ]),
-	'jobs[0].memory_allocated_mb', 'INVALID_VALUE', 'memory a string');
+	'jobs[0].memory_allocated_mb', 'INVALID_TYPE', 'memory a string');
 refused(without_input('connector'), 'jobs[0].input.connector', 'MISSING_FIELD', 'no connector');
 refused(with_input(connector => 'ftp'), 'jobs[0].input.connector', 'INVALID_CONNECTOR_TYPE', 'connector ftp');
 refused(without_input('plugin'), 'jobs[0].input.plugin', 'MISSING_FIELD', 'no plugin');
-refused(with_input(plugin => ''), 'jobs[0].input.plugin', 'INVALID_LENGTH', 'empty plugin');
+refused(with_input(plugin => ''), 'jobs[0].input.plugin', 'OUT_OF_RANGE', 'empty plugin');
 refused(with_input(plugin => 'db2'), 'jobs[0].input.plugin', 'INVALID_PLUGIN', 'jdbc plugin db2');
 refused(without_input('table_name'), 'jobs[0].input.table_name', 'MISSING_FIELD', 'jdbc without table_name');
-refused(with_input(table_name => 't' x 256), 'jobs[0].input.table_name', 'INVALID_LENGTH', 'table_name of 256');
+refused(with_input(table_name => 't' x 256), 'jobs[0].input.table_name', 'OUT_OF_RANGE', 'table_name of 256');
 refused({ name => 'x', jobs => [ { input => { connector => 'singer', plugin => 'tap-x' }, output => $out } ] },
 	'jobs[0].input.table_name', 'MISSING_FIELD', 'singer without table_name');
 refused({ name => 'x', jobs => [ { input => { connector => 'file_storage', plugin => 'local' }, output => $out } ] },
@@ -249,21 +249,21 @@ refused(with_input(load_type => 'incremental_with_qualify', incremental_column_n
 	'jobs[0].input.primary_keys', 'MISSING_PRIMARY_KEYS', 'qualify without primary_keys');
 refused(with_input(load_type => 'incremental_with_qualify', incremental_column_name => 'id',
 	incremental_column_type => 'bigint', primary_keys => []),
-	'jobs[0].input.primary_keys', 'INVALID_LENGTH', 'qualify with empty primary_keys');
+	'jobs[0].input.primary_keys', 'OUT_OF_RANGE', 'qualify with empty primary_keys');
 refused(with_input(primary_keys => [ 'a', 1 ]), 'jobs[0].input.primary_keys', 'INVALID_VALUE', 'primary key a number');
 refused(with_input(column_include_list => 'id'), 'jobs[0].input.column_include_list', 'INVALID_TYPE',
 	'column_include_list a string');
 refused(with_input(column_include_list => [ '' ]), 'jobs[0].input.column_include_list', 'INVALID_VALUE',
 	'column_include_list with an empty name');
 refused(with_input(column_include_list => [ ('c') x 1025 ]), 'jobs[0].input.column_include_list',
-	'INVALID_LENGTH', 'column_include_list of 1025');
+	'OUT_OF_RANGE', 'column_include_list of 1025');
 refused(with_input(incremental_column_value => '2026-01-01T00:00:00Z'),
 	'jobs[0].input.incremental_column_value', 'INVALID_FIELD', 'bookmark at create');
 refused(with_input(connection_id => 'not-a-uuid'), 'jobs[0].input.connection_id', 'UNKNOWN_CONNECTION',
 	'malformed connection_id');
 refused(with_input(connection_id => '11111111-2222-4333-8444-555555555555'),
 	'jobs[0].input.connection_id', 'UNKNOWN_CONNECTION', 'unknown connection_id');
-refused(with_input(blob => 'x' x 17000), 'jobs[0].input', 'INVALID_LENGTH', 'input over 16 KiB');
+refused(with_input(blob => 'x' x 17000), 'jobs[0].input', 'OUT_OF_RANGE', 'input over 16 KiB');
 refused(with_output({ raw => $out->{raw} }), 'jobs[0].output.plugin', 'MISSING_FIELD', 'no output plugin');
 refused(with_output({ %$out, plugin => 'snowflake' }), 'jobs[0].output.plugin', 'INVALID_PLUGIN',
 	'output plugin snowflake');
@@ -274,13 +274,13 @@ refused(with_output({ plugin => 'mariadb', raw => { table_name => 't' } }),
 	'jobs[0].output.raw.table_schema', 'MISSING_FIELD', 'no raw.table_schema');
 for my $bad ('1orders', 'or-ders', 'or ders', 'x`y', 't' x 65) {
 	refused(with_output({ plugin => 'mariadb', raw => { table_name => $bad, table_schema => 'raw' } }),
-		'jobs[0].output.raw.table_name', $bad eq 't' x 65 ? 'INVALID_LENGTH' : 'INVALID_VALUE',
+		'jobs[0].output.raw.table_name', $bad eq 't' x 65 ? 'OUT_OF_RANGE' : 'INVALID_VALUE',
 		"raw.table_name '" . substr($bad, 0, 10) . "'");
 }
 
 # Several errors are reported together.
 $d = refused({ name => '', jobs => [ { input => { connector => 'jdbc' }, output => {} } ] },
-	'name', 'INVALID_LENGTH', 'several errors');
+	'name', 'OUT_OF_RANGE', 'several errors');
 cmp_ok(scalar @{ $d->{validation_errors} }, '>=', 4, 'all errors at once') if $d;
 
 # Not an object.

@@ -87,19 +87,19 @@ my $other = craft_jwt(undef, { sub => 'x@example.com', customer_id => '0a0a0a0a-
 	iat => time, exp => time + 3600 });
 for my $what ('pause', 'resume') {
 	json_response_is(call($what, {}), 400,
-		{ detail => 'Missing required field(s): customer_id, pipeline_id' }, "$what {}: 400");
+		{ detail => 'customer_id is required' }, "$what {}: 400");
 	json_response_is(call($what, { customer_id => $cid }), 400,
-		{ detail => 'Missing required field(s): pipeline_id' }, "$what without pipeline_id");
+		{ detail => 'pipeline_id is required' }, "$what without pipeline_id");
 	json_response_is(call($what, { pipeline_id => $p }), 400,
-		{ detail => 'Missing required field(s): customer_id' }, "$what without customer_id");
+		{ detail => 'customer_id is required' }, "$what without customer_id");
 	json_response_is(call($what, { customer_id => $cid, pipeline_id => undef }), 400,
-		{ detail => 'Missing required field(s): pipeline_id' }, "$what pipeline_id null");
+		{ detail => 'pipeline_id is required' }, "$what pipeline_id null");
 	json_response_is(call($what, { customer_id => $cid, pipeline_id => 5 }), 400,
 		{ detail => 'pipeline_id must be a string' }, "$what pipeline_id a number");
 	json_response_is(call($what, { customer_id => [], pipeline_id => $p }), 400,
 		{ detail => 'customer_id must be a string' }, "$what customer_id an array");
 	json_response_is(call($what, { customer_id => $cid, pipeline_id => $p, force => 1 }), 400,
-		{ detail => "Unknown field 'force'" }, "$what with an unknown field");
+		{ detail => 'force is not a known field' }, "$what with an unknown field");
 	json_response_is(http(POST => "/platform/pipeline/$what", { token => $token, body => '[]',
 		content_type => 'application/json' }), 400,
 		{ detail => 'The body must be a JSON object' }, "$what body an array");
@@ -111,6 +111,16 @@ for my $what ('pause', 'resume') {
 		"$what malformed id");
 	json_response_is(call($what, { customer_id => '0a0a0a0a-3333-4222-8333-444444444413',
 		pipeline_id => $p }, $other), 404, $NOT_FOUND, "$what another customer's pipeline");
+	# Bounds: 255 characters are a value (not this customer's, not a
+	# pipeline), 256 a 400 naming the field.
+	json_response_is(call($what, { customer_id => 'c' x 255, pipeline_id => $p }), 403,
+		{ detail => 'customer_id does not match the token\'s customer' }, "$what customer_id of 255");
+	json_response_is(call($what, { customer_id => 'c' x 256, pipeline_id => $p }), 400,
+		{ detail => 'customer_id must be 1 to 255 characters long' }, "$what customer_id of 256");
+	json_response_is(call($what, { customer_id => $cid, pipeline_id => 'p' x 255 }), 404,
+		$NOT_FOUND, "$what pipeline_id of 255");
+	json_response_is(call($what, { customer_id => $cid, pipeline_id => 'p' x 256 }), 400,
+		{ detail => 'pipeline_id must be 1 to 255 characters long' }, "$what pipeline_id of 256");
 	json_response_is(http(POST => "/platform/pipeline/$what", { json => { customer_id => $cid,
 		pipeline_id => $p } }), 401, undef, "$what without a token");
 	my $ro = token(customer => 'demo', permissions => 'PLATFORM.READ');

@@ -220,10 +220,10 @@ sub validation_is {
 	validation_is(sync($jid, { target_load_type => 'full_load', mode => 'x' }),
 		[ [ mode => 'UNKNOWN_FIELD' ] ], [], 'unknown field');
 	validation_is(sync($jid, { target_load_type => 'full_load', force => 'yes' }),
-		[ [ force => 'INVALID_FIELD_TYPE' ] ], [], 'force not boolean');
+		[ [ force => 'INVALID_TYPE' ] ], [], 'force not boolean');
 	validation_is(sync($jid, { target_load_type => 'incremental',
 		incremental_column_name => 'x' x 256, incremental_column_type => 'date' }),
-		[ [ incremental_column_name => 'INVALID_FIELD_VALUE' ] ], [], 'name too long');
+		[ [ incremental_column_name => 'OUT_OF_RANGE' ] ], [], 'name too long');
 	is_deeply(job_row($jid), $before, 'validation errors: nothing written');
 
 	my $res = http(POST => "/platform/jobs/jdbc/$jid/sync-mode", { token => $token,

@@ -117,9 +117,13 @@ patched_ok($running, { column_include_list => [qw(id name)] },
 
 invalid_is(patch($incr, { connector => 'singer', incremental_column_value => $BOOKMARK }),
 	[ [ connector => 'CONNECTOR_MISMATCH' ] ], 'connector mismatch');
-invalid_is(patch($incr, { connector => 5 }), [ [ connector => 'INVALID_FIELD_TYPE' ] ],
+invalid_is(patch($incr, { connector => 5 }), [ [ connector => 'INVALID_TYPE' ] ],
 	'connector not a string');
 patched_ok($singer, { connector => 'singer' }, 'matching connector alone');
+invalid_is(patch($incr, { connector => 'c' x 32 }), [ [ connector => 'CONNECTOR_MISMATCH' ] ],
+	'connector of 32 characters (the maximum): checked against the job');
+invalid_is(patch($incr, { connector => 'c' x 33 }), [ [ connector => 'OUT_OF_RANGE' ] ],
+	'connector of 33 characters');
 
 # --- column_include_list --------------------------------------------------------------
 
@@ -189,7 +193,7 @@ invalid_is(patch($incr, { column_include_list => ['a'], nope => 1 }),
 is(job_row($incr)->{column_include_list}, undef, 'unknown field: nothing written');
 $res = http(PATCH => "/platform/jobs/$incr/input", { token => $token, body => '[]',
 	content_type => 'application/json' });
-invalid_is($res, [ [ body => 'INVALID_FIELD_TYPE' ] ], 'array body');
+invalid_is($res, [ [ body => 'INVALID_TYPE' ] ], 'array body');
 patched_ok($incr, {}, 'empty object: nothing to change');
 
 # --- unknown, malformed, another customer's -------------------------------------------------

@@ -114,10 +114,10 @@ is(runs_of($p), 2, 'two runs now');
 
 my $before = scalar mysql('SELECT COUNT(*) FROM pipeline_runs');
 json_response_is(execute({ pipeline_id => $empty, customer_id => $other_id }), 403,
-		 { detail => "customer_id is not the token's customer" },
+		 { detail => "customer_id does not match the token's customer" },
 		 'another customer_id: 403');
 json_response_is(execute({ pipeline_id => $empty, customer_id => 'nobody' }), 403,
-		 { detail => "customer_id is not the token's customer" },
+		 { detail => "customer_id does not match the token's customer" },
 		 'an unknown customer_id: 403');
 
 my $pnf = { detail => { status => JSON::PP::false(), exception_type => 'PipelineNotFound',
@@ -131,18 +131,20 @@ json_response_is(execute({ pipeline_id => $q, customer_id => $demo_id }), 404, $
 is(runs_of($q), 0, '... and no run was made for it');
 
 my @bad = (
-	[ 'pipeline_id missing', { customer_id => $demo_id },
-	  'pipeline_id is required and must be a non-empty string' ],
+	[ 'pipeline_id missing', { customer_id => $demo_id }, 'pipeline_id is required' ],
 	[ 'pipeline_id a number', { pipeline_id => 7, customer_id => $demo_id },
-	  'pipeline_id is required and must be a non-empty string' ],
+	  'pipeline_id must be a string' ],
 	[ 'pipeline_id empty', { pipeline_id => '', customer_id => $demo_id },
-	  'pipeline_id is required and must be a non-empty string' ],
-	[ 'customer_id missing', { pipeline_id => $p },
-	  'customer_id is required and must be a non-empty string' ],
+	  'pipeline_id must be 1 to 255 characters long' ],
+	[ 'pipeline_id 256', { pipeline_id => 'p' x 256, customer_id => $demo_id },
+	  'pipeline_id must be 1 to 255 characters long' ],
+	[ 'customer_id missing', { pipeline_id => $p }, 'customer_id is required' ],
 	[ 'customer_id null', { pipeline_id => $p, customer_id => undef },
-	  'customer_id is required and must be a non-empty string' ],
+	  'customer_id is required' ],
+	[ 'customer_id 256', { pipeline_id => $p, customer_id => 'c' x 256 },
+	  'customer_id must be 1 to 255 characters long' ],
 	[ 'unknown field', { pipeline_id => $p, customer_id => $demo_id, force => 1 },
-	  'Unknown field: force' ],
+	  'force is not a known field' ],
 );
 for my $t (@bad) {
 	json_response_is(execute($t->[1]), 400, { detail => $t->[2] }, "400: $t->[0]");
@@ -248,9 +250,13 @@ is_deeply(page('limit=1'), [ $all[0] ], 'limit=1 (the minimum)');
 is_deeply(page('offset=1000000000'), [], 'offset at its maximum');
 my $lim = { detail => 'limit must be an integer from 1 to 1000' };
 my $off = { detail => 'offset must be an integer from 0 to 1000000000' };
+my $limt = { detail => 'limit must be an integer' };
+my $offt = { detail => 'offset must be an integer' };
 for my $t ([ 'limit=1001', $lim ], [ 'limit=0', $lim ], [ 'limit=-1', $lim ],
-	   [ 'limit=ten', $lim ], [ 'limit=', $lim ], [ 'limit=1.5', $lim ],
-	   [ 'offset=-1', $off ], [ 'offset=x', $off ], [ 'offset=1000000001', $off ]) {
+	   [ 'limit=ten', $limt ], [ 'limit=', $limt ], [ 'limit=1.5', $limt ],
+	   [ 'offset=-1', $off ], [ 'offset=x', $offt ], [ 'offset=1000000001', $off ],
+	   [ 'page=2', { detail => 'page is not a known query parameter' } ],
+	   [ 'limit=2&limit=3', { detail => 'limit is given more than once' } ]) {
 	json_response_is(http(GET => "/platform/pipeline/$p/pipeline_run?$t->[0]",
 			      { token => $token }), 400, $t->[1], "400: $t->[0]");
 }

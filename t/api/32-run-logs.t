@@ -144,16 +144,19 @@ is(scalar @{ logs('offset=0')->{json}{data}{logs} }, 40, 'offset=0');
 
 my %msg = (
 	level => 'level must be one of INFO, WARNING, ERROR',
-	task_id => 'task_id must be 1 to 128 characters',
+	task_id => 'task_id must be 1 to 128 characters long',
+	limit_type => 'limit must be an integer',
+	offset_type => 'offset must be an integer',
+	since => 'since is not a known query parameter',
 	limit => 'limit must be an integer from 1 to 10000',
 	offset => 'offset must be an integer from 0 to 1000000000',
 );
 for my $t ([ 'level=DEBUG', 'level' ], [ 'level=info', 'level' ], [ 'level=', 'level' ],
 	   [ 'level=FATAL', 'level' ],
 	   [ 'task_id=', 'task_id' ], [ 'task_id=' . ('t' x 129), 'task_id' ],
-	   [ 'limit=10001', 'limit' ], [ 'limit=0', 'limit' ], [ 'limit=x', 'limit' ],
-	   [ 'limit=-5', 'limit' ], [ 'offset=-1', 'offset' ], [ 'offset=1e3', 'offset' ],
-	   [ 'offset=1000000001', 'offset' ]) {
+	   [ 'limit=10001', 'limit' ], [ 'limit=0', 'limit' ], [ 'limit=x', 'limit_type' ],
+	   [ 'limit=-5', 'limit' ], [ 'offset=-1', 'offset' ], [ 'offset=1e3', 'offset_type' ],
+	   [ 'offset=1000000001', 'offset' ], [ 'since=2026-01-01', 'since' ]) {
 	json_response_is(logs($t->[0]), 400, { detail => $msg{ $t->[1] } }, "400: $t->[0]");
 }
 is(logs('task_id=' . ('t' x 128))->{status}, 200, 'task_id of 128 characters is fine');

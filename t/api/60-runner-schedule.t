@@ -94,13 +94,13 @@ like($res->{json}{data}{next_run_at} // '', qr/T0[78]:00:00Z$/, 'resume answers 
 my @bad = (
 	[ { cron_timezone => 'Mars/Olympus' }, 'cron_timezone:INVALID_TIMEZONE' ],
 	[ { cron_timezone => '../../etc/passwd' }, 'cron_timezone:INVALID_TIMEZONE' ],
-	[ { cron_timezone => '' }, 'cron_timezone:INVALID_LENGTH' ],
-	[ { cron_timezone => 'A' x 65 }, 'cron_timezone:INVALID_LENGTH' ],
+	[ { cron_timezone => '' }, 'cron_timezone:OUT_OF_RANGE' ],
+	[ { cron_timezone => 'A' x 65 }, 'cron_timezone:OUT_OF_RANGE' ],
 	[ { cron_timezone => 5 }, 'cron_timezone:INVALID_TYPE' ],
-	[ { retries => 6 }, 'retries:INVALID_VALUE' ],
-	[ { retries => -1 }, 'retries:INVALID_VALUE' ],
-	[ { retries => '2' }, 'retries:INVALID_VALUE' ],
-	[ { retries => 1.5 }, 'retries:INVALID_VALUE' ],
+	[ { retries => 6 }, 'retries:OUT_OF_RANGE' ],
+	[ { retries => -1 }, 'retries:OUT_OF_RANGE' ],
+	[ { retries => '2' }, 'retries:INVALID_TYPE' ],
+	[ { retries => 1.5 }, 'retries:INVALID_TYPE' ],
 );
 for my $b (@bad) {
 	my %body = (name => 'bad', cron => '0 1 * * *', jobs => [ tap_job() ], %{ $b->[0] });

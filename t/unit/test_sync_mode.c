@@ -282,18 +282,18 @@ static void test_parse_errors(void)
 		{ "{\"target_load_type\": \"full_load\", \"mode\": 1}", "mode",
 		  "UNKNOWN_FIELD" },
 		{ "{\"target_load_type\": \"full_load\", \"force\": \"yes\"}", "force",
-		  "INVALID_FIELD_TYPE" },
+		  "INVALID_TYPE" },
 		{ "{\"target_load_type\": \"full_load\", \"primary_keys\": \"id\"}",
-		  "primary_keys", "INVALID_FIELD_TYPE" },
+		  "primary_keys", "INVALID_VALUE" },
 		{ "{\"target_load_type\": \"full_load\", \"primary_keys\": [\"\"]}",
-		  "primary_keys", "INVALID_FIELD_VALUE" },
+		  "primary_keys", "INVALID_VALUE" },
 		{ "{\"target_load_type\": \"full_load\", \"primary_keys\": [1]}",
-		  "primary_keys", "INVALID_FIELD_VALUE" },
+		  "primary_keys", "INVALID_VALUE" },
 		{ "{\"target_load_type\": \"full_load\", \"primary_keys\": [\"a\", \"a\"]}",
-		  "primary_keys", "INVALID_FIELD_VALUE" },
+		  "primary_keys", "INVALID_VALUE" },
 		{ "{\"target_load_type\": \"full_load\", \"incremental_column_name\": 5}",
-		  "incremental_column_name", "INVALID_FIELD_TYPE" },
-		{ "[]", "body", "INVALID_FIELD_TYPE" },
+		  "incremental_column_name", "INVALID_TYPE" },
+		{ "[]", "body", "INVALID_TYPE" },
 		{ NULL, NULL, NULL },
 	};
 	struct sync_job job = job_of(SYNC_FULL_LOAD);
@@ -336,7 +336,7 @@ static void test_parse_bounds(void)
 	         "\"date\"}", name);
 	decide(&job, json, &req, &res, &body);
 	CU_ASSERT_TRUE(has_error(&res, "incremental_column_name",
-	                         "INVALID_FIELD_VALUE"));
+	                         "OUT_OF_RANGE"));
 	json_object_put(body);
 
 	/* SYNC_KEYS_MAX primary keys, then one more. */
@@ -666,6 +666,71 @@ static void test_names(void)
 	CU_ASSERT_STRING_EQUAL(sync_action_name(SYNC_RESET), "reset");
 }
 
+/* The ValidationError list: every field's problem at once, each under its
+ * path, a missing field also in required_fields; unknown keys refused only
+ * when strict. */
+struct verr_in {
+	const char *name;
+	long long n;
+};
+
+static const struct vfield verr_fields[] = {
+	{ "name", V_STR, V_REQUIRED, 1, 3, NULL, NULL, VOFF(struct verr_in, name) },
+	{ "n", V_INT, V_REQUIRED, 0, 9, NULL, NULL, VOFF(struct verr_in, n) },
+	VFIELDS_END
+};
+
+static const char *verr_at(struct platform_verr *v, size_t i, const char *key)
+{
+	return json_object_get_string(json_object_object_get(
+	    json_object_array_get_idx(v->errors, i), key));
+}
+
+static void test_verr_validate(void)
+{
+	struct json_object *o = json_tokener_parse("{\"name\": \"abcd\", \"x\": 1}");
+	struct verr_in in = { NULL, 0 };
+	struct platform_verr v;
+
+	platform_verr_init(&v);
+	CU_ASSERT_EQUAL(platform_verr_validate(&v, "jobs[1].input", verr_fields, o,
+	                                       &in, true), -1);
+	CU_ASSERT_EQUAL(platform_verr_count(&v), 3);
+	CU_ASSERT_STRING_EQUAL(verr_at(&v, 0, "field"), "jobs[1].input.x");
+	CU_ASSERT_STRING_EQUAL(verr_at(&v, 0, "error_code"), "UNKNOWN_FIELD");
+	CU_ASSERT_STRING_EQUAL(verr_at(&v, 1, "field"), "jobs[1].input.name");
+	CU_ASSERT_STRING_EQUAL(verr_at(&v, 1, "error_code"), "OUT_OF_RANGE");
+	CU_ASSERT_PTR_NOT_NULL(strstr(verr_at(&v, 1, "message"),
+	                              "jobs[1].input.name must be 1 to 3"));
+	CU_ASSERT_STRING_EQUAL(verr_at(&v, 2, "error_code"), "MISSING_FIELD");
+	CU_ASSERT_EQUAL(json_object_array_length(v.required), 1);
+	CU_ASSERT_STRING_EQUAL(json_object_get_string(
+	    json_object_array_get_idx(v.required, 0)), "jobs[1].input.n");
+	platform_verr_free(&v);
+
+	/* Not strict: other keys are the caller's; max passes. */
+	platform_verr_init(&v);
+	json_object_object_add(o, "name", json_object_new_string("abc"));
+	json_object_object_add(o, "n", json_object_new_int(9));
+	CU_ASSERT_EQUAL(platform_verr_validate(&v, "", verr_fields, o, &in, false), 0);
+	CU_ASSERT_EQUAL(platform_verr_count(&v), 0);
+	CU_ASSERT_STRING_EQUAL(in.name, "abc");
+	CU_ASSERT_EQUAL(in.n, 9);
+	platform_verr_free(&v);
+	json_object_put(o);
+
+	/* Not an object: one error on the path (or body). */
+	platform_verr_init(&v);
+	o = json_tokener_parse("[1]");
+	CU_ASSERT_EQUAL(platform_verr_validate(&v, "jobs[0]", verr_fields, o, &in,
+	                                       true), -1);
+	CU_ASSERT_STRING_EQUAL(verr_at(&v, 0, "field"), "jobs[0]");
+	CU_ASSERT_STRING_EQUAL(verr_at(&v, 0, "error_code"), "INVALID_TYPE");
+	CU_ASSERT_STRING_EQUAL(verr_at(&v, 0, "message"), "jobs[0] must be an object");
+	platform_verr_free(&v);
+	json_object_put(o);
+}
+
 int suite_sync_mode(void)
 {
 	static const struct test_case tests[] = {
@@ -684,6 +749,7 @@ int suite_sync_mode(void)
 		{ "ISO 8601 bookmark: PATCH and the run agree", test_timestamp_at_run_time },
 		{ "column_include_list", test_include },
 		{ "names", test_names },
+		{ "validation list of the platform", test_verr_validate },
 		{ NULL, NULL },
 	};
 	return suite_add("sync_mode", tests);

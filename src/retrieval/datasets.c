@@ -1,6 +1,5 @@
 /* datasets.c - POST/GET/DELETE /dataset, the route table of the area, the
  * caller's dataset and the area's error bodies. */
-#include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -14,11 +13,11 @@
 #include "http/errors.h"
 #include "http/request.h"
 #include "http/response.h"
+#include "http/validate.h"
 #include "retrieval/retrieval.h"
 #include "util/config.h"
 #include "util/log.h"
 #include "util/uuid.h"
-#include "util/str.h"
 
 static int dataset_post(struct req *r);
 static int dataset_get(struct req *r);
@@ -41,7 +40,7 @@ const struct route retrieval_routes[] = {
 
 static const struct {
 	int status;
-	const char *detail;
+	const char *detail;        /* a printf format where the enum says so */
 } replies[] = {
 	[RAG_DATASET_NOT_FOUND] = { 404, "Dataset not found" },
 	[RAG_QUESTION_NOT_FOUND] = { 404, "Question not found" },
@@ -52,6 +51,27 @@ static const struct {
 	    "Dataset ingestion failed: questions can be asked once its status "
 	    "is success" },
 	[RAG_QUESTION_NOT_REGISTERED] = { 500, "The question could not be registered" },
+	[RAG_EMBEDDER_MISCONFIGURED] = { 500, "Server configuration error: "
+	    "embedding_provider = openai needs openai_base_url" },
+	[RAG_INVALID] = { 400, "%s" },
+	[RAG_MMR_DISAGREE] = { 400, "maximal_marginal_relevance and "
+	    "use_maximal_marginal_relevance disagree" },
+	[RAG_SOURCE_TOO_LONG] = { 400,
+	    "documents[%zu].metadata.source is longer than %d bytes" },
+	[RAG_UPLOAD_NOT_A_FILE] = { 400,
+	    "Unexpected form field '%.64s': send files (parts with a filename)" },
+	[RAG_UPLOAD_FILE_NAME] = { 400, "File name '%.64s' must be 1 to 255 bytes of UTF-8" },
+	[RAG_UPLOAD_FILE_TYPE] = { 400, "Unsupported file type '%.64s' "
+	    "(expected .txt, .md, .html, .csv or .json)" },
+	[RAG_UPLOAD_TOO_MANY_FILES] = { 400, "More than %d files in one request" },
+	[RAG_UPLOAD_NOT_UTF8] = { 400, "File '%.64s' is not UTF-8 text" },
+	[RAG_UPLOAD_BAD_CSV] = { 400, "File '%.64s' is not valid CSV: %.200s" },
+	[RAG_UPLOAD_BAD_JSON] = { 400, "File '%.64s' is not valid JSON: %.200s" },
+	[RAG_UPLOAD_NO_TEXT] = { 400, "File '%.64s' holds no text" },
+	[RAG_UPLOAD_TEXT_TOO_LARGE] = { 413,
+	    "The text of the upload is larger than %ld bytes (at file '%.64s')" },
+	[RAG_UPLOAD_NO_FILES] = { 400,
+	    "No files in the upload: send them as form parts named file" },
 };
 
 struct json_object *rag_reply_json(enum rag_reply what, int *status)
@@ -63,40 +83,21 @@ struct json_object *rag_reply_json(enum rag_reply what, int *status)
 	return o;
 }
 
-int rag_reply(struct req *r, enum rag_reply what)
+int rag_reply(struct req *r, enum rag_reply what, ...)
 {
-	resp_detail(r, replies[what].status, replies[what].detail);
-	return -1;
-}
-
-int rag_reply_bad(struct req *r, const char *fmt, ...)
-{
-	char msg[512];
+	char detail[512];
 	va_list ap;
 
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_start(ap, what);
+	vsnprintf(detail, sizeof detail, replies[what].detail, ap);
 	va_end(ap);
-	resp_detail(r, 400, msg);
+	resp_detail(r, replies[what].status, detail);
 	return -1;
 }
 
-int rag_unknown_field_or_reply(struct req *r, struct json_object *obj,
-                               const char *const *allowed, const char *where)
+int rag_reply_verror(struct req *r, const struct verror *e)
 {
-	json_object_object_foreach(obj, key, val) {
-		const char *const *a;
-
-		(void)val;
-		for (a = allowed; *a != NULL; a++)
-			if (strcmp(*a, key) == 0)
-				break;
-		if (*a == NULL)
-			return rag_reply_bad(r, "Unknown field '%.64s'%s%s", key,
-			                     where != NULL ? " in " : "",
-			                     where != NULL ? where : "");
-	}
-	return 0;
+	return rag_reply(r, RAG_INVALID, e->message);
 }
 
 struct json_object *rag_json_time(const char *t)
@@ -151,38 +152,35 @@ int rag_dataset_of_caller(struct req *r, const char *raw_id, struct rag_dataset 
 
 /* --- POST /dataset ------------------------------------------------------------- */
 
+struct dataset_in {
+	const char *name;
+};
+
+static const struct vfield dataset_body[] = {
+	{ "name", V_STR, V_REQUIRED, 1, RAG_NAME_MAX, NULL, NULL,
+	  VOFF(struct dataset_in, name) },
+	VFIELDS_END
+};
+
 static int dataset_post(struct req *r)
 {
-	static const char *const allowed[] = { "name", NULL };
+	struct dataset_in in = { NULL };
 	struct json_object *body, *o;
 	char id[UUID_STR_LEN], embedder[64];
-	const char *name;
-	size_t len, chars;
+	struct verror e;
 	struct db *db;
 	long long rc;
 
 	if ((body = req_json_body_or_reply(r)) == NULL)
 		return -1;
-	if (!json_object_is_type(body, json_type_object))
-		return rag_reply_bad(r, "Body must be a JSON object");
-	if (rag_unknown_field_or_reply(r, body, allowed, NULL) != 0)
-		return -1;
-	if (!json_object_object_get_ex(body, "name", &o))
-		return rag_reply_bad(r, "name is required");
-	if (!json_object_is_type(o, json_type_string))
-		return rag_reply_bad(r, "name must be a string");
-	name = json_object_get_string(o);
-	len = (size_t)json_object_get_string_len(o);
-	chars = str_utf8_chars(name, len);
-	if (chars == 0 || chars > RAG_NAME_MAX || memchr(name, '\0', len) != NULL)
-		return rag_reply_bad(r, "name must be 1 to %d characters", RAG_NAME_MAX);
+	if (validate_json(dataset_body, body, &in, NULL, &e) != 0)
+		return rag_reply_verror(r, &e);
 
 	/* Refused now rather than by every ingestion attempt later. */
 	if (strcmp(r->cfg->embedding_provider, "openai") == 0 &&
 	    r->cfg->openai_base_url[0] == '\0') {
 		log_error("embedding_provider = openai needs openai_base_url");
-		return resp_detail(r, 500, "Server configuration error: embedding_provider = "
-		                   "openai needs openai_base_url");
+		return rag_reply(r, RAG_EMBEDDER_MISCONFIGURED);
 	}
 	if ((db = req_db_or_reply(r)) == NULL)
 		return -1;
@@ -191,7 +189,7 @@ static int dataset_post(struct req *r)
 	rag_embedder_of_config(r->cfg, embedder, sizeof embedder);
 	rc = db_exec(db, "INSERT INTO rag_datasets (id, owner_user_id, name, status, "
 	             "embedder, dimensions) VALUES (?, ?, ?, 'processing', ?, ?)",
-	             "sissi", id, r->id.user_id, name, embedder,
+	             "sissi", id, r->id.user_id, in.name, embedder,
 	             (long long)r->cfg->embedding_dimensions);
 	if (rc < 0)
 		return resp_db_error(r, (int)rc);

@@ -26,6 +26,7 @@
 #include "http/multipart.h"
 #include "http/request.h"
 #include "http/response.h"
+#include "http/validate.h"
 #include "retrieval/doctext.h"
 #include "retrieval/retrieval.h"
 #include "tabular/tabular.h"
@@ -459,61 +460,79 @@ static int store_documents(struct req *r, const struct rag_dataset *ds,
 
 /* --- JSON documents ------------------------------------------------------------------------ */
 
+struct documents_in {
+	struct json_object *documents;
+};
+
+static const struct vfield documents_body[] = {
+	{ "documents", V_ARR, V_REQUIRED, 1, RAG_DOCS_PER_REQUEST, NULL, NULL,
+	  VOFF(struct documents_in, documents) },
+	VFIELDS_END
+};
+
+struct document_in {
+	const char *text;
+	struct json_object *metadata;
+};
+
+/* Each element of documents.  The text is bounded by the body's size; an
+ * upload's text by RAG_UPLOAD_TEXT_MAX, which bounds this too. */
+static const struct vfield document_fields[] = {
+	{ "text", V_STR, V_REQUIRED | V_BYTES | V_NONBLANK, 0, RAG_UPLOAD_TEXT_MAX, NULL, NULL,
+	  VOFF(struct document_in, text) },
+	{ "metadata", V_OBJ, 0, 0, RAG_METADATA_MAX, NULL, NULL,
+	  VOFF(struct document_in, metadata) },
+	VFIELDS_END
+};
+
+/* e, found in documents[i], with the field named from the body's top. */
+static void verror_in_document(struct verror *e, size_t i)
+{
+	char msg[sizeof e->message], field[sizeof e->field];
+	unsigned n = (unsigned)i;          /* < RAG_DOCS_PER_REQUEST */
+
+	if (e->code == VERR_NOT_OBJECT) {
+		snprintf(field, sizeof field, "documents[%u]", n);
+		snprintf(msg, sizeof msg, "documents[%u] must be an object", n);
+	} else {
+		snprintf(field, sizeof field, "documents[%u].%.40s", n, e->field);
+		snprintf(msg, sizeof msg, "documents[%u].%.230s", n, e->message);
+	}
+	memcpy(e->field, field, sizeof field);
+	memcpy(e->message, msg, sizeof msg);
+}
+
 static int post_json(struct req *r, const struct rag_dataset *ds)
 {
-	static const char *const top[] = { "documents", NULL };
-	static const char *const fields[] = { "text", "metadata", NULL };
-	struct json_object *body, *arr;
+	struct documents_in in = { NULL };
+	struct json_object *body, *src;
 	struct newdoc *docs;
+	struct verror e;
 	size_t n;
 
 	if ((body = req_json_body_or_reply(r)) == NULL)
 		return -1;
-	if (!json_object_is_type(body, json_type_object))
-		return rag_reply_bad(r, "Body must be a JSON object");
-	if (rag_unknown_field_or_reply(r, body, top, NULL) != 0)
-		return -1;
-	if (!json_object_object_get_ex(body, "documents", &arr) ||
-	    !json_object_is_type(arr, json_type_array))
-		return rag_reply_bad(r, "documents must be an array of {\"text\", \"metadata\"}");
-	n = json_object_array_length(arr);
-	if (n == 0 || n > RAG_DOCS_PER_REQUEST)
-		return rag_reply_bad(r, "documents must hold 1 to %d documents (got %zu)",
-		                     RAG_DOCS_PER_REQUEST, n);
+	if (validate_json(documents_body, body, &in, NULL, &e) != 0)
+		return rag_reply_verror(r, &e);
+	n = json_object_array_length(in.documents);
 	docs = arena_alloc(r->arena, n * sizeof *docs);
 	for (size_t i = 0; i < n; i++) {
-		struct json_object *d = json_object_array_get_idx(arr, i), *t, *m = NULL, *src;
-		char where[32];
-		const char *meta;
+		struct document_in d = { NULL, NULL };
 
-		snprintf(where, sizeof where, "documents[%zu]", i);
-		if (!json_object_is_type(d, json_type_object))
-			return rag_reply_bad(r, "%s must be an object", where);
-		if (rag_unknown_field_or_reply(r, d, fields, where) != 0)
-			return -1;
-		if (!json_object_object_get_ex(d, "text", &t) ||
-		    !json_object_is_type(t, json_type_string))
-			return rag_reply_bad(r, "%s.text must be a string", where);
-		docs[i].text = json_object_get_string(t);
-		docs[i].len = (size_t)json_object_get_string_len(t);
-		if (memchr(docs[i].text, '\0', docs[i].len) != NULL)
-			return rag_reply_bad(r, "%s.text must not contain NUL", where);
-		if (blank(docs[i].text, docs[i].len))
-			return rag_reply_bad(r, "%s.text must not be empty", where);
-		json_object_object_get_ex(d, "metadata", &m);
-		if (m != NULL && !json_object_is_type(m, json_type_object))
-			return rag_reply_bad(r, "%s.metadata must be an object", where);
-		meta = m != NULL ? json_object_to_json_string_ext(m, JSON_C_TO_STRING_PLAIN) : "{}";
-		if (strlen(meta) > RAG_METADATA_MAX)
-			return rag_reply_bad(r, "%s.metadata is larger than %d bytes", where,
-			                     RAG_METADATA_MAX);
-		docs[i].metadata = arena_strdup(r->arena, meta);
+		if (validate_json(document_fields, json_object_array_get_idx(in.documents, i),
+		                  &d, NULL, &e) != 0) {
+			verror_in_document(&e, i);
+			return rag_reply_verror(r, &e);
+		}
+		docs[i].text = d.text;
+		docs[i].len = strlen(d.text);
+		docs[i].metadata = d.metadata != NULL ? arena_strdup(r->arena,
+		    json_object_to_json_string_ext(d.metadata, JSON_C_TO_STRING_PLAIN)) : "{}";
 		docs[i].source = "";
-		if (m != NULL && json_object_object_get_ex(m, "source", &src) &&
+		if (d.metadata != NULL && json_object_object_get_ex(d.metadata, "source", &src) &&
 		    json_object_is_type(src, json_type_string)) {
 			if (json_object_get_string_len(src) > SOURCE_MAX)
-				return rag_reply_bad(r, "%s.metadata.source is longer than %d bytes",
-				                     where, SOURCE_MAX);
+				return rag_reply(r, RAG_SOURCE_TOO_LONG, i, SOURCE_MAX);
 			docs[i].source = arena_strdup(r->arena, json_object_get_string(src));
 		}
 	}
@@ -531,16 +550,10 @@ struct upload {
 	enum doc_type type;
 	bool in_file;
 	size_t text_total;                /* bytes of text kept so far */
-	char why[320];                    /* why a callback stopped */
-	int status;                       /* its HTTP status */
 };
 
-static int upload_fail(struct upload *u, int status, const char *fmt, const char *arg)
-{
-	snprintf(u->why, sizeof u->why, fmt, arg);
-	u->status = status;
-	return -1;
-}
+/* The callbacks below answer a refused part themselves and return -1,
+ * which stops the parser (req_multipart_or_reply then answers nothing). */
 
 int doc_type_of(const char *name, enum doc_type *t)
 {
@@ -565,8 +578,7 @@ static int on_part_begin(void *arg, const struct multipart_part *p)
 	const char *base;
 
 	if (p->filename == NULL)
-		return upload_fail(u, 400, "Unexpected form field '%.64s': send files "
-		                   "(parts with a filename)", p->name);
+		return rag_reply(u->r, RAG_UPLOAD_NOT_A_FILE, p->name);
 	/* Browsers on some systems send a whole path: keep the last part. */
 	base = p->filename;
 	for (const char *c = p->filename; *c != '\0'; c++)
@@ -574,13 +586,11 @@ static int on_part_begin(void *arg, const struct multipart_part *p)
 			base = c + 1;
 	if (base[0] == '\0' || strlen(base) > FILENAME_MAX_BYTES ||
 	    !str_utf8_valid(base, strlen(base)))
-		return upload_fail(u, 400, "File name '%.64s' must be 1 to 255 bytes of UTF-8",
-		                   base);
+		return rag_reply(u->r, RAG_UPLOAD_FILE_NAME, base);
 	if (doc_type_of(base, &u->type) != 0)
-		return upload_fail(u, 400, "Unsupported file type '%.64s' (expected .txt, "
-		                   ".md, .html, .csv or .json)", base);
+		return rag_reply(u->r, RAG_UPLOAD_FILE_TYPE, base);
 	if (u->n == RAG_UPLOAD_FILES_MAX)
-		return upload_fail(u, 400, "More than %s files in one request", "100");
+		return rag_reply(u->r, RAG_UPLOAD_TOO_MANY_FILES, RAG_UPLOAD_FILES_MAX);
 	snprintf(u->filename, sizeof u->filename, "%s", base);
 	u->data.len = 0;
 	u->in_file = true;
@@ -592,7 +602,7 @@ static int on_part_data(void *arg, const char *data, size_t len)
 	struct upload *u = arg;
 
 	strbuf_add(&u->data, data, len);
-	return u->data.oom ? upload_fail(u, 500, "out of memory%s", "") : 0;
+	return u->data.oom ? resp_internal(u->r, "out of memory") : 0;
 }
 
 int doc_text(enum doc_type t, const char *src, size_t len, int json_depth,
@@ -659,22 +669,18 @@ static int on_part_end(void *arg)
 	case DOC_TEXT_OK:
 		break;
 	case DOC_TEXT_NOT_UTF8:
-		return upload_fail(u, 400, "File '%.64s' is not UTF-8 text", u->filename);
+		return rag_reply(u->r, RAG_UPLOAD_NOT_UTF8, u->filename);
 	case DOC_TEXT_BAD_JSON:
+		return rag_reply(u->r, RAG_UPLOAD_BAD_JSON, u->filename, err);
 	case DOC_TEXT_BAD_CSV:
-		snprintf(u->why, sizeof u->why, "File '%.64s' is not valid %s: %.200s",
-		         u->filename, rc == DOC_TEXT_BAD_CSV ? "CSV" : "JSON", err);
-		u->status = 400;
-		return -1;
+		return rag_reply(u->r, RAG_UPLOAD_BAD_CSV, u->filename, err);
 	case DOC_TEXT_EMPTY:
-		return upload_fail(u, 400, "File '%.64s' holds no text", u->filename);
+		return rag_reply(u->r, RAG_UPLOAD_NO_TEXT, u->filename);
 	case DOC_TEXT_TOO_LARGE:
-		snprintf(u->why, sizeof u->why, "The text of the upload is larger than "
-		         "%ld bytes (at file '%.64s')", RAG_UPLOAD_TEXT_MAX, u->filename);
-		u->status = 413;
-		return -1;
+		return rag_reply(u->r, RAG_UPLOAD_TEXT_TOO_LARGE, RAG_UPLOAD_TEXT_MAX,
+		                 u->filename);
 	default:
-		return upload_fail(u, 500, "out of memory%s", "");
+		return resp_internal(u->r, "out of memory");
 	}
 	d->text = arena_strndup(u->r->arena, text, len);
 	d->len = len;
@@ -701,15 +707,12 @@ static int post_upload(struct req *r, const struct rag_dataset *ds)
 	u->r = r;
 	rc = req_multipart_or_reply(r, RAG_UPLOAD_MAX, &cb, u);
 	strbuf_free(&u->data);
-	if (rc == MULTIPART_ERR_STOP) {
-		rc = u->status == 500 ? resp_internal(r, u->why)
-		                      : resp_detail(r, u->status, u->why);
-	} else if (rc == 0 && u->n == 0) {
-		rc = rag_reply_bad(r, "No files in the upload: send them as form parts "
-		                   "named file");
-	} else if (rc == 0) {
+	if (rc == MULTIPART_ERR_STOP)
+		rc = -1;                        /* a callback answered */
+	else if (rc == 0 && u->n == 0)
+		rc = rag_reply(r, RAG_UPLOAD_NO_FILES);
+	else if (rc == 0)
 		rc = store_documents(r, ds, u->docs, u->n);
-	}
 	free(u);
 	return rc;
 }

@@ -44,18 +44,18 @@ static int check_scalar(struct json_object *v, const char *key, const char *what
                         char *err, size_t errlen)
 {
 	if (!is_scalar(v)) {
-		snprintf(err, errlen, "metadata_filter.%s: %s must be a string, number, boolean or null",
+		snprintf(err, errlen, "key '%s': %s must be a string, number, boolean or null",
 		         key, what);
 		return -1;
 	}
 	if (json_object_is_type(v, json_type_string) &&
 	    json_object_get_string_len(v) > FILTER_MAX_STRING) {
-		snprintf(err, errlen, "metadata_filter.%s: %s is longer than %d characters",
+		snprintf(err, errlen, "key '%s': %s is longer than %d characters",
 		         key, what, FILTER_MAX_STRING);
 		return -1;
 	}
 	if (json_object_is_type(v, json_type_double) && !isfinite(json_object_get_double(v))) {
-		snprintf(err, errlen, "metadata_filter.%s: %s is not a finite number", key, what);
+		snprintf(err, errlen, "key '%s': %s is not a finite number", key, what);
 		return -1;
 	}
 	return 0;
@@ -64,19 +64,19 @@ static int check_scalar(struct json_object *v, const char *key, const char *what
 static int parse_operator(struct clause *c, struct json_object *v, char *err, size_t errlen)
 {
 	if (json_object_object_length(v) != 1) {
-		snprintf(err, errlen, "metadata_filter.%s: an operator object has exactly one "
+		snprintf(err, errlen, "key '%s': an operator object has exactly one "
 		         "key, $in or $contains", c->key);
 		return -1;
 	}
 	json_object_object_foreach(v, op, arg) {
 		if (strcmp(op, "$in") == 0) {
 			if (!json_object_is_type(arg, json_type_array)) {
-				snprintf(err, errlen, "metadata_filter.%s: $in must be an array", c->key);
+				snprintf(err, errlen, "key '%s': $in must be an array", c->key);
 				return -1;
 			}
 			size_t n = json_object_array_length(arg);
 			if (n > FILTER_MAX_IN) {
-				snprintf(err, errlen, "metadata_filter.%s: $in has more than %d values",
+				snprintf(err, errlen, "key '%s': $in has more than %d values",
 				         c->key, FILTER_MAX_IN);
 				return -1;
 			}
@@ -90,7 +90,7 @@ static int parse_operator(struct clause *c, struct json_object *v, char *err, si
 				return -1;
 			c->op = OP_CONTAINS;
 		} else {
-			snprintf(err, errlen, "metadata_filter.%s: unknown operator (use $in or $contains)",
+			snprintf(err, errlen, "key '%s': unknown operator (use $in or $contains)",
 			         c->key);
 			return -1;
 		}
@@ -104,11 +104,11 @@ struct meta_filter *meta_filter_parse(struct json_object *spec, char *err, size_
 	struct meta_filter *f;
 
 	if (!json_object_is_type(spec, json_type_object)) {
-		snprintf(err, errlen, "metadata_filter must be an object");
+		snprintf(err, errlen, "must be an object");
 		return NULL;
 	}
 	if (json_object_object_length(spec) > FILTER_MAX_KEYS) {
-		snprintf(err, errlen, "metadata_filter has more than %d keys", FILTER_MAX_KEYS);
+		snprintf(err, errlen, "has more than %d keys", FILTER_MAX_KEYS);
 		return NULL;
 	}
 	if ((f = calloc(1, sizeof *f)) == NULL) {
@@ -119,7 +119,7 @@ struct meta_filter *meta_filter_parse(struct json_object *spec, char *err, size_
 		struct clause *c = &f->c[f->n++];
 		c->key = key;
 		if (strlen(key) == 0 || strlen(key) > FILTER_MAX_STRING) {
-			snprintf(err, errlen, "metadata_filter: a key must have 1 to %d characters",
+			snprintf(err, errlen, "keys must have 1 to %d characters",
 			         FILTER_MAX_STRING);
 			goto bad;
 		}
@@ -127,7 +127,7 @@ struct meta_filter *meta_filter_parse(struct json_object *spec, char *err, size_
 			if (parse_operator(c, v, err, errlen) != 0)
 				goto bad;
 		} else if (json_object_is_type(v, json_type_array)) {
-			snprintf(err, errlen, "metadata_filter.%s: a list needs {\"$in\": [...]}", key);
+			snprintf(err, errlen, "key '%s': a list needs {\"$in\": [...]}", key);
 			goto bad;
 		} else {
 			if (check_scalar(v, key, "the value", err, errlen) != 0)

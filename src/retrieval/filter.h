@@ -17,9 +17,9 @@ struct json_object;
 #define FILTER_MAX_STRING 1024
 
 struct meta_filter;
-/* NULL with a message in err (e.g. "metadata_filter.lang: $in must be an
- * array") for a bad spec.  The filter copies what it needs: spec may be
- * released afterwards. */
+/* NULL with a message in err for a bad spec: the rest of a sentence that
+ * begins with the field's name (e.g. "key 'lang': $in must be an array").
+ * The filter copies what it needs: spec may be released afterwards. */
 struct meta_filter *meta_filter_parse(struct json_object *spec, char *err, size_t errlen);
 /* metadata NULL or not an object matches only an empty filter. */
 bool meta_filter_match(const struct meta_filter *f, struct json_object *metadata);

@@ -16,8 +16,6 @@
  * GET ?wait=N of a question still processing does not wait in the worker:
  * it answers with a redirect to the waiter (http/wait.h), which answers the
  * client when the result is stored or N seconds passed. */
-#include <errno.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +29,7 @@
 #include "http/errors.h"
 #include "http/request.h"
 #include "http/response.h"
+#include "http/validate.h"
 #include "http/wait.h"
 #include "retrieval/filter.h"
 #include "retrieval/index.h"
@@ -40,7 +39,6 @@
 #include "util/arena.h"
 #include "util/config.h"
 #include "util/log.h"
-#include "util/str.h"
 #include "util/test_hooks.h"
 #include "util/timeutil.h"
 #include "util/uuid.h"
@@ -157,176 +155,103 @@ const struct rindex *rag_index_get(struct db *db, const struct config *cfg,
 
 /* --- parameters -------------------------------------------------------------------- */
 
-enum qtype { Q_TEXT, Q_INT, Q_NUM, Q_BOOL, Q_METRIC, Q_FILTER };
-
-/* The body of POST question: wire name, type, bounds. */
-static const struct qfield {
-	const char *name;
-	enum qtype type;
-	double min, max;
-} qfields[] = {
-	{ "question",                       Q_TEXT,   1, RAG_QUESTION_MAX },
-	{ "k",                              Q_INT,    1, 1000 },
-	{ "fetch_k",                        Q_INT,    1, 1000 },
-	{ "top_n",                          Q_INT,    1, 100 },
-	{ "lambda_mult",                    Q_NUM,    0, 1 },
-	{ "score_threshold",                Q_NUM,    -1e30, 1e30 },
-	{ "distance_metric",                Q_METRIC, 0, 0 },
-	{ "maximal_marginal_relevance",     Q_BOOL,   0, 0 },
-	{ "use_maximal_marginal_relevance", Q_BOOL,   0, 0 },
-	{ "hybrid",                         Q_BOOL,   0, 0 },
-	{ "metadata_filter",                Q_FILTER, 0, 0 },
+/* The body of POST question, typed; absent fields keep the defaults. */
+struct question_in {
+	const char *question;
+	long long k, fetch_k, top_n;
+	double lambda_mult, score_threshold;
+	enum vec_metric metric;
+	bool mmr, mmr_alias, hybrid;
+	struct json_object *filter;        /* borrowed from the body */
+	bool has_threshold;                /* score_threshold was given */
 };
-#define NQFIELDS (sizeof qfields / sizeof qfields[0])
 
-static const struct qfield *qfield(const char *name)
+static int metric_check(struct json_object *v, void *out, char *msg, size_t len)
 {
-	for (size_t i = 0; i < NQFIELDS; i++)
-		if (strcmp(qfields[i].name, name) == 0)
-			return &qfields[i];
-	return NULL;
+	if (json_object_is_type(v, json_type_string) &&
+	    vec_metric_parse(json_object_get_string(v), out) == 0)
+		return 0;
+	snprintf(msg, len, "must be one of L2, L1, max, cos, dot");
+	return -1;
 }
 
-/* One value against its field; 0, or -1 after a 400. */
-static int check_value(struct req *r, const struct qfield *f, struct json_object *v)
+/* Parsed now so that a bad filter is a 400, not a failed question. */
+static int filter_check(struct json_object *v, void *out, char *msg, size_t len)
 {
-	enum vec_metric m;
-	int64_t i;
-	double d;
+	struct meta_filter *mf = meta_filter_parse(v, msg, len);
 
-	switch (f->type) {
-	case Q_TEXT: {
-		size_t len, chars;
-		const char *s;
-		bool blank = true;
-
-		if (!json_object_is_type(v, json_type_string))
-			return rag_reply_bad(r, "%s must be a string", f->name);
-		s = json_object_get_string(v);
-		len = (size_t)json_object_get_string_len(v);
-		if (memchr(s, '\0', len) != NULL)
-			return rag_reply_bad(r, "%s must not contain NUL", f->name);
-		for (size_t k = 0; k < len && blank; k++)
-			blank = strchr(" \t\r\n", s[k]) != NULL;
-		chars = str_utf8_chars(s, len);
-		if (chars < (size_t)f->min || blank)
-			return rag_reply_bad(r, "%s must not be empty", f->name);
-		if (chars > (size_t)f->max)
-			return rag_reply_bad(r, "%s must be at most %.0f characters (got %zu)",
-			                     f->name, f->max, chars);
-		return 0;
-	}
-	case Q_INT:
-		if (!json_object_is_type(v, json_type_int))
-			return rag_reply_bad(r, "%s must be an integer %.0f..%.0f",
-			                     f->name, f->min, f->max);
-		errno = 0;
-		i = json_object_get_int64(v);
-		if (errno != 0 || i < (int64_t)f->min || i > (int64_t)f->max)
-			return rag_reply_bad(r, "%s must be an integer %.0f..%.0f",
-			                     f->name, f->min, f->max);
-		return 0;
-	case Q_NUM:
-		if (!json_object_is_type(v, json_type_int) &&
-		    !json_object_is_type(v, json_type_double))
-			return rag_reply_bad(r, "%s must be a number", f->name);
-		d = json_object_get_double(v);
-		if (!isfinite(d) || d < f->min || d > f->max) {
-			if (f->max < 1e30)
-				return rag_reply_bad(r, "%s must be a number %g..%g",
-				                     f->name, f->min, f->max);
-			return rag_reply_bad(r, "%s must be a finite number", f->name);
-		}
-		return 0;
-	case Q_BOOL:
-		if (!json_object_is_type(v, json_type_boolean))
-			return rag_reply_bad(r, "%s must be true or false", f->name);
-		return 0;
-	case Q_METRIC:
-		if (!json_object_is_type(v, json_type_string) ||
-		    vec_metric_parse(json_object_get_string(v), &m) != 0)
-			return rag_reply_bad(r, "%s must be one of L2, L1, max, cos, dot",
-			                     f->name);
-		return 0;
-	case Q_FILTER: {
-		char err[256] = "";
-		struct meta_filter *mf;
-
-		if (!json_object_is_type(v, json_type_object))
-			return rag_reply_bad(r, "%s must be an object", f->name);
-		if ((mf = meta_filter_parse(v, err, sizeof err)) == NULL)
-			return rag_reply_bad(r, "%s", err[0] != '\0' ? err
-			                     : "metadata_filter is not valid");
-		meta_filter_free(mf);
-		return 0;
-	}
-	}
-	return rag_reply_bad(r, "bad field %s", f->name);
+	if (mf == NULL)
+		return -1;
+	meta_filter_free(mf);
+	*(struct json_object **)out = v;
+	return 0;
 }
 
-/* The parameters with every default filled in, under their wire names: what
- * is stored with the question and shown by GET.  NULL after a 400. */
-static struct json_object *resolve_params(struct req *r, struct json_object *body)
+#define QIN(member) VOFF(struct question_in, member)
+static const struct vfield question_body[] = {
+	{ "question", V_STR, V_REQUIRED | V_NONBLANK, 1, RAG_QUESTION_MAX, NULL, NULL,
+	  QIN(question) },
+	{ "k", V_INT, 0, 1, RAG_K_MAX, NULL, NULL, QIN(k) },
+	{ "fetch_k", V_INT, 0, 1, RAG_K_MAX, NULL, NULL, QIN(fetch_k) },
+	{ "top_n", V_INT, 0, 1, RAG_TOP_N_MAX, NULL, NULL, QIN(top_n) },
+	{ "lambda_mult", V_NUM, 0, 0, 1, NULL, NULL, QIN(lambda_mult) },
+	{ "score_threshold", V_NUM, 0, -1e30, 1e30, NULL, NULL, QIN(score_threshold) },
+	{ "distance_metric", V_CHECK, 0, 0, 0, NULL, metric_check, QIN(metric) },
+	{ "maximal_marginal_relevance", V_BOOL, 0, 0, 0, NULL, NULL, QIN(mmr) },
+	{ "use_maximal_marginal_relevance", V_BOOL, 0, 0, 0, NULL, NULL, QIN(mmr_alias) },
+	{ "hybrid", V_BOOL, 0, 0, 0, NULL, NULL, QIN(hybrid) },
+	{ "metadata_filter", V_CHECK, 0, 0, 0, NULL, filter_check, QIN(filter) },
+	VFIELDS_END
+};
+#undef QIN
+
+/* The body of r into *in with every default filled in.  0, or -1 after
+ * a 400. */
+static int question_read_or_reply(struct req *r, struct question_in *in)
 {
-	struct json_object *p, *v, *mmr = NULL, *alias = NULL;
+	struct json_object *body;
 	struct rank_params d;
+	struct verror e;
+	vgiven given;
+	bool mmr, alias;
 
-	json_object_object_foreach(body, key, val) {
-		const struct qfield *f = qfield(key);
-
-		if (f == NULL) {
-			rag_reply_bad(r, "Unknown field '%.64s'", key);
-			return NULL;
-		}
-		/* null = not given, as clients send for an unset option */
-		if (val == NULL && f->type != Q_TEXT)
-			continue;
-		if (val == NULL || check_value(r, f, val) != 0) {
-			if (val == NULL)
-				rag_reply_bad(r, "question must be a string");
-			return NULL;
-		}
-	}
-	if (!json_object_object_get_ex(body, "question", &v) || v == NULL) {
-		rag_reply_bad(r, "question is required");
-		return NULL;
-	}
-	json_object_object_get_ex(body, "maximal_marginal_relevance", &mmr);
-	json_object_object_get_ex(body, "use_maximal_marginal_relevance", &alias);
-	if (mmr != NULL && alias != NULL &&
-	    json_object_get_boolean(mmr) != json_object_get_boolean(alias)) {
-		rag_reply_bad(r, "maximal_marginal_relevance and "
-		              "use_maximal_marginal_relevance disagree");
-		return NULL;
-	}
-	if (mmr == NULL)
-		mmr = alias;
-
+	if ((body = req_json_body_or_reply(r)) == NULL)
+		return -1;
 	rank_params_default(&d);
-	p = json_object_new_object();
-#define GIVEN(name) (json_object_object_get_ex(body, name, &v) && v != NULL)
-	json_object_object_add(p, "k", GIVEN("k") ? json_object_get(v)
-	                       : json_object_new_int64((int64_t)d.k));
-	json_object_object_add(p, "fetch_k", GIVEN("fetch_k") ? json_object_get(v)
-	                       : json_object_new_int64((int64_t)d.fetch_k));
-	json_object_object_add(p, "top_n", GIVEN("top_n") ? json_object_get(v)
-	                       : json_object_new_int64((int64_t)d.top_n));
-	json_object_object_add(p, "distance_metric", GIVEN("distance_metric")
-	                       ? json_object_get(v)
-	                       : json_object_new_string(vec_metric_name(d.metric)));
-	json_object_object_add(p, "maximal_marginal_relevance", mmr != NULL
-	                       ? json_object_new_boolean(json_object_get_boolean(mmr))
-	                       : json_object_new_boolean(d.mmr));
-	json_object_object_add(p, "hybrid", GIVEN("hybrid") ? json_object_get(v)
-	                       : json_object_new_boolean(d.hybrid));
-	json_object_object_add(p, "lambda_mult", GIVEN("lambda_mult")
-	                       ? json_object_new_double(json_object_get_double(v))
-	                       : json_object_new_double(d.lambda_mult));
-	json_object_object_add(p, "score_threshold", GIVEN("score_threshold")
-	                       ? json_object_new_double(json_object_get_double(v)) : NULL);
-	json_object_object_add(p, "metadata_filter", GIVEN("metadata_filter")
-	                       ? json_object_get(v) : NULL);
-#undef GIVEN
+	*in = (struct question_in){ .k = (long long)d.k, .fetch_k = (long long)d.fetch_k,
+	        .top_n = (long long)d.top_n, .lambda_mult = d.lambda_mult,
+	        .metric = d.metric, .mmr = d.mmr, .hybrid = d.hybrid };
+	if (validate_json(question_body, body, in, &given, &e) != 0)
+		return rag_reply_verror(r, &e);
+	/* Users of the common Python wrappers send either spelling. */
+	mmr = validate_given(question_body, given, "maximal_marginal_relevance");
+	alias = validate_given(question_body, given, "use_maximal_marginal_relevance");
+	if (mmr && alias && in->mmr != in->mmr_alias)
+		return rag_reply(r, RAG_MMR_DISAGREE);
+	if (alias)
+		in->mmr = in->mmr_alias;
+	in->has_threshold = validate_given(question_body, given, "score_threshold");
+	return 0;
+}
+
+/* The parameters under their wire names: what is stored with the question
+ * and shown by GET. */
+static struct json_object *question_params(const struct question_in *in)
+{
+	struct json_object *p = json_object_new_object();
+
+	json_object_object_add(p, "k", json_object_new_int64(in->k));
+	json_object_object_add(p, "fetch_k", json_object_new_int64(in->fetch_k));
+	json_object_object_add(p, "top_n", json_object_new_int64(in->top_n));
+	json_object_object_add(p, "distance_metric",
+	                       json_object_new_string(vec_metric_name(in->metric)));
+	json_object_object_add(p, "maximal_marginal_relevance",
+	                       json_object_new_boolean(in->mmr));
+	json_object_object_add(p, "hybrid", json_object_new_boolean(in->hybrid));
+	json_object_object_add(p, "lambda_mult", json_object_new_double(in->lambda_mult));
+	json_object_object_add(p, "score_threshold", in->has_threshold
+	                       ? json_object_new_double(in->score_threshold) : NULL);
+	json_object_object_add(p, "metadata_filter", json_object_get(in->filter));
 	return p;
 }
 
@@ -367,8 +292,13 @@ static int params_to_rank(struct json_object *p, struct rank_params *rp,
 		rp->score_threshold = (double)(float)json_object_get_double(v);
 	}
 	if (json_object_object_get_ex(p, "metadata_filter", &v) && v != NULL) {
-		if ((*filter = meta_filter_parse(v, err, errlen)) == NULL)
+		char why[256];
+
+		if ((*filter = meta_filter_parse(v, why, sizeof why)) == NULL) {
+			snprintf(err, errlen, "stored parameters are damaged: metadata_filter %s",
+			         why);
 			return -1;
+		}
 		rp->filter = *filter;
 	}
 	return 0;
@@ -577,44 +507,32 @@ static int question_insert_body(struct db *db, void *arg)
 
 int rag_question_post(struct req *r)
 {
-	struct json_object *body, *params, *q, *o;
+	struct json_object *params, *o;
 	struct after_answer *a;
 	struct question_insert ins;
+	struct question_in in;
 	struct rag_dataset ds;
 	char qid[UUID_STR_LEN], tenant[QUEUE_TENANT_MAX + 1];
-	const char *text;
 	struct db *db;
 	bool here;
 	int rc;
 
-	if ((body = req_json_body_or_reply(r)) == NULL)
+	if (question_read_or_reply(r, &in) != 0)
 		return -1;
-	if (!json_object_is_type(body, json_type_object))
-		return rag_reply_bad(r, "Body must be a JSON object");
-	if ((params = resolve_params(r, body)) == NULL)
+	if (rag_dataset_of_caller(r, req_param(r, "dataset_id"), &ds) != 0)
 		return -1;
-	json_object_object_get_ex(body, "question", &q);
-	text = json_object_get_string(q);
-
-	if (rag_dataset_of_caller(r, req_param(r, "dataset_id"), &ds) != 0) {
-		json_object_put(params);
-		return -1;
-	}
-	if (strcmp(ds.status, "success") != 0) {
-		json_object_put(params);
+	if (strcmp(ds.status, "success") != 0)
 		return rag_reply(r, strcmp(ds.status, "failed") == 0
 		                 ? RAG_DATASET_FAILED : RAG_DATASET_PROCESSING);
-	}
-	db = r->db;
-	if (uuid_v4(qid, '-') != 0) {
-		json_object_put(params);
+	if (uuid_v4(qid, '-') != 0)
 		return rag_reply(r, RAG_QUESTION_NOT_REGISTERED);
-	}
+	params = question_params(&in);
+	db = r->db;
 	here = rank_here(r, &ds);
 	rag_tenant(tenant, sizeof tenant, r->id.user_id);
 	ins.id = qid;
 	ins.dataset_id = ds.id;
-	ins.text = text;
+	ins.text = in.question;
 	ins.params = json_object_to_json_string_ext(params, JSON_C_TO_STRING_PLAIN);
 	ins.tenant = tenant;
 	ins.user_id = r->id.user_id;
@@ -685,20 +603,30 @@ int rag_question_render(struct db *db, const char *dataset_id, const char *quest
 	return 1;
 }
 
+struct question_query {
+	long long wait;
+};
+
+static const struct vfield question_query[] = {
+	/* max is question_wait_max_s, set per request */
+	{ "wait", V_INT, 0, 0, 0, NULL, NULL, VOFF(struct question_query, wait) },
+	VFIELDS_END
+};
+
 int rag_question_get(struct req *r)
 {
+	struct vfield query[sizeof question_query / sizeof question_query[0]];
+	struct question_query in = { 0 };
 	char qid[RAG_ID_LEN + 1], owner[QUEUE_TENANT_MAX + 1];
 	struct rag_dataset ds;
 	struct json_object *o, *status;
-	const char *w;
-	long long wait_s = 0;
-	int rc, qerr = 0;
+	struct verror e;
+	int rc;
 
-	w = req_query(r, "wait", &qerr);
-	if (qerr != 0 || (w != NULL &&
-	    str_to_ll(w, 0, r->cfg->question_wait_max_s, &wait_s) != 0))
-		return rag_reply_bad(r, "wait must be an integer 0..%d (seconds)",
-		                     r->cfg->question_wait_max_s);
+	memcpy(query, question_query, sizeof query);
+	query[0].max = r->cfg->question_wait_max_s;
+	if (validate_query(query, r, &in, NULL, &e) != 0)
+		return rag_reply_verror(r, &e);
 	if (rag_dataset_of_caller(r, req_param(r, "dataset_id"), &ds) != 0)
 		return -1;
 	if (rag_id_parse(req_param(r, "question_id"), qid) != 0)
@@ -707,10 +635,10 @@ int rag_question_get(struct req *r)
 		return rc < 0 ? resp_db_error(r, rc) : rag_reply(r, RAG_QUESTION_NOT_FOUND);
 	/* Still processing and the caller will wait: the waiter holds the
 	 * request, not this worker. */
-	if (wait_s > 0 && json_object_object_get_ex(o, "status", &status) &&
+	if (in.wait > 0 && json_object_object_get_ex(o, "status", &status) &&
 	    strcmp(json_object_get_string(status), "processing") == 0) {
 		rag_tenant(owner, sizeof owner, r->id.user_id);
-		if (wait_redirect(r, "question", owner, ds.id, qid, wait_s * 1000) == 0) {
+		if (wait_redirect(r, "question", owner, ds.id, qid, in.wait * 1000) == 0) {
 			json_object_put(o);
 			return 0;
 		}

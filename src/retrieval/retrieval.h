@@ -25,6 +25,7 @@ struct db;
 struct json_object;
 struct req;
 struct rindex;
+struct verror;
 
 extern const struct route retrieval_routes[];      /* datasets.c */
 
@@ -34,24 +35,37 @@ int rag_question_post(struct req *r);              /* questions.c */
 int rag_question_get(struct req *r);
 
 /* --- the area's answers, written in one place (datasets.c) -------------------- */
+/* Every non-2xx answer of the area but a database or internal failure
+ * (http/errors.h): a status and a {"detail"} text.  A text with
+ * conversions takes the arguments noted beside its row, in that order. */
 enum rag_reply {
 	RAG_DATASET_NOT_FOUND,        /* 404 */
 	RAG_QUESTION_NOT_FOUND,       /* 404 */
 	RAG_DATASET_PROCESSING,       /* 422 */
 	RAG_DATASET_FAILED,           /* 422 */
 	RAG_QUESTION_NOT_REGISTERED,  /* 500 */
+	RAG_EMBEDDER_MISCONFIGURED,   /* 500 */
+	RAG_INVALID,                  /* 400: a sentence naming the field */
+	RAG_MMR_DISAGREE,             /* 400 */
+	RAG_SOURCE_TOO_LONG,          /* 400: document index (size_t), max (int) */
+	RAG_UPLOAD_NOT_A_FILE,        /* 400: form field name */
+	RAG_UPLOAD_FILE_NAME,         /* 400: file name */
+	RAG_UPLOAD_FILE_TYPE,         /* 400: file name */
+	RAG_UPLOAD_TOO_MANY_FILES,    /* 400: max (int) */
+	RAG_UPLOAD_NOT_UTF8,          /* 400: file name */
+	RAG_UPLOAD_BAD_CSV,           /* 400: file name, reason */
+	RAG_UPLOAD_BAD_JSON,          /* 400: file name, reason */
+	RAG_UPLOAD_NO_TEXT,           /* 400: file name */
+	RAG_UPLOAD_TEXT_TOO_LARGE,    /* 413: max (long), file name */
+	RAG_UPLOAD_NO_FILES,          /* 400 */
 };
 /* Writes the answer; returns -1 so a handler can `return rag_reply(...)`. */
-int rag_reply(struct req *r, enum rag_reply what);
-/* The same answer's body and status, for an answer written elsewhere. */
+int rag_reply(struct req *r, enum rag_reply what, ...);
+/* 400 with the validator's sentence; returns -1. */
+int rag_reply_verror(struct req *r, const struct verror *e);
+/* The body and status of an answer without arguments, for one written
+ * elsewhere (the waiter). */
 struct json_object *rag_reply_json(enum rag_reply what, int *status);
-/* 400 {"detail": "..."} from a format; returns -1. */
-int rag_reply_bad(struct req *r, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-/* 400 naming the first key of obj that is not in allowed (NULL-ended);
- * 0 when every key is known. */
-int rag_unknown_field_or_reply(struct req *r, struct json_object *obj,
-                               const char *const *allowed, const char *where);
 /* A DATETIME(3) column ("2026-11-23 10:00:00.123") as ISO 8601 UTC, or a
  * JSON null when empty. */
 struct json_object *rag_json_time(const char *dbtime);
@@ -61,7 +75,7 @@ struct json_object *rag_json_time(const char *dbtime);
 /* The canonical (lowercase, hyphenated) form of a UUID; -1 when in is not one. */
 int rag_id_parse(const char *in, char out[RAG_ID_LEN + 1]);
 
-/* --- limits (docs/api.d/retrieval.md lists them) ---------------------------- */
+/* --- limits (docs/api.md lists them) ---------------------------------------- */
 #define RAG_NAME_MAX 255                    /* characters */
 #define RAG_DOCS_PER_REQUEST 1000
 #define RAG_METADATA_MAX 16384              /* bytes of one document's metadata JSON */
@@ -69,6 +83,8 @@ int rag_id_parse(const char *in, char out[RAG_ID_LEN + 1]);
 #define RAG_UPLOAD_TEXT_MAX (256L * 1024 * 1024) /* bytes of text made from one upload */
 #define RAG_UPLOAD_FILES_MAX 100
 #define RAG_QUESTION_MAX 1000               /* characters */
+#define RAG_K_MAX 1000                      /* k and fetch_k of a question */
+#define RAG_TOP_N_MAX 100                   /* top_n of a question */
 #define RAG_QUESTION_FALLBACK_S 5           /* queue row's head start for the worker */
 
 /* --- the caller's dataset --------------------------------------------------- */

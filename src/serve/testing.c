@@ -14,8 +14,8 @@
 #include "http/errors.h"
 #include "http/request.h"
 #include "http/response.h"
+#include "http/validate.h"
 #include "serve/routes.h"
-#include "util/str.h"
 
 #define SLEEP_MAX_MS 10000
 
@@ -27,15 +27,26 @@ int testing_pid(struct req *r)
 	return resp_json(r, 200, o);
 }
 
+struct sleep_query {
+	long long ms;
+};
+
+static const struct vfield sleep_query[] = {
+	{ "ms", V_INT, V_REQUIRED, 0, SLEEP_MAX_MS, NULL, NULL, VOFF(struct sleep_query, ms) },
+	VFIELDS_END
+};
+
 int testing_sleep(struct req *r)
 {
-	const char *v = req_query(r, "ms", NULL);
+	struct sleep_query q;
 	struct json_object *o;
 	struct timespec ts;
+	struct verror e;
 	long long ms;
 
-	if (v == NULL || str_to_ll(v, 0, SLEEP_MAX_MS, &ms) != 0)
-		return resp_detail(r, 400, "ms must be an integer 0..10000");
+	if (validate_query(sleep_query, r, &q, NULL, &e) != 0)
+		return resp_detail(r, 400, e.message);
+	ms = q.ms;
 	ts.tv_sec = (time_t)(ms / 1000);
 	ts.tv_nsec = (long)(ms % 1000) * 1000000L;
 	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)

@@ -149,6 +149,14 @@ for my $q ('ms=abc', 'ms=10001', 'ms=-1', 'ms=12abc', 'ms=1.5', 'ms=') {
 	   "GET /_test/sleep?$q: detail says why");
 }
 
+for my $c ([ 'ms=1&x=2', 'x is not a known query parameter' ],
+	   [ 'ms=1&ms=2', 'ms is given more than once' ],
+	   [ '', 'ms is required' ],
+	   [ 'ms=10001', 'ms must be an integer from 0 to 10000' ]) {
+	json_response_is(http(GET => "/_test/sleep?$c->[0]"), 400, { detail => $c->[1] },
+			 "GET /_test/sleep?$c->[0]: detail names the parameter");
+}
+
 json_response_is(http(GET => '/_test/sleep?ms=0'), 200, { slept_ms => 0 },
 		 'GET /_test/sleep?ms=0');
 my $t0 = time;

@@ -23,10 +23,12 @@ my $id = $res->{json}{dataset_id};
 
 my @bad_create = (
 	[ { }, 'name is required' ],
-	[ { name => '' }, 'name must be 1 to 255 characters' ],
-	[ { name => 'x' x 256 }, 'name must be 1 to 255 characters' ],
+	[ { name => '' }, 'name must be 1 to 255 characters long' ],
+	[ { name => 'x' x 256 }, 'name must be 1 to 255 characters long' ],
+	[ { name => "\x{e9}" x 256 }, 'name must be 1 to 255 characters long' ],
 	[ { name => 5 }, 'name must be a string' ],
-	[ { name => 'a', extra => 1 }, "Unknown field 'extra'" ],
+	[ { name => undef }, 'name is required' ],
+	[ { name => 'a', extra => 1 }, 'extra is not a known field' ],
 );
 for my $c (@bad_create) {
 	json_response_is(rag(POST => '/dataset', $c->[0]), 400, { detail => $c->[1] },
@@ -36,6 +38,8 @@ json_response_is(rag(POST => '/dataset', { name => "\x{e9}" x 255 }), 201, undef
 		 'name of 255 characters (not bytes)');
 json_response_is(rag(POST => '/dataset', undef, body => '{"name":', content_type => 'application/json'),
 		 400, undef, 'malformed JSON');
+json_response_is(rag(POST => '/dataset', undef, body => '["name"]', content_type => 'application/json'),
+		 400, { detail => 'The body must be a JSON object' }, 'an array body');
 is(http(POST => '/dataset', { json => { name => 'x' } })->{status}, 401, 'no credentials: 401');
 is(http(POST => '/dataset', { json => { name => 'x' }, basic => 'demo:wrong' })->{status}, 401,
    'wrong password: 401');
@@ -71,18 +75,23 @@ my $blob = mysql("SELECT LENGTH(embedding) FROM rag_snippets WHERE dataset_id = 
 is($blob, 384 * 4, 'embeddings are 384 float32');
 
 my @bad_docs = (
-	[ { }, 'documents must be an array of {"text", "metadata"}' ],
-	[ { documents => [] }, 'documents must hold 1 to 1000 documents (got 0)' ],
-	[ { documents => [ ({ text => 'x' }) x 1001 ] }, 'documents must hold 1 to 1000 documents (got 1001)' ],
-	[ { documents => [ { text => '' } ] }, 'documents[0].text must not be empty' ],
-	[ { documents => [ { text => "  \n" } ] }, 'documents[0].text must not be empty' ],
-	[ { documents => [ { metadata => {} } ] }, 'documents[0].text must be a string' ],
+	[ { }, 'documents is required' ],
+	[ { documents => { text => 'a' } }, 'documents must be an array' ],
+	[ { documents => [] }, 'documents must have 1 to 1000 elements' ],
+	[ { documents => [ ({ text => 'x' }) x 1001 ] }, 'documents must have 1 to 1000 elements' ],
+	[ { documents => [ { text => '' } ] }, 'documents[0].text must not be blank' ],
+	[ { documents => [ { text => "  \n" } ] }, 'documents[0].text must not be blank' ],
+	[ { documents => [ { metadata => {} } ] }, 'documents[0].text is required' ],
+	[ { documents => [ { text => 5 } ] }, 'documents[0].text must be a string' ],
 	[ { documents => [ { text => 'a', metadata => [1] } ] }, 'documents[0].metadata must be an object' ],
-	[ { documents => [ { text => 'a' }, { text => 'b', meta => {} } ] }, "Unknown field 'meta' in documents[1]" ],
-	[ { documents => [ { text => 'a' } ], more => 1 }, "Unknown field 'more'" ],
+	[ { documents => [ { text => 'a' }, { text => 'b', meta => {} } ] }, 'documents[1].meta is not a known field' ],
+	[ { documents => [ { text => 'a' } ], more => 1 }, 'more is not a known field' ],
 	[ { documents => [ 'text' ] }, 'documents[0] must be an object' ],
-	[ { documents => [ { text => 'a', metadata => { big => 'x' x 16400 } } ] },
-	  'documents[0].metadata is larger than 16384 bytes' ],
+	# 16385 bytes of metadata JSON: {"big":"x...x"} is 10 bytes around the value
+	[ { documents => [ { text => 'a', metadata => { big => 'x' x 16375 } } ] },
+	  'documents[0].metadata is too large (at most 16384 bytes of JSON)' ],
+	[ { documents => [ { text => 'a' }, { text => 'b', metadata => { source => 's' x 1025 } } ] },
+	  'documents[1].metadata.source is longer than 1024 bytes' ],
 );
 for my $c (@bad_docs) {
 	my $name = json_encode($c->[0]);
@@ -96,6 +105,21 @@ is(mysql("SELECT COUNT(*) FROM rag_documents WHERE dataset_id = '$id'"), 2,
    'refused requests stored nothing');
 json_response_is(rag(GET => "/dataset/$id"), 200, undef, 'still there');
 is(rag(GET => "/dataset/$id")->{json}{status}, 'success', 'and still success');
+
+# Each bound itself is accepted: 1000 documents, 16384 bytes of metadata JSON,
+# a 1024-byte metadata.source (a dataset of their own, deleted unread).
+my $bounds = new_dataset('bounds');
+json_response_is(add_documents($bounds, [
+	{ text => 'a', metadata => { big => 'x' x 16374 } },
+	{ text => 'b', metadata => { source => 's' x 1024 } },
+	({ text => 'c' }) x 998 ]), 202, undef, 'documents at every bound: 202');
+is(mysql("SELECT COUNT(*) FROM rag_documents WHERE dataset_id = '$bounds'"), 1000,
+   'all 1000 stored');
+is(mysql("SELECT MAX(LENGTH(metadata)) FROM rag_documents WHERE dataset_id = '$bounds'"), 16384,
+   'metadata of 16384 bytes stored whole');
+is(mysql("SELECT MAX(LENGTH(source)) FROM rag_documents WHERE dataset_id = '$bounds'"), 1024,
+   'source of 1024 bytes stored whole');
+is(rag(DELETE => "/dataset/$bounds")->{status}, 204, 'bounds dataset deleted');
 
 # --- uploads: file name becomes metadata.source ---------------------------------------
 

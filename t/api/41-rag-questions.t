@@ -68,37 +68,41 @@ is($q->{error}, undef, 'no error');
 
 my @bad = (
 	[ { }, 'question is required' ],
-	[ { question => '' }, 'question must not be empty' ],
-	[ { question => "  \n\t" }, 'question must not be empty' ],
-	[ { question => undef }, 'question must be a string' ],
+	[ { question => '' }, 'question must be 1 to 1000 characters long' ],
+	[ { question => "  \n\t" }, 'question must not be blank' ],
+	[ { question => undef }, 'question is required' ],
 	[ { question => 42 }, 'question must be a string' ],
-	[ { question => 'x' x 1001 }, 'question must be at most 1000 characters (got 1001)' ],
-	[ { question => "\x{e9}" x 1001 }, 'question must be at most 1000 characters (got 1001)' ],
-	[ { question => 'q', k => 0 }, 'k must be an integer 1..1000' ],
-	[ { question => 'q', k => 1001 }, 'k must be an integer 1..1000' ],
-	[ { question => 'q', k => 2.5 }, 'k must be an integer 1..1000' ],
-	[ { question => 'q', k => '5' }, 'k must be an integer 1..1000' ],
-	[ { question => 'q', fetch_k => 0 }, 'fetch_k must be an integer 1..1000' ],
-	[ { question => 'q', fetch_k => 1001 }, 'fetch_k must be an integer 1..1000' ],
-	[ { question => 'q', top_n => 0 }, 'top_n must be an integer 1..100' ],
-	[ { question => 'q', top_n => 101 }, 'top_n must be an integer 1..100' ],
-	[ { question => 'q', lambda_mult => 1.5 }, 'lambda_mult must be a number 0..1' ],
-	[ { question => 'q', lambda_mult => -0.1 }, 'lambda_mult must be a number 0..1' ],
+	[ { question => 'x' x 1001 }, 'question must be 1 to 1000 characters long' ],
+	[ { question => "\x{e9}" x 1001 }, 'question must be 1 to 1000 characters long' ],
+	[ { question => 'q', k => 0 }, 'k must be an integer from 1 to 1000' ],
+	[ { question => 'q', k => 1001 }, 'k must be an integer from 1 to 1000' ],
+	[ { question => 'q', k => 2.5 }, 'k must be an integer' ],
+	[ { question => 'q', k => '5' }, 'k must be an integer' ],
+	[ { question => 'q', fetch_k => 0 }, 'fetch_k must be an integer from 1 to 1000' ],
+	[ { question => 'q', fetch_k => 1001 }, 'fetch_k must be an integer from 1 to 1000' ],
+	[ { question => 'q', top_n => 0 }, 'top_n must be an integer from 1 to 100' ],
+	[ { question => 'q', top_n => 101 }, 'top_n must be an integer from 1 to 100' ],
+	[ { question => 'q', lambda_mult => 1.5 }, 'lambda_mult must be a number from 0 to 1' ],
+	[ { question => 'q', lambda_mult => -0.1 }, 'lambda_mult must be a number from 0 to 1' ],
 	[ { question => 'q', lambda_mult => 'half' }, 'lambda_mult must be a number' ],
 	[ { question => 'q', score_threshold => 'high' }, 'score_threshold must be a number' ],
+	[ { question => 'q', score_threshold => 2e30 }, 'score_threshold must be a number from -1e+30 to 1e+30' ],
+	[ { question => 'q', score_threshold => -2e30 }, 'score_threshold must be a number from -1e+30 to 1e+30' ],
 	[ { question => 'q', distance_metric => 'cosine' }, 'distance_metric must be one of L2, L1, max, cos, dot' ],
 	[ { question => 'q', distance_metric => 'l2' }, 'distance_metric must be one of L2, L1, max, cos, dot' ],
-	[ { question => 'q', maximal_marginal_relevance => 1 }, 'maximal_marginal_relevance must be true or false' ],
-	[ { question => 'q', hybrid => 'yes' }, 'hybrid must be true or false' ],
+	[ { question => 'q', distance_metric => 2 }, 'distance_metric must be one of L2, L1, max, cos, dot' ],
+	[ { question => 'q', maximal_marginal_relevance => 1 }, 'maximal_marginal_relevance must be a boolean' ],
+	[ { question => 'q', use_maximal_marginal_relevance => 'no' }, 'use_maximal_marginal_relevance must be a boolean' ],
+	[ { question => 'q', hybrid => 'yes' }, 'hybrid must be a boolean' ],
 	[ { question => 'q', maximal_marginal_relevance => $T, use_maximal_marginal_relevance => $F },
 	  'maximal_marginal_relevance and use_maximal_marginal_relevance disagree' ],
 	[ { question => 'q', metadata_filter => 'source' }, 'metadata_filter must be an object' ],
 	[ { question => 'q', metadata_filter => { topic => { '$regex' => 'g.*' } } },
-	  'metadata_filter.topic: unknown operator (use $in or $contains)' ],
+	  "metadata_filter key 'topic': unknown operator (use \$in or \$contains)" ],
 	[ { question => 'q', metadata_filter => { topic => { '$in' => 'geo' } } },
-	  'metadata_filter.topic: $in must be an array' ],
-	[ { question => 'q', temperature => 0.2 }, "Unknown field 'temperature'" ],
-	[ { question => 'q', distance => 'cos' }, "Unknown field 'distance'" ],
+	  "metadata_filter key 'topic': \$in must be an array" ],
+	[ { question => 'q', temperature => 0.2 }, 'temperature is not a known field' ],
+	[ { question => 'q', distance => 'cos' }, 'distance is not a known field' ],
 );
 for my $c (@bad) {
 	my $name = json_encode($c->[0]);
@@ -110,7 +114,7 @@ json_response_is(ask($id, undef, body => '{"question": "q",', content_type => 'a
 like(ask($id, undef, body => '{"question": "q",', content_type => 'application/json')->{json}{detail},
      qr/^Malformed JSON/, 'its detail says so');
 json_response_is(ask($id, undef, body => '[1]', content_type => 'application/json'),
-		 400, { detail => 'Body must be a JSON object' }, 'an array body');
+		 400, { detail => 'The body must be a JSON object' }, 'an array body');
 json_response_is(ask($id, undef, body => '', content_type => 'application/json'),
 		 400, { detail => 'Request body is empty' }, 'an empty body');
 json_response_is(ask('00000000-0000-4000-8000-000000000000', { question => 'q' }), 404,
@@ -123,7 +127,8 @@ is(ask($id, { question => 'q' }, basic => 'demo:wrong')->{status}, 401, 'wrong p
 
 # bounds: the largest values are accepted
 for my $c ([ k => 1 ], [ k => 1000 ], [ fetch_k => 1 ], [ fetch_k => 1000 ], [ top_n => 1 ],
-	   [ top_n => 100 ], [ lambda_mult => 0 ], [ lambda_mult => 1 ], [ score_threshold => undef ]) {
+	   [ top_n => 100 ], [ lambda_mult => 0 ], [ lambda_mult => 1 ], [ score_threshold => undef ],
+	   [ score_threshold => 1e30 ], [ score_threshold => -1e30 ]) {
 	is(ask($id, { question => 'q', $c->[0] => $c->[1] })->{status}, 200,
 	   "$c->[0] = " . ($c->[1] // 'null') . ' accepted');
 }
@@ -237,9 +242,16 @@ json_response_is(rag(GET => "/dataset/$other/question/$qid"), 404, { detail => '
 		 "a question of another dataset: 404");
 json_response_is(rag(GET => "/dataset/$unknown/question/$qid"), 404, { detail => 'Dataset not found' },
 		 'unknown dataset: 404');
-for my $w ('-1', '31', 'x', '1.5') {
-	json_response_is(rag(GET => "/dataset/$id/question/$qid?wait=$w"), 400,
-			 { detail => 'wait must be an integer 0..30 (seconds)' }, "wait=$w: 400");
+for my $c ([ 'wait=-1', 'wait must be an integer from 0 to 30' ],
+	   [ 'wait=31', 'wait must be an integer from 0 to 30' ],
+	   [ 'wait=x', 'wait must be an integer' ],
+	   [ 'wait=1.5', 'wait must be an integer' ],
+	   [ 'wait=', 'wait must be an integer' ],
+	   [ 'wait=1&wait=2', 'wait is given more than once' ],
+	   [ 'wiat=5', 'wiat is not a known query parameter' ],
+	   [ 'wait=1&timeout=5', 'timeout is not a known query parameter' ]) {
+	json_response_is(rag(GET => "/dataset/$id/question/$qid?$c->[0]"), 400,
+			 { detail => $c->[1] }, "?$c->[0]: 400");
 }
 is(rag(GET => "/dataset/$id/question/$qid?wait=30")->{status}, 200, 'wait=30 (the maximum) is fine');
 is(rag(GET => "/dataset/$id/question/$qid?wait=0")->{status}, 200, 'wait=0 is fine');

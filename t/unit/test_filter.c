@@ -9,19 +9,19 @@
 struct bad_case { const char *spec, *err; };
 
 static const struct bad_case bad[] = {
-	{ "[]", "metadata_filter must be an object" },
-	{ "\"x\"", "metadata_filter must be an object" },
-	{ "{\"a\": [1, 2]}", "metadata_filter.a: a list needs {\"$in\": [...]}" },
-	{ "{\"a\": {\"$gt\": 1}}", "metadata_filter.a: unknown operator (use $in or $contains)" },
+	{ "[]", "must be an object" },
+	{ "\"x\"", "must be an object" },
+	{ "{\"a\": [1, 2]}", "key 'a': a list needs {\"$in\": [...]}" },
+	{ "{\"a\": {\"$gt\": 1}}", "key 'a': unknown operator (use $in or $contains)" },
 	{ "{\"a\": {\"$in\": [1], \"$contains\": \"x\"}}",
-	  "metadata_filter.a: an operator object has exactly one key, $in or $contains" },
-	{ "{\"a\": {}}", "metadata_filter.a: an operator object has exactly one key, $in or $contains" },
-	{ "{\"a\": {\"$in\": 1}}", "metadata_filter.a: $in must be an array" },
+	  "key 'a': an operator object has exactly one key, $in or $contains" },
+	{ "{\"a\": {}}", "key 'a': an operator object has exactly one key, $in or $contains" },
+	{ "{\"a\": {\"$in\": 1}}", "key 'a': $in must be an array" },
 	{ "{\"a\": {\"$in\": [{}]}}",
-	  "metadata_filter.a: each $in value must be a string, number, boolean or null" },
+	  "key 'a': each $in value must be a string, number, boolean or null" },
 	{ "{\"a\": {\"$contains\": [1]}}",
-	  "metadata_filter.a: $contains must be a string, number, boolean or null" },
-	{ "{\"\": 1}", "metadata_filter: a key must have 1 to 1024 characters" },
+	  "key 'a': $contains must be a string, number, boolean or null" },
+	{ "{\"\": 1}", "keys must have 1 to 1024 characters" },
 	{ NULL, NULL },
 };
 
@@ -55,7 +55,7 @@ static void test_bounds(void)
 	meta_filter_free(f);
 	json_object_object_add(j, "one-more", json_object_new_int(1));
 	CU_ASSERT_PTR_NULL(meta_filter_parse(j, err, sizeof err));
-	CU_ASSERT_STRING_EQUAL(err, "metadata_filter has more than 64 keys");
+	CU_ASSERT_STRING_EQUAL(err, "has more than 64 keys");
 	json_object_put(j);
 
 	for (int i = 0; i < FILTER_MAX_IN; i++)
@@ -68,7 +68,7 @@ static void test_bounds(void)
 	meta_filter_free(f);
 	json_object_array_add(arr, json_object_new_int(-1));
 	CU_ASSERT_PTR_NULL(meta_filter_parse(j, err, sizeof err));
-	CU_ASSERT_STRING_EQUAL(err, "metadata_filter.n: $in has more than 1000 values");
+	CU_ASSERT_STRING_EQUAL(err, "key 'n': $in has more than 1000 values");
 	json_object_put(j);
 
 	memset(big, 'x', FILTER_MAX_STRING);
@@ -81,7 +81,7 @@ static void test_bounds(void)
 	big[FILTER_MAX_STRING + 1] = '\0';
 	json_object_object_add(j, "s", json_object_new_string(big));
 	CU_ASSERT_PTR_NULL(meta_filter_parse(j, err, sizeof err));
-	CU_ASSERT_STRING_EQUAL(err, "metadata_filter.s: the value is longer than 1024 characters");
+	CU_ASSERT_STRING_EQUAL(err, "key 's': the value is longer than 1024 characters");
 	json_object_put(j);
 }
 

@@ -76,11 +76,13 @@ static const char *freexl_reason(int rc)
  *   entry's stream, for the workbook's size, whatever the root's size;
  * - a stream whose sector chain runs on past its stated size moves FreeXL's
  *   end of sector beyond its sector buffer.
- * Each lets a crafted file make FreeXL read past a heap block.  So the file
- * is walked first the way FreeXL walks it (MS-CFB for the compound file,
- * MS-XLS for the records): its directory, the workbook stream's sector
- * chain, and every record that carries such a string.  Anything else wrong
- * with the file is left for FreeXL to refuse. */
+ * Each lets a crafted file make FreeXL read past one of its buffers (the
+ * first three were found by fuzzing, the last two by reading its source).
+ * So the file is walked first the way FreeXL walks it (MS-CFB for the
+ * compound file, MS-XLS for the records): its directory, the workbook
+ * stream's sector chain, and every record that carries such a string (the
+ * stream is held whole meanwhile: FreeXL holds every cell of it after).
+ * Anything else wrong with the file is left for FreeXL to refuse. */
 #define CFB_ENTRY 128
 #define CFB_NAME_MAX 64                /* bytes of UTF-16 with the NUL */
 #define CFB_HEADER_DIFAT 109

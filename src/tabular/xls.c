@@ -13,6 +13,7 @@
 #include <string.h>
 #include <fcntl.h>
 #include <stdint.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -71,13 +72,14 @@ static const char *freexl_reason(int rc)
  *   directory entry with any name length;
  * - a FORMAT or LABEL record's string is copied with the character count the
  *   record states (up to 65535 UTF-16 characters) from its 8224-byte record
- *   buffer, whatever the record's size;
+ *   buffer, whatever the record's size; in a BIFF3 or BIFF4 file (a bare
+ *   record stream, no compound file) a LABEL's too;
  * - a workbook stream under the mini-stream cutoff is read from the root
  *   entry's stream, for the workbook's size, whatever the root's size;
  * - a stream whose sector chain runs on past its stated size moves FreeXL's
  *   end of sector beyond its sector buffer.
  * Each lets a crafted file make FreeXL read past one of its buffers (the
- * first three were found by fuzzing, the last two by reading its source).
+ * first three were found by fuzzing, the rest by reading its source).
  * So the file is walked first the way FreeXL walks it (MS-CFB for the
  * compound file, MS-XLS for the records): its directory, the workbook
  * stream's sector chain, and every record that carries such a string (the
@@ -214,26 +216,35 @@ static bool biff_string_fits(const unsigned char *rec, size_t size, size_t off,
 }
 
 /* 0, or -1 when a FORMAT or LABEL record of the workbook stream s states a
- * string longer than the record (as FreeXL reads them: the version of the
- * first BOF record; records up to its bound; the end at a zero record). */
+ * string longer than the record, as FreeXL reads them: the version is the
+ * first BOF record's; from BIFF5 on (BOF 0x0809) the stream ends at a
+ * zero record or one over max.  Before BIFF5 (a bare record stream) FreeXL
+ * skips any record it does not read and stops only at its EOF record, so
+ * every record to the end is checked; there a FORMAT's length is a byte
+ * and only a LABEL can reach past the record buffer. */
 static int biff_strings_ok(const unsigned char *s, size_t n, size_t max)
 {
-	bool v8 = n >= 6 && le16(s) == 0x0809 && le16(s + 4) == 0x0600;
+	bool legacy = n < 4 || le16(s) != 0x0809;
+	bool v8 = !legacy && n >= 6 && le16(s + 4) == 0x0600;
 
 	for (size_t p = 0; p + 4 <= n;) {
 		unsigned type = le16(s + p), size = le16(s + p + 2);
 		const unsigned char *rec = s + p + 4;
 
-		if ((type == 0 && size == 0) || size > max || p + 4 + size > n)
+		if (!legacy && ((type == 0 && size == 0) || size > max))
 			break;
+		if (p + 4 + size > n)
+			break;
+		p += 4 + size;
+		if (size > max)                    /* skipped, never copied */
+			continue;
 		if (type == 0x0204 &&              /* LABEL: row, col, xf, length */
 		    (size < 8 || !biff_string_fits(rec, size, 8, le16(rec + 6), v8)))
 			return -1;
-		if (type == 0x041E &&              /* FORMAT: index, string */
+		if (type == 0x041E && !legacy &&   /* FORMAT: index, string */
 		    (v8 ? size < 4 || !biff_string_fits(rec, size, 4, le16(rec + 2), true)
 		        : size < 4 || !biff_string_fits(rec, size, 3, rec[3], false)))
 			return -1;
-		p += 4 + size;
 	}
 	return 0;
 }
@@ -251,9 +262,26 @@ static const char *xls_unsafe(const char *path)
 	unsigned shift;
 
 	if ((c.fd = open(path, O_RDONLY | O_CLOEXEC)) < 0 || fstat(c.fd, &st) != 0 ||
-	    pread(c.fd, c.hdr, sizeof c.hdr, 0) != (ssize_t)sizeof c.hdr ||
-	    memcmp(c.hdr, magic, sizeof magic) != 0)
+	    st.st_size < 4 || pread(c.fd, c.hdr, 4, 0) != 4)
 		goto out;                  /* FreeXL says what is wrong */
+	if (memcmp(c.hdr, magic, 4) != 0) {
+		/* no compound file: BIFF2 to BIFF4 are a bare record stream,
+		 * which FreeXL reads after a BOF of theirs (mapped, not read:
+		 * the walk touches each record's head and a LABEL's length) */
+		unsigned bof = le16(c.hdr);
+		void *m;
+
+		if ((bof != 0x0009 && bof != 0x0209 && bof != 0x0409) ||
+		    (m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, c.fd, 0)) == MAP_FAILED)
+			goto out;
+		if (biff_strings_ok(m, (size_t)st.st_size, BIFF_RECORD_MAX) != 0)
+			why = "damaged workbook stream (a string longer than its record)";
+		munmap(m, (size_t)st.st_size);
+		goto out;
+	}
+	if (pread(c.fd, c.hdr, sizeof c.hdr, 0) != (ssize_t)sizeof c.hdr ||
+	    memcmp(c.hdr, magic, sizeof magic) != 0)
+		goto out;
 	shift = le16(c.hdr + 0x1E);
 	if (shift != 9 && shift != 12)
 		goto out;

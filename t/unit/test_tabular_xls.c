@@ -219,6 +219,41 @@ static void test_string_lengths(void)
 	                 "a string longer than its record");
 }
 
+/* A BIFF4 file (no compound file, a bare record stream): BOF, DIMENSION,
+ * a LABEL "ab" of a record of 10 bytes stating n characters, EOF.  FreeXL
+ * copies n bytes from its record buffer here too. */
+static int write_biff4(char *path, size_t cap, unsigned n)
+{
+	const unsigned char b[] = {
+		0x09, 0x04, 6, 0, 0x00, 0x00, 0x10, 0x00, 0, 0,            /* BOF */
+		0x00, 0x02, 10, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0,           /* DIMENSION */
+		0x04, 0x02, 10, 0, 0, 0, 0, 0, 0, 0,                       /* LABEL */
+		(unsigned char)(n & 0xFF), (unsigned char)(n >> 8), 'a', 'b',
+		0x0A, 0x00, 0, 0,                                          /* EOF */
+	};
+
+	return tt_write(path, cap, ".xls", b, sizeof b);
+}
+
+static void test_biff4_label(void)
+{
+	struct tab_opts o = got_opts(NULL);
+	struct tab_stats st;
+	struct got g = { 0 };
+	char path[512], err[256] = "";
+
+	CU_ASSERT_EQUAL_FATAL(write_biff4(path, sizeof path, 2), 0);
+	read_xls(path, &o, &g, &st, err, sizeof err);      /* FreeXL's to judge */
+	CU_ASSERT_PTR_NULL(strstr(err, "longer than its record"));
+	unlink(path);
+	CU_ASSERT_EQUAL_FATAL(write_biff4(path, sizeof path, 3), 0);
+	expect_fail(path, TAB_ERR_FORMAT, "a string longer than its record");
+	unlink(path);
+	CU_ASSERT_EQUAL_FATAL(write_biff4(path, sizeof path, 65535), 0);
+	expect_fail(path, TAB_ERR_FORMAT, "a string longer than its record");
+	unlink(path);
+}
+
 /* The fuzzer's inputs themselves (a first byte of options, then the file):
  * both are also cut short, so their workbook chains leave the file. */
 static void expect_seed_refused(const char *name)
@@ -234,7 +269,7 @@ static void expect_seed_refused(const char *name)
 	CU_ASSERT_PTR_NOT_NULL_FATAL(f);
 	len = fread(b, 1, 1 << 16, f);
 	fclose(f);
-	CU_ASSERT_FATAL(len > 512);
+	CU_ASSERT_FATAL(len > 8);
 	CU_ASSERT_EQUAL_FATAL(tt_write(path, sizeof path, ".xls", b + 1, len - 1), 0);
 	free(b);
 	expect_fail(path, TAB_ERR_FORMAT, "not a valid XLS file: damaged");
@@ -246,6 +281,7 @@ static void test_fuzz_reproducers(void)
 	expect_seed_refused("freexl-label-overread.xls");
 	expect_seed_refused("freexl-format-overread.xls");
 	expect_seed_refused("freexl-dir-outside-file.xls");
+	expect_seed_refused("freexl-biff4-label-overread.xls");
 }
 
 /* FreeXL places sector id at (id + 1) x 512 in 32 bits: a directory past
@@ -329,6 +365,7 @@ int suite_tabular_xls(void)
 		{ "a LABEL or FORMAT string longer than its record", test_string_lengths },
 		{ "the fuzzer's over-reads: LABEL, FORMAT, directory", test_fuzz_reproducers },
 		{ "a directory sector outside the file", test_directory_place },
+		{ "a BIFF4 LABEL longer than its record", test_biff4_label },
 		{ "a workbook chain longer or shorter than its stream", test_chain_length },
 		{ "inferred schemas of the fixtures", test_infer },
 		{ "the header found below a title", test_header_rule },

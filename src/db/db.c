@@ -16,7 +16,6 @@
 #include "util/timeutil.h"
 
 #define DB_MAX_PARAMS 64
-#define DB_STMT_CACHE 96
 #define DB_MIN_COLBUF 64
 #define DB_RETRY_MS 250.0     /* between connect attempts while the server is down */
 

@@ -16,6 +16,10 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+/* Statements cached per connection; past it the oldest that is not being
+ * read is closed (round-robin). */
+#define DB_STMT_CACHE 96
+
 struct config;
 struct db;
 struct db_stmt;

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <fcntl.h>
 #include <stdint.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -61,17 +62,35 @@ static const char *freexl_reason(int rc)
 	}
 }
 
-/* --- the compound file's directory, checked before FreeXL reads it ------ */
+/* --- what FreeXL would read, checked before it reads it ----------------- */
 
-/* FreeXL 1.0.6 converts a directory entry's name with the length the entry
- * states (up to 65535 bytes) from a 64-byte field, reading past it; a
- * crafted file could crash the reader.  So every entry of the directory
- * chain is checked first, the way the compound file format (MS-CFB) lays
- * it out; anything else wrong with the file is left for FreeXL to refuse. */
+/* FreeXL 1.0.6 trusts lengths stated inside the file:
+ * - a directory entry's name is converted with the length the entry states
+ *   (up to 65535 bytes) from a 64-byte field;
+ * - a sector's place is (id + 1) x size in 32 bits: a directory sector id
+ *   past the file wraps round to the header, whose bytes then read as a
+ *   directory entry with any name length;
+ * - a FORMAT or LABEL record's string is copied with the character count the
+ *   record states (up to 65535 UTF-16 characters) from its 8224-byte record
+ *   buffer, whatever the record's size; in a BIFF3 or BIFF4 file (a bare
+ *   record stream, no compound file) a LABEL's too;
+ * - a workbook stream under the mini-stream cutoff is read from the root
+ *   entry's stream, for the workbook's size, whatever the root's size;
+ * - a stream whose sector chain runs on past its stated size moves FreeXL's
+ *   end of sector beyond its sector buffer.
+ * Each lets a crafted file make FreeXL read past one of its buffers (the
+ * first three were found by fuzzing, the rest by reading its source).
+ * So the file is walked first the way FreeXL walks it (MS-CFB for the
+ * compound file, MS-XLS for the records): its directory, the workbook
+ * stream's sector chain, and every record that carries such a string (the
+ * stream is held whole meanwhile: FreeXL holds every cell of it after).
+ * Anything else wrong with the file is left for FreeXL to refuse. */
 #define CFB_ENTRY 128
 #define CFB_NAME_MAX 64                /* bytes of UTF-16 with the NUL */
 #define CFB_HEADER_DIFAT 109
 #define CFB_END 0xFFFFFFFEu
+#define BIFF_RECORD_MAX 8224           /* FreeXL's record buffer */
+#define BIFF_MINI_RECORD_MAX 8191      /* FreeXL's bound in a mini stream */
 
 static uint32_t le32(const unsigned char *p)
 {
@@ -79,10 +98,15 @@ static uint32_t le32(const unsigned char *p)
 	       (uint32_t)p[3] << 24;
 }
 
+static unsigned le16(const unsigned char *p)
+{
+	return (unsigned)p[0] | (unsigned)p[1] << 8;
+}
+
 struct cfb {
 	int fd;
 	size_t ssz;                        /* sector size */
-	off_t nsect;                       /* sectors in the file */
+	off_t nsect;                       /* sectors in the file after the header */
 	unsigned char hdr[512];
 };
 
@@ -123,44 +147,190 @@ static int cfb_next(const struct cfb *c, uint32_t sid, unsigned char *buf, uint3
 }
 
 /* 0, or -1 when a directory entry states a name longer than its field. */
-static int cfb_names_ok(const char *path)
+static int cfb_names_ok(const struct cfb *c, unsigned char *buf)
+{
+	uint32_t sid = le32(c->hdr + 0x30);
+
+	for (off_t n = 0; sid != CFB_END && n <= c->nsect; n++) {
+		if (cfb_sector(c, sid, buf) != 0)
+			break;
+		for (size_t e = 0; e < c->ssz; e += CFB_ENTRY)
+			if (le16(buf + e + 0x40) > CFB_NAME_MAX)
+				return -1;
+		if (cfb_next(c, sid, buf, &sid) != 0)
+			break;
+	}
+	return 0;
+}
+
+/* Whether a directory entry's name is the ASCII name want. */
+static bool cfb_name_is(const unsigned char *entry, const char *want)
+{
+	size_t i, n = le16(entry + 0x40) / 2;
+
+	for (i = 0; i < n && i < CFB_NAME_MAX / 2 && le16(entry + 2 * i) != 0; i++)
+		if (want[i] == '\0' || le16(entry + 2 * i) != (unsigned char)want[i])
+			return false;
+	return want[i] == '\0';
+}
+
+/* The stream of size bytes whose chain starts at sid, into a new buffer;
+ * NULL when its chain leaves the file, loops, or is not exactly as long
+ * as the size needs (FreeXL follows the chain, not the size). */
+static unsigned char *cfb_stream(const struct cfb *c, uint32_t sid, uint32_t size,
+                                 unsigned char *buf)
+{
+	size_t got = 0;
+	unsigned char *s;
+
+	if ((off_t)size > c->nsect * (off_t)c->ssz || (s = malloc(size + 1)) == NULL)
+		return NULL;
+	while (got < size) {
+		size_t n = size - got < c->ssz ? size - got : c->ssz;
+
+		if (cfb_sector(c, sid, buf) != 0)
+			goto bad;
+		memcpy(s + got, buf, n);
+		got += n;
+		if (cfb_next(c, sid, buf, &sid) != 0 || (got < size) == (sid == CFB_END))
+			goto bad;
+	}
+	return s;
+bad:
+	free(s);
+	return NULL;
+}
+
+/* Whether a string at off of a record of size bytes, stated chars long
+ * with a BIFF8 option byte first (utf16) or as bytes, lies in the record. */
+static bool biff_string_fits(const unsigned char *rec, size_t size, size_t off,
+                             size_t chars, bool utf16)
+{
+	if (!utf16)
+		return off + chars <= size;
+	if (off + 1 > size)
+		return false;
+	unsigned char opt = rec[off];
+	size_t at = off + 1 + (opt & 0x08 ? 2 : 0) + (opt & 0x04 ? 4 : 0);
+	return at + chars * (opt & 0x01 ? 2 : 1) <= size;
+}
+
+/* 0, or -1 when a FORMAT or LABEL record of the workbook stream s states a
+ * string longer than the record, as FreeXL reads them: the version is the
+ * first BOF record's; from BIFF5 on (BOF 0x0809) the stream ends at a
+ * zero record or one over max.  Before BIFF5 (a bare record stream) FreeXL
+ * skips any record it does not read and stops only at its EOF record, so
+ * every record to the end is checked; there a FORMAT's length is a byte
+ * and only a LABEL can reach past the record buffer. */
+static int biff_strings_ok(const unsigned char *s, size_t n, size_t max)
+{
+	bool legacy = n < 4 || le16(s) != 0x0809;
+	bool v8 = !legacy && n >= 6 && le16(s + 4) == 0x0600;
+
+	for (size_t p = 0; p + 4 <= n;) {
+		unsigned type = le16(s + p), size = le16(s + p + 2);
+		const unsigned char *rec = s + p + 4;
+
+		if (!legacy && ((type == 0 && size == 0) || size > max))
+			break;
+		if (p + 4 + size > n)
+			break;
+		p += 4 + size;
+		if (size > max)                    /* skipped, never copied */
+			continue;
+		if (type == 0x0204 &&              /* LABEL: row, col, xf, length */
+		    (size < 8 || !biff_string_fits(rec, size, 8, le16(rec + 6), v8)))
+			return -1;
+		if (type == 0x041E && !legacy &&   /* FORMAT: index, string */
+		    (v8 ? size < 4 || !biff_string_fits(rec, size, 4, le16(rec + 2), true)
+		        : size < 4 || !biff_string_fits(rec, size, 3, rec[3], false)))
+			return -1;
+	}
+	return 0;
+}
+
+/* NULL, or why FreeXL must not read the file at path. */
+static const char *xls_unsafe(const char *path)
 {
 	static const unsigned char magic[8] = { 0xD0, 0xCF, 0x11, 0xE0, 0xA1, 0xB1, 0x1A, 0xE1 };
 	struct cfb c = { .fd = -1 };
-	unsigned char *buf = NULL;
+	unsigned char *buf = NULL, *s = NULL;
+	uint32_t wb_sid = 0, wb_size = 0, root_sid = 0, root_size = 0;
+	bool found = false, mini;
+	const char *why = NULL;
 	struct stat st;
-	uint32_t sid;
 	unsigned shift;
-	int rc = 0;
 
 	if ((c.fd = open(path, O_RDONLY | O_CLOEXEC)) < 0 || fstat(c.fd, &st) != 0 ||
-	    pread(c.fd, c.hdr, sizeof c.hdr, 0) != (ssize_t)sizeof c.hdr ||
-	    memcmp(c.hdr, magic, sizeof magic) != 0)
+	    st.st_size < 4 || pread(c.fd, c.hdr, 4, 0) != 4)
 		goto out;                  /* FreeXL says what is wrong */
-	shift = (unsigned)c.hdr[0x1E] | (unsigned)c.hdr[0x1F] << 8;
+	if (memcmp(c.hdr, magic, 4) != 0) {
+		/* no compound file: BIFF2 to BIFF4 are a bare record stream,
+		 * which FreeXL reads after a BOF of theirs (mapped, not read:
+		 * the walk touches each record's head and a LABEL's length) */
+		unsigned bof = le16(c.hdr);
+		void *m;
+
+		if ((bof != 0x0009 && bof != 0x0209 && bof != 0x0409) ||
+		    (m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, c.fd, 0)) == MAP_FAILED)
+			goto out;
+		if (biff_strings_ok(m, (size_t)st.st_size, BIFF_RECORD_MAX) != 0)
+			why = "damaged workbook stream (a string longer than its record)";
+		munmap(m, (size_t)st.st_size);
+		goto out;
+	}
+	if (pread(c.fd, c.hdr, sizeof c.hdr, 0) != (ssize_t)sizeof c.hdr ||
+	    memcmp(c.hdr, magic, sizeof magic) != 0)
+		goto out;
+	shift = le16(c.hdr + 0x1E);
 	if (shift != 9 && shift != 12)
 		goto out;
 	c.ssz = (size_t)1 << shift;
-	c.nsect = st.st_size / (off_t)c.ssz;
+	c.nsect = st.st_size / (off_t)c.ssz - 1;
 	if ((buf = malloc(c.ssz)) == NULL)
 		goto out;
-	sid = le32(c.hdr + 0x30);
-	for (off_t n = 0; sid != CFB_END && n <= c.nsect; n++) {
-		if (cfb_sector(&c, sid, buf) != 0)
-			break;
-		for (size_t e = 0; e < c.ssz; e += CFB_ENTRY)
-			if (((unsigned)buf[e + 0x40] | (unsigned)buf[e + 0x41] << 8) > CFB_NAME_MAX) {
-				rc = -1;
-				goto out;
-			}
-		if (cfb_next(&c, sid, buf, &sid) != 0)
-			break;
+	if ((off_t)le32(c.hdr + 0x30) >= c.nsect) {
+		why = "damaged compound file (its directory outside the file)";
+		goto out;
 	}
+	if (cfb_names_ok(&c, buf) != 0) {
+		why = "damaged compound file (a directory name too long)";
+		goto out;
+	}
+	/* FreeXL looks for the workbook in the first directory sector only */
+	if (cfb_sector(&c, le32(c.hdr + 0x30), buf) != 0)
+		goto out;                  /* short: FreeXL says so */
+	for (size_t e = 0; e < c.ssz && !found; e += CFB_ENTRY) {
+		if (cfb_name_is(buf + e, "Root Entry")) {
+			root_sid = le32(buf + e + 0x74);
+			root_size = le32(buf + e + 0x78);
+		}
+		if (cfb_name_is(buf + e, "Workbook") || cfb_name_is(buf + e, "Book")) {
+			wb_sid = le32(buf + e + 0x74);
+			wb_size = le32(buf + e + 0x78);
+			found = true;
+		}
+	}
+	if (!found)
+		goto out;
+	mini = wb_size <= le32(c.hdr + 0x38);
+	if (mini && wb_size > root_size) {
+		why = "damaged compound file (a stream longer than its container)";
+		goto out;
+	}
+	s = mini ? cfb_stream(&c, root_sid, root_size, buf) : cfb_stream(&c, wb_sid, wb_size, buf);
+	if (s == NULL) {
+		why = "damaged compound file (a sector chain not as long as its stream)";
+		goto out;
+	}
+	if (biff_strings_ok(s, wb_size, mini ? BIFF_MINI_RECORD_MAX : BIFF_RECORD_MAX) != 0)
+		why = "damaged workbook stream (a string longer than its record)";
 out:
+	free(s);
 	free(buf);
 	if (c.fd >= 0)
 		close(c.fd);
-	return rc;
+	return why;
 }
 
 int xls_read(const char *path, const struct tab_opts *o, const struct tab_sink *sink,
@@ -173,7 +343,7 @@ int xls_read(const char *path, const struct tab_opts *o, const struct tab_sink *
 	char *nums = NULL;          /* number text, 32 bytes a column */
 	unsigned int nsheets = 0, pw = 0, nrows = 0;
 	unsigned short ncols = 0, pick = 0;
-	const char *name = NULL;
+	const char *name = NULL, *why;
 	struct stat st;
 	int rc, ret = TAB_ERR_FORMAT;
 	bool found = false;
@@ -190,9 +360,8 @@ int xls_read(const char *path, const struct tab_opts *o, const struct tab_sink *
 		str_errf(err, errlen, "empty file");
 		return TAB_ERR_FORMAT;
 	}
-	if (cfb_names_ok(path) != 0) {
-		str_errf(err, errlen, "not a valid XLS file: %s",
-		         "damaged compound file (a directory name too long)");
+	if ((why = xls_unsafe(path)) != NULL) {
+		str_errf(err, errlen, "not a valid XLS file: %s", why);
 		goto out;
 	}
 	rc = freexl_open(path, &h);

@@ -58,6 +58,8 @@ int main(void)
 		suite_tabular_parquet_rows,
 		/* storage explorer: tables and links */
 		suite_table_name, suite_table_types,
+		/* the statement cache, against the test stack's MariaDB */
+		suite_db,
 	};
 	unsigned failed;
 

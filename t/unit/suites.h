@@ -39,6 +39,7 @@ int suite_dest(void);
 /* storage explorer: tables and links */
 int suite_table_name(void);
 int suite_table_types(void);
+int suite_db(void);
 int suite_storage_paths(void);
 /* tabular: CSV/JSON readers and inference */
 int suite_tabular_infer(void);

@@ -136,50 +136,182 @@ static void test_malformed(void)
 	expect_fail(FIXTURE("no-such-file.xls"), TAB_ERR_IO, "cannot open");
 }
 
-/* types.xls with the stated name length of its first directory entry (the
- * root, whose name the reader never uses) set to n. */
-static int write_name_len(char *path, size_t cap, unsigned n)
+/* Where types.xls states a length: its directory (sector 2) and its
+ * workbook stream (sectors 3 to 28, one run from byte 2048). */
+#define TYPES_DIR 1536
+#define TYPES_SECTORS 30                          /* 15872 bytes: the header, 30 */
+#define TYPES_DIR_START 0x30                      /* the header's directory sector */
+#define TYPES_WORKBOOK 2048
+#define TYPES_ROOT_NAME_LEN (TYPES_DIR + 0x40)     /* the root entry's name */
+/* the FORMAT record "yyyy-mm-dd..." (19 UTF-16 characters, record of 43
+ * bytes) at stream offset 388: its character count */
+#define TYPES_FORMAT_LEN (TYPES_WORKBOOK + 388 + 4 + 2)
+#define TYPES_FORMAT_CHARS 19
+/* the LABEL record "id" (2 UTF-16 characters, record of 13 bytes) at
+ * stream offset 1107: its character count */
+#define TYPES_LABEL_LEN (TYPES_WORKBOOK + 1107 + 4 + 6)
+#define TYPES_LABEL_CHARS 2
+
+/* types.xls with the 16-bit length at byte at set to n (32-bit past
+ * 65535: the upper half must then be a field of its own). */
+static int write_len(char *path, size_t cap, size_t at, unsigned long n)
 {
 	unsigned char *b = NULL;
-	size_t len = 0, dir;
+	size_t len = 0;
 	FILE *f = fopen(FIXTURE("types.xls"), "rb");
 	int rc = -1;
 
 	if (f == NULL)
 		return -1;
 	b = malloc(1 << 16);
-	if (b != NULL && (len = fread(b, 1, 1 << 16, f)) > 512) {
-		dir = ((size_t)(b[0x30] | b[0x31] << 8 | b[0x32] << 16) + 1) * 512;
-		if (dir + 0x42 <= len) {
-			b[dir + 0x40] = (unsigned char)(n & 0xFF);
-			b[dir + 0x41] = (unsigned char)(n >> 8);
-			rc = tt_write(path, cap, ".xls", b, len);
-		}
+	if (b != NULL && (len = fread(b, 1, 1 << 16, f)) > at + 2) {
+		for (size_t i = 0; i < (n > 0xFFFF ? 4u : 2u); i++)
+			b[at + i] = (unsigned char)(n >> 8 * i);
+		rc = tt_write(path, cap, ".xls", b, len);
 	}
 	free(b);
 	fclose(f);
 	return rc;
 }
 
-/* FreeXL 1.0.6 reads a directory name by its stated length, past its
- * 64-byte field: such a file is refused before FreeXL sees it. */
-static void test_directory_name(void)
+/* types.xls with the length at at set to ok (read as before), then to each
+ * of bad (refused with why, before FreeXL sees the file). */
+static void expect_len_bound(size_t at, unsigned ok, const unsigned *bad, size_t nbad,
+                             const char *why)
 {
 	struct tab_opts o = got_opts(NULL);
 	struct tab_stats st;
 	struct got g = { 0 };
 	char path[512], err[256] = "";
 
-	CU_ASSERT_EQUAL_FATAL(write_name_len(path, sizeof path, 64), 0);
+	CU_ASSERT_EQUAL_FATAL(write_len(path, sizeof path, at, ok), 0);
 	CU_ASSERT_EQUAL(read_xls(path, &o, &g, &st, err, sizeof err), 0);
-	CU_ASSERT(g.nrows > 0);
+	CU_ASSERT_EQUAL(g.nrows, 3);
 	unlink(path);
-	CU_ASSERT_EQUAL_FATAL(write_name_len(path, sizeof path, 65), 0);
-	expect_fail(path, TAB_ERR_FORMAT, "a directory name too long");
+	for (size_t i = 0; i < nbad; i++) {
+		CU_ASSERT_EQUAL_FATAL(write_len(path, sizeof path, at, bad[i]), 0);
+		expect_fail(path, TAB_ERR_FORMAT, why);
+		unlink(path);
+	}
+}
+
+/* FreeXL 1.0.6 reads a directory name by its stated length, past its
+ * 64-byte field: such a file is refused before FreeXL sees it. */
+static void test_directory_name(void)
+{
+	static const unsigned bad[] = { 65, 14592 };
+
+	expect_len_bound(TYPES_ROOT_NAME_LEN, 64, bad, 2, "a directory name too long");
+}
+
+/* FreeXL 1.0.6 copies a LABEL's or a FORMAT's string by the character
+ * count the record states, past its record buffer (the fuzz seeds
+ * freexl-label-overread.xls: 65535; freexl-format-overread.xls: 57361):
+ * a count one over the record is refused. */
+static void test_string_lengths(void)
+{
+	static const unsigned label_bad[] = { TYPES_LABEL_CHARS + 1, 65535 };
+	static const unsigned format_bad[] = { TYPES_FORMAT_CHARS + 1, 57361 };
+
+	expect_len_bound(TYPES_LABEL_LEN, TYPES_LABEL_CHARS, label_bad, 2,
+	                 "a string longer than its record");
+	expect_len_bound(TYPES_FORMAT_LEN, TYPES_FORMAT_CHARS, format_bad, 2,
+	                 "a string longer than its record");
+}
+
+/* A BIFF4 file (no compound file, a bare record stream): BOF, DIMENSION,
+ * a LABEL "ab" of a record of 10 bytes stating n characters, EOF.  FreeXL
+ * copies n bytes from its record buffer here too. */
+static int write_biff4(char *path, size_t cap, unsigned n)
+{
+	const unsigned char b[] = {
+		0x09, 0x04, 6, 0, 0x00, 0x00, 0x10, 0x00, 0, 0,            /* BOF */
+		0x00, 0x02, 10, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0,           /* DIMENSION */
+		0x04, 0x02, 10, 0, 0, 0, 0, 0, 0, 0,                       /* LABEL */
+		(unsigned char)(n & 0xFF), (unsigned char)(n >> 8), 'a', 'b',
+		0x0A, 0x00, 0, 0,                                          /* EOF */
+	};
+
+	return tt_write(path, cap, ".xls", b, sizeof b);
+}
+
+static void test_biff4_label(void)
+{
+	struct tab_opts o = got_opts(NULL);
+	struct tab_stats st;
+	struct got g = { 0 };
+	char path[512], err[256] = "";
+
+	CU_ASSERT_EQUAL_FATAL(write_biff4(path, sizeof path, 2), 0);
+	read_xls(path, &o, &g, &st, err, sizeof err);      /* FreeXL's to judge */
+	CU_ASSERT_PTR_NULL(strstr(err, "longer than its record"));
 	unlink(path);
-	CU_ASSERT_EQUAL_FATAL(write_name_len(path, sizeof path, 14592), 0);
-	expect_fail(path, TAB_ERR_FORMAT, "a directory name too long");
+	CU_ASSERT_EQUAL_FATAL(write_biff4(path, sizeof path, 3), 0);
+	expect_fail(path, TAB_ERR_FORMAT, "a string longer than its record");
 	unlink(path);
+	CU_ASSERT_EQUAL_FATAL(write_biff4(path, sizeof path, 65535), 0);
+	expect_fail(path, TAB_ERR_FORMAT, "a string longer than its record");
+	unlink(path);
+}
+
+/* The fuzzer's inputs themselves (a first byte of options, then the file):
+ * both are also cut short, so their workbook chains leave the file. */
+static void expect_seed_refused(const char *name)
+{
+	char src[512], path[512];
+	unsigned char *b = malloc(1 << 16);
+	size_t len = 0;
+	FILE *f;
+
+	snprintf(src, sizeof src, "%s/fuzz/seeds/xls/%s", SLUICE_TOP_SRCDIR, name);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(b);
+	f = fopen(src, "rb");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+	len = fread(b, 1, 1 << 16, f);
+	fclose(f);
+	CU_ASSERT_FATAL(len > 8);
+	CU_ASSERT_EQUAL_FATAL(tt_write(path, sizeof path, ".xls", b + 1, len - 1), 0);
+	free(b);
+	expect_fail(path, TAB_ERR_FORMAT, "not a valid XLS file: damaged");
+	unlink(path);
+}
+
+static void test_fuzz_reproducers(void)
+{
+	expect_seed_refused("freexl-label-overread.xls");
+	expect_seed_refused("freexl-format-overread.xls");
+	expect_seed_refused("freexl-dir-outside-file.xls");
+	expect_seed_refused("freexl-biff4-label-overread.xls");
+}
+
+/* FreeXL places sector id at (id + 1) x 512 in 32 bits: a directory past
+ * the file wraps round to the header (0xFEFFFFFF: the fuzzer's seed
+ * freexl-dir-outside-file.xls), whose bytes it then reads as a directory.
+ * The last sector of the file is FreeXL's to judge (no workbook there). */
+static void test_directory_place(void)
+{
+	char path[512];
+
+	CU_ASSERT_EQUAL_FATAL(write_len(path, sizeof path, TYPES_DIR_START, TYPES_SECTORS - 1), 0);
+	expect_fail(path, TAB_ERR_FORMAT, "not a valid XLS file: no workbook stream in the file");
+	unlink(path);
+	CU_ASSERT_EQUAL_FATAL(write_len(path, sizeof path, TYPES_DIR_START, TYPES_SECTORS), 0);
+	expect_fail(path, TAB_ERR_FORMAT, "its directory outside the file");
+	unlink(path);
+	CU_ASSERT_EQUAL_FATAL(write_len(path, sizeof path, TYPES_DIR_START, 0xFEFFFFFFul), 0);
+	expect_fail(path, TAB_ERR_FORMAT, "its directory outside the file");
+	unlink(path);
+}
+
+/* A workbook chain longer than the stream's size (FreeXL would move its
+ * end of sector past its buffer) or running out of the file is refused. */
+static void test_chain_length(void)
+{
+	static const unsigned bad[] = { 13312 - 1024, 13312 + 512 };
+
+	/* 26 sectors of 512 hold 12801 to 13312 bytes: 13071 as written */
+	expect_len_bound(TYPES_DIR + 128 * 2 + 0x78, 13312, bad, 2,
+	                 "a sector chain not as long as its stream");
 }
 
 static void test_infer(void)
@@ -230,6 +362,11 @@ int suite_tabular_xls(void)
 		{ "skip_rows, header_row; the sink stops or aborts", test_skip_and_stop },
 		{ "truncated, empty and foreign files", test_malformed },
 		{ "a directory name longer than its field", test_directory_name },
+		{ "a LABEL or FORMAT string longer than its record", test_string_lengths },
+		{ "the fuzzer's over-reads: LABEL, FORMAT, directory", test_fuzz_reproducers },
+		{ "a directory sector outside the file", test_directory_place },
+		{ "a BIFF4 LABEL longer than its record", test_biff4_label },
+		{ "a workbook chain longer or shorter than its stream", test_chain_length },
 		{ "inferred schemas of the fixtures", test_infer },
 		{ "the header found below a title", test_header_rule },
 		{ NULL, NULL },

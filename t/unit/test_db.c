@@ -1,0 +1,210 @@
+/* test_db.c - the statement cache of db.c against a real MariaDB: the one
+ * of the test stack, whose config file scripts/dev exports as SLUICE_CONF.
+ * Without it (a bare `make check`) the suite is reported skipped.
+ *
+ * What the cache does is read from the server's own session counters:
+ * Com_stmt_prepare (statements prepared on this connection) and
+ * Com_stmt_close (statements closed, as an eviction does). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "suites.h"
+#include "db/db.h"
+#include "util/config.h"
+
+static struct config cfg;
+
+static const char COUNTERS_SQL[] =
+	"SHOW SESSION STATUS WHERE Variable_name IN ('Com_stmt_prepare', 'Com_stmt_close')";
+
+struct counters {
+	long long prepares, closes;
+};
+
+/* The session's counters, read through the cache itself (so reading them
+ * prepares once, the first time, or again after an eviction). */
+static int counters(struct db *db, struct counters *c)
+{
+	struct db_stmt *st = db_query(db, COUNTERS_SQL, "");
+	int rc, n = 0;
+
+	if (st == NULL)
+		return -1;
+	*c = (struct counters){ -1, -1 };
+	while ((rc = db_fetch(st)) == 1) {
+		if (strcmp(db_col_str(st, 0), "Com_stmt_prepare") == 0)
+			c->prepares = db_col_ll(st, 1), n++;
+		else if (strcmp(db_col_str(st, 0), "Com_stmt_close") == 0)
+			c->closes = db_col_ll(st, 1), n++;
+	}
+	db_done(st);
+	return rc == 0 && n == 2 ? 0 : -1;
+}
+
+/* The one value of a query of one column and one row (-1 on error). */
+static long long one_value(struct db *db, const char *sql, const char *types, long long arg)
+{
+	struct db_stmt *st = types[0] != '\0' ? db_query(db, sql, types, arg)
+	                                      : db_query(db, sql, "");
+	long long v = -1;
+
+	if (st == NULL)
+		return -1;
+	if (db_fetch(st) == 1)
+		v = db_col_ll(st, 0);
+	db_done(st);
+	return v;
+}
+
+static struct db *connect_db(void)
+{
+	struct db *db = db_new(&cfg);
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(db);
+	CU_ASSERT_EQUAL_FATAL(db_ensure(db), DB_OK);
+	return db;
+}
+
+/* The same text from two buffers (the first overwritten in between, as a
+ * caller's stack buffer would be) is one statement; other text at the
+ * same address is another. */
+static void test_key_is_the_text(void)
+{
+	struct db *db = connect_db();
+	struct counters c0, c1, c2, c3;
+	char a[64], b[64];
+
+	CU_ASSERT_EQUAL_FATAL(counters(db, &c0), 0);
+	CU_ASSERT_EQUAL_FATAL(counters(db, &c0), 0);       /* now cached */
+
+	snprintf(a, sizeof a, "SELECT ? + 1");
+	CU_ASSERT_EQUAL(one_value(db, a, "i", 41), 42);
+	CU_ASSERT_EQUAL_FATAL(counters(db, &c1), 0);
+	CU_ASSERT_EQUAL(c1.prepares, c0.prepares + 1);
+
+	memset(a, 'x', sizeof a - 1);                    /* the old key's bytes gone */
+	a[sizeof a - 1] = '\0';
+	snprintf(b, sizeof b, "SELECT ? + 1");
+	CU_ASSERT_EQUAL(one_value(db, b, "i", 1), 2);
+	CU_ASSERT_EQUAL_FATAL(counters(db, &c2), 0);
+	CU_ASSERT_EQUAL(c2.prepares, c1.prepares);         /* reused */
+
+	snprintf(b, sizeof b, "SELECT ? * 2");              /* same pointer, new text */
+	CU_ASSERT_EQUAL(one_value(db, b, "i", 21), 42);
+	CU_ASSERT_EQUAL_FATAL(counters(db, &c3), 0);
+	CU_ASSERT_EQUAL(c3.prepares, c2.prepares + 1);
+	snprintf(b, sizeof b, "SELECT ? + 1");              /* and back: still cached */
+	CU_ASSERT_EQUAL(one_value(db, b, "i", 9), 10);
+	CU_ASSERT_EQUAL_FATAL(counters(db, &c3), 0);
+	CU_ASSERT_EQUAL(c3.prepares, c2.prepares + 1);
+	CU_ASSERT_EQUAL(c3.closes, c0.closes);
+	db_free(db);
+}
+
+/* Killed by the server (KILL from a second connection): the next query
+ * finds the connection dead before sending, so db.c reconnects, prepares
+ * again and answers right; the caller sees no error. */
+static void test_survives_kill(void)
+{
+	struct db *db = connect_db(), *killer = connect_db();
+	long long id, left = 1, v;
+	struct counters c;
+
+	CU_ASSERT_EQUAL(one_value(db, "SELECT ? + 1", "i", 1), 2);
+	id = one_value(db, "SELECT CONNECTION_ID()", "", 0);
+	CU_ASSERT_FATAL(id > 0);
+	CU_ASSERT_EQUAL(db_exec(killer, "KILL CONNECTION ?", "i", id), 0);
+	/* KILL returns before the session is gone: poll until it is (10 s) */
+	for (int i = 0; i < 1000 && left != 0; i++) {
+		left = one_value(killer,
+		                 "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE ID = ?",
+		                 "i", id);
+		if (left != 0)
+			nanosleep(&(struct timespec){ .tv_nsec = 10 * 1000 * 1000 }, NULL);
+	}
+	CU_ASSERT_EQUAL_FATAL(left, 0);
+
+	v = one_value(db, "SELECT ? + 1", "i", 2);
+	CU_ASSERT_EQUAL(v, 3);
+	CU_ASSERT_EQUAL(db_last_err(db), DB_OK);
+	CU_ASSERT_TRUE(db_connected(db));
+	CU_ASSERT_NOT_EQUAL(one_value(db, "SELECT CONNECTION_ID()", "", 0), id);
+	/* a new session: its counters start again, the statement prepared anew */
+	CU_ASSERT_EQUAL_FATAL(counters(db, &c), 0);
+	CU_ASSERT_EQUAL(c.prepares, 3);        /* SELECT ? + 1, CONNECTION_ID, these */
+	CU_ASSERT_EQUAL(c.closes, 0);
+	db_free(killer);
+	db_free(db);
+}
+
+/* DB_STMT_CACHE statements stay prepared; the next one closes the oldest,
+ * which is prepared again when it is next used, and every answer is right. */
+static void test_bound_evicts(void)
+{
+	struct db *db = connect_db();
+	struct counters c0, c;
+	char sql[64];
+	int k;
+
+	CU_ASSERT_EQUAL_FATAL(counters(db, &c0), 0);       /* slot 0: the counters */
+	CU_ASSERT_EQUAL(c0.closes, 0);
+	for (k = 1; k < DB_STMT_CACHE; k++) {              /* slots 1 .. bound - 1 */
+		snprintf(sql, sizeof sql, "SELECT ? + %d", k);
+		CU_ASSERT_EQUAL(one_value(db, sql, "i", 1000), 1000 + k);
+	}
+	CU_ASSERT_EQUAL_FATAL(counters(db, &c), 0);        /* full, nothing closed */
+	CU_ASSERT_EQUAL(c.prepares, c0.prepares + DB_STMT_CACHE - 1);
+	CU_ASSERT_EQUAL(c.closes, 0);
+
+	snprintf(sql, sizeof sql, "SELECT ? + %d", k);     /* closes the counters' */
+	CU_ASSERT_EQUAL(one_value(db, sql, "i", 1000), 1000 + k);
+	CU_ASSERT_EQUAL_FATAL(counters(db, &c), 0);        /* ... which close slot 1 */
+	CU_ASSERT_EQUAL(c.prepares, c0.prepares + DB_STMT_CACHE + 1);
+	CU_ASSERT_EQUAL(c.closes, 2);
+
+	snprintf(sql, sizeof sql, "SELECT ? + %d", 2);     /* still cached */
+	CU_ASSERT_EQUAL(one_value(db, sql, "i", 7), 9);
+	snprintf(sql, sizeof sql, "SELECT ? + %d", 1);     /* evicted: prepared again */
+	CU_ASSERT_EQUAL(one_value(db, sql, "i", 7), 8);
+	CU_ASSERT_EQUAL_FATAL(counters(db, &c), 0);
+	CU_ASSERT_EQUAL(c.prepares, c0.prepares + DB_STMT_CACHE + 2);
+	CU_ASSERT_EQUAL(c.closes, 3);
+	db_free(db);
+}
+
+static void test_require_stack(void)
+{
+	CU_FAIL("SLUICE_REQUIRE_API=1 but SLUICE_CONF (the test stack's config) is not set");
+}
+
+int suite_db(void)
+{
+	static const struct test_case tests[] = {
+		{ "the cache's key is the SQL text, not its address", test_key_is_the_text },
+		{ "the server killing the connection: rebuilt", test_survives_kill },
+		{ "the cache's bound closes the oldest statement", test_bound_evicts },
+		{ NULL, NULL },
+	};
+	static const struct test_case required[] = {
+		{ "the test stack is there", test_require_stack },
+		{ NULL, NULL },
+	};
+	const char *conf = getenv("SLUICE_CONF");
+	const char *require = getenv("SLUICE_REQUIRE_API");
+	char err[256];
+
+	if (conf == NULL || conf[0] == '\0') {
+		if (require != NULL && strcmp(require, "1") == 0)
+			return suite_add("db statement cache", required);
+		return suite_add_skipped("db statement cache", tests,
+		                         "no MariaDB: SLUICE_CONF unset (scripts/dev test sets it)");
+	}
+	config_defaults(&cfg);
+	if (config_load(conf, &cfg, err, sizeof err) != 0) {
+		fprintf(stderr, "test_db: %s: %s\n", conf, err);
+		return -1;
+	}
+	return suite_add("db statement cache", tests);
+}

@@ -47,6 +47,9 @@ static const char *const encodings_canon[] = {
 	"utf-8", "utf-8", "utf-16", "utf-16", "utf-16le", "utf-16be", "latin-1",
 	"latin-1", "latin-1", "latin-1", "windows-1252", "windows-1252"
 };
+_Static_assert(sizeof encodings / sizeof encodings[0] ==
+               sizeof encodings_canon / sizeof encodings_canon[0] + 1,
+               "one stored name per encoding a client may name");
 
 struct refresh_in {
 	const char *sheet_name, *delimiter;
@@ -59,21 +62,26 @@ struct refresh_in {
  * spaces and tabs). */
 static int delimiter_check(struct json_object *v, void *out, char *msg, size_t len)
 {
-	const char *s = json_object_is_type(v, json_type_string) ? json_object_get_string(v)
-	                                                         : NULL;
+	const char *s, *d = NULL;
 
-	if (s == NULL)
+	if (!json_object_is_type(v, json_type_string)) {
 		snprintf(msg, len, "must be a string");
-	else if (strcmp(s, ",") == 0 || strcmp(s, ";") == 0 || strcmp(s, "|") == 0)
-		*(const char **)out = s;
+		return -1;
+	}
+	s = json_object_get_string(v);
+	if (strcmp(s, ",") == 0 || strcmp(s, ";") == 0 || strcmp(s, "|") == 0)
+		d = s;
 	else if (strcmp(s, "\t") == 0 || str_eq_nocase(s, "tab"))
-		*(const char **)out = "\t";
+		d = "\t";
 	else if (strcmp(s, " ") == 0 || str_eq_nocase(s, "space"))
-		*(const char **)out = " ";
-	else
+		d = " ";
+	if (d == NULL) {
 		snprintf(msg, len, "must be one of \",\", \";\", \"|\", a tab (\"\\t\" or "
 		         "\"tab\") or a space (\" \" or \"space\")");
-	return msg[0] != '\0' ? -1 : 0;
+		return -1;
+	}
+	*(const char **)out = d;
+	return 0;
 }
 
 /* null_markers: an array of at most TAB_MARKERS_MAX strings of 1 to

@@ -35,8 +35,7 @@ static const struct {
 	    "Unexpected form field: send files in parts named file" },
 	[STORAGE_BAD_FILE_NAME] = { 400, "invalid_file_name", "A file name is refused" },
 	[STORAGE_UNSUPPORTED_FILE_TYPE] = { 400, "unsupported_file_type",
-	    "A file has an unsupported type: expected .csv, .txt, .tsv, .json, .jsonl, "
-	    ".ndjson, .xlsx, .xls or .parquet" },
+	    "A file has an unsupported type" },
 	[STORAGE_DUPLICATE_FILE] = { 400, "duplicate_file",
 	    "A file appears twice in the upload" },
 	[STORAGE_TOO_MANY_FILES] = { 400, "too_many_files",
@@ -158,6 +157,19 @@ int storage_query_or_reply(struct req *r, const struct vfield *fields, void *out
 
 	if (validate_query(fields != NULL ? fields : none, r, out, given, &e) != 0)
 		return storage_reply_verror(r, &e, STORAGE_BAD_QUERY);
+	return 0;
+}
+
+int storage_body_or_reply(struct req *r, const struct vfield *fields, void *out,
+                          vgiven *given, enum storage_err what)
+{
+	struct json_object *body = req_json_body_or_reply(r);
+	struct verror e;
+
+	if (body == NULL)
+		return -1;
+	if (validate_json(fields, body, out, given, &e) != 0)
+		return storage_reply_verror(r, &e, what);
 	return 0;
 }
 

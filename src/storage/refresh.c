@@ -159,17 +159,13 @@ static struct json_object *options_json(const struct refresh_in *in, vgiven give
 static int options_or_reply(struct req *r, struct json_object **out)
 {
 	struct refresh_in in = { .sheet_name = NULL };
-	struct json_object *body;
-	struct verror e;
 	vgiven given = 0;
 
 	*out = NULL;
-	if (r->content_length > 0 || r->content_type[0] != '\0') {
-		if ((body = req_json_body_or_reply(r)) == NULL)
-			return -1;
-		if (validate_json(refresh_fields, body, &in, &given, &e) != 0)
-			return storage_reply_verror(r, &e, STORAGE_BAD_PARSING_OPTIONS);
-	}
+	if ((r->content_length > 0 || r->content_type[0] != '\0') &&
+	    storage_body_or_reply(r, refresh_fields, &in, &given,
+	                          STORAGE_BAD_PARSING_OPTIONS) != 0)
+		return -1;
 	*out = options_json(&in, given);
 	return 0;
 }

@@ -173,6 +173,12 @@ int storage_reply_verror(struct req *r, const struct verror *e, enum storage_err
 int storage_query_or_reply(struct req *r, const struct vfield *fields, void *out,
                            vgiven *given);
 
+/* Read the JSON body of r (the request keeps it) and check it against
+ * fields; what gives the status and code of a refusal.  0, or 400 (or the
+ * body's own 413/415) answered and -1. */
+int storage_body_or_reply(struct req *r, const struct vfield *fields, void *out,
+                          vgiven *given, enum storage_err what);
+
 /* --- refresh-schema through sluice work (refresh.c) ---------------------- */
 
 /* The answer of refresh item item_id of the customer's dataset, for the

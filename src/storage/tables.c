@@ -219,21 +219,11 @@ static int name_arg_check(struct json_object *v, void *out, char *msg, size_t le
 	return 0;
 }
 
-/* The JSON body checked against fields into out; NULL after answering. */
-static struct json_object *body_or_reply(struct req *r, const struct vfield *fields,
-                                         void *out)
-{
-	struct json_object *body = req_json_body_or_reply(r);
-	struct verror e;
-
-	if (body == NULL)
-		return NULL;
-	if (validate_json(fields, body, out, NULL, &e) != 0) {
-		storage_reply_verror(r, &e, STORAGE_BAD_REQUEST);
-		return NULL;
-	}
-	return body;
-}
+/* The two names of validate-name and of a new table, rows of type's table. */
+#define NAME_ROWS(type) \
+	{ "table_name", V_CHECK, V_REQUIRED, 0, 0, NULL, name_arg_check, \
+	  VOFF(type, table) }, \
+	{ "schema_name", V_CHECK, 0, 0, 0, NULL, name_arg_check, VOFF(type, schema) }
 
 static struct json_object *messages_json(const char (*list)[TABLE_NAME_MSG_MAX], size_t n)
 {
@@ -277,10 +267,7 @@ struct names_in {
 };
 
 static const struct vfield validate_name_fields[] = {
-	{ "table_name", V_CHECK, V_REQUIRED, 0, 0, NULL, name_arg_check,
-	  VOFF(struct names_in, table) },
-	{ "schema_name", V_CHECK, 0, 0, 0, NULL, name_arg_check,
-	  VOFF(struct names_in, schema) },
+	NAME_ROWS(struct names_in),
 	VFIELDS_END
 };
 
@@ -295,7 +282,8 @@ static int validate_name_post(struct req *r)
 	int rc = -1;
 
 	if (storage_query_or_reply(r, NULL, NULL, NULL) != 0 ||
-	    body_or_reply(r, validate_name_fields, &in) == NULL)
+	    storage_body_or_reply(r, validate_name_fields, &in, NULL,
+	                          STORAGE_BAD_REQUEST) != 0)
 		return -1;
 	name = in.table.s;
 	name_len = in.table.len;
@@ -527,10 +515,7 @@ struct table_in {
 };
 
 static const struct vfield table_fields[] = {
-	{ "table_name", V_CHECK, V_REQUIRED, 0, 0, NULL, name_arg_check,
-	  VOFF(struct table_in, table) },
-	{ "schema_name", V_CHECK, 0, 0, 0, NULL, name_arg_check,
-	  VOFF(struct table_in, schema) },
+	NAME_ROWS(struct table_in),
 	{ "columns", V_ARR, V_REQUIRED, 1, TABLE_COLUMNS_MAX, NULL, NULL,
 	  VOFF(struct table_in, columns) },
 	VFIELDS_END
@@ -553,7 +538,7 @@ static int table_create(struct req *r)
 	int rc = -1, exists, dberr;
 
 	if (storage_query_or_reply(r, NULL, NULL, NULL) != 0 ||
-	    body_or_reply(r, table_fields, &in) == NULL)
+	    storage_body_or_reply(r, table_fields, &in, NULL, STORAGE_BAD_REQUEST) != 0)
 		return -1;
 	if ((chk = malloc(sizeof *chk)) == NULL)
 		return resp_internal(r, "out of memory");

@@ -10,8 +10,8 @@
  * that goes away) unlinks every partial file and the folders the upload
  * made, and records nothing. */
 #include <errno.h>
-#include <stdarg.h>
 #include <fcntl.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -60,6 +60,15 @@ struct upload {
 	char why[512];
 };
 
+/* Stop the parse; post answers err with the table's message. */
+static int up_stop(struct upload *u, enum storage_err err)
+{
+	u->err = err;
+	u->why[0] = '\0';
+	return -1;
+}
+
+/* The same with a message that names the file. */
 static int up_fail(struct upload *u, enum storage_err err, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
@@ -77,8 +86,8 @@ static int up_fail(struct upload *u, enum storage_err err, const char *fmt, ...)
 static int write_fail(struct upload *u, int e)
 {
 	log_kv(LOG_ERROR, "upload write failed", "errno=%d", e);
-	return up_fail(u, e == ENOSPC || e == EDQUOT ? STORAGE_AREA_FULL
-	               : STORAGE_WRITE_FAILED, "%s", "");
+	return up_stop(u, e == ENOSPC || e == EDQUOT ? STORAGE_AREA_FULL
+	                                             : STORAGE_WRITE_FAILED);
 }
 
 static int new_partial(struct upload *u, struct up_file *f)
@@ -151,7 +160,7 @@ static int on_part_begin(void *arg, const struct multipart_part *p)
 		return up_fail(u, STORAGE_BAD_FILE_NAME, "File '%s' refused: %s",
 		               printable(p->filename, shown, sizeof shown), why);
 	if (u->n == UPLOAD_FILES_MAX)
-		return up_fail(u, STORAGE_TOO_MANY_FILES, "%s", "");
+		return up_stop(u, STORAGE_TOO_MANY_FILES);
 	f = &u->files[u->n];
 	memset(f, 0, sizeof *f);
 	if (tab_format_from_name(name, &f->fmt) != 0)

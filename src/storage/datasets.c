@@ -161,7 +161,8 @@ static int dataset_get(struct req *r)
 	struct json_object *o;
 	int err;
 
-	if (storage_dataset_of_caller(r, req_param(r, "dataset_id"), &ds) != 0)
+	if (storage_query_or_reply(r, NULL, NULL, NULL) != 0 ||
+	    storage_dataset_of_caller(r, req_param(r, "dataset_id"), &ds) != 0)
 		return -1;
 	o = storage_dataset_json(r->db, ds.customer_id, ds.id, &err);
 	if (o == NULL)
@@ -177,24 +178,28 @@ static int dataset_get(struct req *r)
 	"LEFT(file_path, CHAR_LENGTH(?) + 1) = CONCAT(?, '/') AND " \
 	"LOCATE('/', file_path, CHAR_LENGTH(?) + 2) = 0)"
 
+static const struct vfield list_query[] = {
+	STORAGE_PAGE_ROWS,
+	STORAGE_FOLDER_ROW(struct storage_listing, folder),
+	VFIELDS_END
+};
+
 static int datasets_list(struct req *r)
 {
-	char folder[STORAGE_PATH_MAX + 1];
-	long long page, limit, total = 0, all = 1, root = 0;
+	struct storage_listing q = STORAGE_LISTING_INIT;
+	long long total = 0, all = 1, root = 0;
 	struct json_object *o, *arr;
-	const char *customer;
-	bool given;
+	const char *customer, *folder = q.folder.path;
 
 	if ((customer = auth_customer_or_reply(r)) == NULL)
 		return -1;
-	if (storage_page_or_reply(r, &page, &limit) != 0 ||
-	    storage_folder_query_or_reply(r, folder, &given) != 0)
+	if (storage_query_or_reply(r, list_query, &q, NULL) != 0)
 		return -1;
 	if (req_db_or_reply(r) == NULL)
 		return -1;
-	if (given) {
+	if (q.folder.given) {
 		all = 0;
-		root = folder[0] == '\0';
+		root = q.folder.path[0] == '\0';
 	}
 	if (req_count_or_reply(r, db_query(r->db, "SELECT COUNT(*) FROM datasets "
 	    "WHERE customer_id = ? AND (? = 1 OR " IN_FOLDER ")", "siiisss", customer,
@@ -203,11 +208,11 @@ static int datasets_list(struct req *r)
 	arr = req_rows_or_reply(r, db_query(r->db, "SELECT " DATASET_COLS " FROM datasets "
 	    "WHERE customer_id = ? AND (? = 1 OR " IN_FOLDER ") ORDER BY created_at DESC, "
 	    "file_path LIMIT ? OFFSET ?", "siiisssii", customer, all, root, root,
-	    folder, folder, folder, limit, (page - 1) * limit), dataset_row_json);
+	    folder, folder, folder, q.limit, (q.page - 1) * q.limit), dataset_row_json);
 	if (arr == NULL)
 		return -1;
 	o = json_object_new_object();
 	json_object_object_add(o, "datasets", arr);
-	json_object_object_add(o, "pagination", storage_pagination(page, limit, total));
+	json_object_object_add(o, "pagination", storage_pagination(q.page, q.limit, total));
 	return resp_json(r, 200, o);
 }

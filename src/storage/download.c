@@ -18,6 +18,7 @@
 #include "auth/auth.h"
 #include "http/request.h"
 #include "http/response.h"
+#include "http/validate.h"
 #include "storage/storage.h"
 #include "util/arena.h"
 #include "util/log.h"
@@ -25,14 +26,13 @@
 /* The internal nginx location that aliases storage_root (nginx/). */
 #define ACCEL_PREFIX "/_protected_storage/customers/"
 
+/* The spec's 404: {"error", "file_path"}. */
 static int not_found(struct req *r, const char *file_path)
 {
 	struct json_object *o = json_object_new_object();
 
-	json_object_object_add(o, "error", json_object_new_string("file_not_found"));
 	json_object_object_add(o, "file_path", json_object_new_string(file_path));
-	resp_json(r, 404, o);
-	return -1;
+	return storage_reply_with(r, STORAGE_FILE_NOT_FOUND, NULL, o);
 }
 
 static bool unreserved(unsigned char c)
@@ -88,33 +88,38 @@ static char *disposition(struct arena *a, const char *name)
 	                    pct(a, name, false));
 }
 
+struct download_query {
+	char path[STORAGE_PATH_MAX + 1];
+};
+
+static const struct vfield query[] = {
+	{ "file_path", V_CHECK, 0, 0, 0, NULL, storage_file_check,
+	  VOFF(struct download_query, path) },
+	VFIELDS_END
+};
+
 int storage_download_get(struct req *r)
 {
-	char path[STORAGE_PATH_MAX + 1];
-	const char *customer, *given, *name;
+	struct download_query q = { "" };
+	const char *customer, *given, *name, *path = q.path;
 	struct stat st;
-	int qerr, rc, root, fd;
+	int root, fd;
 
 	if ((customer = auth_customer_or_reply(r)) == NULL)
 		return -1;
-	given = req_query(r, "file_path", &qerr);
-	if (qerr != REQ_OK)
-		return storage_reply_error(r, 400, "invalid_file_path",
-		                           "file_path is not a valid query value");
-	if (given == NULL || given[0] == '\0')
-		return storage_reply_error(r, 400, "file_path_required",
-		                           "file_path is required");
-	if ((rc = storage_path_check(given, false, path)) != SPATH_OK)
-		return storage_reply_error(r, 400, "invalid_file_path", "file_path %s",
-		                           storage_path_strerror(rc));
+	if (storage_query_or_reply(r, query, &q, NULL) != 0)
+		return -1;
+	/* absent or empty alike */
+	if (path[0] == '\0')
+		return storage_reply(r, STORAGE_FILE_PATH_REQUIRED);
+	given = req_query(r, "file_path", NULL);      /* the 404 echoes it as sent */
 
 	root = storage_root_open(r->cfg, customer, false);
 	if (root == -ENOENT)
 		return not_found(r, given);     /* nothing uploaded yet */
 	if (root < 0) {
 		log_kv(LOG_ERROR, "storage root unavailable", "errno=%d", -root);
-		return storage_reply_error(r, 500, "storage_error",
-		                           "The file cannot be read from storage");
+		return storage_reply(r, STORAGE_FILE_UNREADABLE);
 	}
 	fd = storage_file_open(root, path, &st);
 	close(root);
@@ -122,8 +127,7 @@ int storage_download_get(struct req *r)
 		return not_found(r, given);
 	if (fd < 0) {
 		log_kv(LOG_WARN, "download refused", "errno=%d", -fd);
-		return storage_reply_error(r, 500, "storage_error",
-		                           "The file cannot be read from storage");
+		return storage_reply(r, STORAGE_FILE_UNREADABLE);
 	}
 	close(fd);
 

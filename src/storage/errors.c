@@ -1,102 +1,179 @@
-/* errors.c - the storage explorer's answers in one place,
- * and the query parameters the listings share.
+/* errors.c - the storage explorer's answers in one place, and the query
+ * parameters the listings share.
  *
  * Error bodies are {"error": "<code>", "message": "<text>"}, the shape the
  * spec gives the download 400; the download 404 has its own
- * {"error", "file_path"} (download.c).  401 and 403 from authentication keep
- * the service's {"detail"}. */
+ * {"error", "file_path"}.  401 and 403 from authentication keep the
+ * service's {"detail"}. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #include <json-c/json.h>
 
-#include "db/db.h"
-#include "http/errors.h"
 #include "http/request.h"
 #include "http/response.h"
+#include "http/validate.h"
 #include "storage/storage.h"
-#include "util/str.h"
 
 static const struct {
 	int status;
 	const char *code;
-	const char *message;
-} replies[] = {
-	[STORAGE_DATASET_NOT_FOUND] = { 404, "dataset_not_found", "Dataset not found" },
+	const char *message;          /* NULL: the body has no message */
+} errs[] = {
+	[STORAGE_BAD_QUERY] = { 400, "invalid_query", "The query string is not valid" },
+	[STORAGE_BAD_FOLDER_PATH] = { 400, "invalid_folder_path", "folder_path is not valid" },
+	[STORAGE_NOT_A_FOLDER] = { 400, "invalid_folder_path",
+	    "folder_path is not a folder of the storage area" },
+	[STORAGE_BAD_FILE_PATH] = { 400, "invalid_file_path", "file_path is not valid" },
+	[STORAGE_FILE_PATH_REQUIRED] = { 400, "file_path_required", "file_path is required" },
+	[STORAGE_BAD_REQUEST] = { 400, "invalid_request", "The body is not valid" },
+	[STORAGE_BAD_PARSING_OPTIONS] = { 400, "invalid_parsing_options",
+	    "The parsing options are not valid" },
+	[STORAGE_BAD_UPLOAD] = { 400, "invalid_upload", "The multipart body is malformed" },
+	[STORAGE_UNEXPECTED_FIELD] = { 400, "invalid_upload",
+	    "Unexpected form field: send files in parts named file" },
+	[STORAGE_BAD_FILE_NAME] = { 400, "invalid_file_name", "A file name is refused" },
+	[STORAGE_UNSUPPORTED_FILE_TYPE] = { 400, "unsupported_file_type",
+	    "A file has an unsupported type" },
+	[STORAGE_DUPLICATE_FILE] = { 400, "duplicate_file",
+	    "A file appears twice in the upload" },
+	[STORAGE_TOO_MANY_FILES] = { 400, "too_many_files",
+	    "More than 100 files in one upload" },
 	[STORAGE_UPLOAD_NO_FILES] = { 400, "no_files",
 	    "No files in the upload: send them as multipart/form-data parts named file" },
+	[STORAGE_BAD_COLUMNS] = { 400, "invalid_columns", "The columns are not valid" },
+	[STORAGE_BAD_TABLE_NAME] = { 400, "invalid_table_name",
+	    "table_name breaks a naming rule" },
+	[STORAGE_BAD_SCHEMA_NAME] = { 400, "invalid_schema_name",
+	    "schema_name breaks a naming rule" },
+	[STORAGE_SCHEMA_INCOMPATIBLE] = { 400, "schema_incompatible",
+	    "The dataset's columns do not fit the table" },
+	[STORAGE_DATASET_NOT_FOUND] = { 404, "dataset_not_found", "Dataset not found" },
+	[STORAGE_TABLE_NOT_FOUND] = { 404, "table_not_found", "Table not found" },
+	[STORAGE_FILE_NOT_FOUND] = { 404, "file_not_found", NULL },
+	[STORAGE_PATH_CONFLICT] = { 409, "path_conflict",
+	    "The path is a folder in the storage area" },
+	[STORAGE_TABLE_EXISTS] = { 409, "table_exists", "A table of this name already "
+	    "exists (names are compared without regard to case)" },
+	[STORAGE_WAREHOUSE_TABLE_EXISTS] = { 409, "table_exists",
+	    "The warehouse already has a table of this name" },
+	[STORAGE_LINK_EXISTS] = { 409, "already_linked",
+	    "The dataset is already linked to this table" },
+	[STORAGE_DATASET_NOT_INFERRED] = { 409, "dataset_not_ready",
+	    "The dataset's schema is not inferred yet: link it once its status is ready" },
+	[STORAGE_DATASET_INFERENCE_FAILED] = { 409, "dataset_not_ready", "The dataset's "
+	    "schema inference failed: refresh its schema, then link it" },
+	[STORAGE_DATASET_NO_SCHEMA] = { 409, "dataset_not_ready", "The dataset has no "
+	    "readable schema: refresh its schema, then link it" },
+	[STORAGE_UPLOAD_TOO_LARGE] = { 413, "payload_too_large", "The upload is too large" },
+	[STORAGE_NOT_MULTIPART] = { 415, "unsupported_media_type",
+	    "Content-Type must be multipart/form-data with a boundary" },
+	[STORAGE_OPTION_NOT_SUPPORTED] = { 422, "option_not_supported",
+	    "An option does not apply to this file's format" },
+	[STORAGE_REFRESH_FAILED] = { 422, "schema_refresh_failed",
+	    "The file could not be read with these options" },
 	[STORAGE_AREA_UNAVAILABLE] = { 500, "storage_error",
 	    "The storage area cannot be read or written" },
+	[STORAGE_FILE_UNREADABLE] = { 500, "storage_error",
+	    "The file cannot be read from storage" },
+	[STORAGE_WRITE_FAILED] = { 500, "storage_error",
+	    "The file could not be written to the storage area" },
+	[STORAGE_WAREHOUSE_ERROR] = { 500, "warehouse_error",
+	    "The warehouse could not create the table" },
+	[STORAGE_WAREHOUSE_UNAVAILABLE] = { 503, "warehouse_unavailable",
+	    "The warehouse cannot be reached: try again later" },
+	[STORAGE_AREA_FULL] = { 507, "insufficient_storage", "The storage area is full" },
 };
 
-int storage_reply(struct req *r, enum storage_reply what)
-{
-	struct json_object *o;
-
-	o = json_object_new_object();
-	json_object_object_add(o, "error", json_object_new_string(replies[what].code));
-	json_object_object_add(o, "message", json_object_new_string(replies[what].message));
-	resp_json(r, replies[what].status, o);
-	return -1;
-}
-
-static struct json_object *error_json(const char *code, const char *fmt, va_list ap)
+struct json_object *storage_err_json(enum storage_err what, const char *msg,
+                                     int *status)
 {
 	struct json_object *o = json_object_new_object();
-	char msg[768];
 
-	vsnprintf(msg, sizeof msg, fmt, ap);
-	json_object_object_add(o, "error", json_object_new_string(code));
-	json_object_object_add(o, "message", json_object_new_string(msg));
+	if (msg == NULL)
+		msg = errs[what].message;
+	json_object_object_add(o, "error", json_object_new_string(errs[what].code));
+	if (msg != NULL)
+		json_object_object_add(o, "message", json_object_new_string(msg));
+	*status = errs[what].status;
 	return o;
 }
 
-struct json_object *storage_error_json(const char *code, const char *fmt, ...)
+int storage_reply_with(struct req *r, enum storage_err what, const char *msg,
+                       struct json_object *extra)
 {
-	struct json_object *o;
-	va_list ap;
+	int status;
+	struct json_object *o = storage_err_json(what, msg, &status);
 
-	va_start(ap, fmt);
-	o = error_json(code, fmt, ap);
-	va_end(ap);
-	return o;
-}
-
-int storage_reply_error(struct req *r, int status, const char *code,
-                        const char *fmt, ...)
-{
-	struct json_object *o;
-	va_list ap;
-
-	va_start(ap, fmt);
-	o = error_json(code, fmt, ap);
-	va_end(ap);
+	if (extra != NULL) {
+		json_object_object_foreach(extra, key, val)
+			json_object_object_add(o, key, json_object_get(val));
+		json_object_put(extra);
+	}
 	resp_json(r, status, o);
 	return -1;
 }
 
-/* --- listings ------------------------------------------------------------------- */
-
-int storage_page_or_reply(struct req *r, long long *page, long long *limit)
+int storage_reply(struct req *r, enum storage_err what)
 {
-	const char *v;
-	int qerr;
+	return storage_reply_with(r, what, NULL, NULL);
+}
 
-	*page = 1;
-	*limit = STORAGE_PAGE_LIMIT_DEFAULT;
-	v = req_query(r, "page", &qerr);
-	if (qerr != REQ_OK || (v != NULL && str_to_ll(v, 1, 1000000000LL, page) != 0))
-		return storage_reply_error(r, 400, "invalid_query",
-		                           "page must be an integer >= 1");
-	v = req_query(r, "limit", &qerr);
-	if (qerr != REQ_OK ||
-	    (v != NULL && str_to_ll(v, 1, STORAGE_PAGE_LIMIT_MAX, limit) != 0))
-		return storage_reply_error(r, 400, "invalid_query",
-		                           "limit must be an integer from 1 to %d",
-		                           STORAGE_PAGE_LIMIT_MAX);
+int storage_replyf(struct req *r, enum storage_err what, const char *fmt, ...)
+{
+	char msg[768];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	return storage_reply_with(r, what, msg, NULL);
+}
+
+int storage_reply_verror(struct req *r, const struct verror *e, enum storage_err what)
+{
+	/* The paths keep the codes they had before the listings shared them. */
+	static const struct {
+		const char *field;
+		enum storage_err what;
+	} own[] = {
+		{ "folder_path", STORAGE_BAD_FOLDER_PATH },
+		{ "file_path", STORAGE_BAD_FILE_PATH },
+	};
+
+	if (e->code == VERR_INVALID)
+		for (size_t i = 0; i < sizeof own / sizeof own[0]; i++)
+			if (strcmp(e->field, own[i].field) == 0)
+				what = own[i].what;
+	return storage_reply_with(r, what, e->message, NULL);
+}
+
+int storage_query_or_reply(struct req *r, const struct vfield *fields, void *out,
+                           vgiven *given)
+{
+	static const struct vfield none[] = { VFIELDS_END };
+	struct verror e;
+
+	if (validate_query(fields != NULL ? fields : none, r, out, given, &e) != 0)
+		return storage_reply_verror(r, &e, STORAGE_BAD_QUERY);
 	return 0;
 }
+
+int storage_body_or_reply(struct req *r, const struct vfield *fields, void *out,
+                          vgiven *given, enum storage_err what)
+{
+	struct json_object *body = req_json_body_or_reply(r);
+	struct verror e;
+
+	if (body == NULL)
+		return -1;
+	if (validate_json(fields, body, out, given, &e) != 0)
+		return storage_reply_verror(r, &e, what);
+	return 0;
+}
+
+/* --- listings ------------------------------------------------------------------- */
 
 struct json_object *storage_pagination(long long page, long long limit,
                                        long long total)
@@ -111,27 +188,6 @@ struct json_object *storage_pagination(long long page, long long limit,
 	json_object_object_add(o, "has_next", json_object_new_boolean(page < pages));
 	json_object_object_add(o, "has_previous", json_object_new_boolean(page > 1));
 	return o;
-}
-
-int storage_folder_query_or_reply(struct req *r, char out[STORAGE_PATH_MAX + 1],
-                                  bool *given)
-{
-	const char *v;
-	int qerr, rc;
-
-	out[0] = '\0';
-	*given = false;
-	v = req_query(r, "folder_path", &qerr);
-	if (qerr != REQ_OK)
-		return storage_reply_error(r, 400, "invalid_folder_path",
-		                           "folder_path is not a valid query value");
-	if (v == NULL)
-		return 0;
-	*given = true;
-	if ((rc = storage_path_check(v, true, out)) != SPATH_OK)
-		return storage_reply_error(r, 400, "invalid_folder_path", "folder_path %s",
-		                           storage_path_strerror(rc));
-	return 0;
 }
 
 struct json_object *storage_json_time(const char *t)

@@ -71,23 +71,27 @@ static struct json_object *upload_row_json(const struct db_stmt *st)
 	return u;
 }
 
+static const struct vfield query[] = {
+	STORAGE_PAGE_ROWS,
+	STORAGE_FOLDER_ROW(struct storage_listing, folder),
+	VFIELDS_END
+};
+
 int storage_history_get(struct req *r)
 {
-	char folder[STORAGE_PATH_MAX + 1];
-	long long page, limit, total = 0, all;
+	struct storage_listing q = STORAGE_LISTING_INIT;
+	long long total = 0, all;
 	struct json_object *o, *arr;
-	const char *customer;
-	bool given;
+	const char *customer, *folder = q.folder.path;
 	int rc;
 
 	if ((customer = auth_customer_or_reply(r)) == NULL)
 		return -1;
-	if (storage_page_or_reply(r, &page, &limit) != 0 ||
-	    storage_folder_query_or_reply(r, folder, &given) != 0)
+	if (storage_query_or_reply(r, query, &q, NULL) != 0)
 		return -1;
 	if (req_db_or_reply(r) == NULL)
 		return -1;
-	all = given ? 0 : 1;
+	all = q.folder.given ? 0 : 1;
 
 	/* folder_hash is what the (customer_id, folder_hash, created_at) index
 	 * holds: the filter goes through it. */
@@ -99,7 +103,7 @@ int storage_history_get(struct req *r)
 	    "created_by, file_count, total_bytes, status FROM uploads WHERE "
 	    "customer_id = ? AND (? = 1 OR folder_hash = UNHEX(SHA2(?, 256))) "
 	    "ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?", "sisii",
-	    customer, all, folder, limit, (page - 1) * limit), upload_row_json);
+	    customer, all, folder, q.limit, (q.page - 1) * q.limit), upload_row_json);
 	if (arr == NULL)
 		return -1;
 	if ((rc = add_files(r->db, arr)) < 0) {
@@ -109,6 +113,6 @@ int storage_history_get(struct req *r)
 	/* upload_id first, files last: the fields in the spec's order */
 	o = json_object_new_object();
 	json_object_object_add(o, "uploads", arr);
-	json_object_object_add(o, "pagination", storage_pagination(page, limit, total));
+	json_object_object_add(o, "pagination", storage_pagination(q.page, q.limit, total));
 	return resp_json(r, 200, o);
 }

@@ -74,15 +74,12 @@ static int incompatible_reply(struct req *r, struct table_match *m)
 
 	snprintf(msg, sizeof msg, "The dataset's columns do not fit the table: %zu "
 	         "missing, %zu extra, %zu of an incompatible type", miss, extra, bad);
-	json_object_object_add(o, "error", json_object_new_string("schema_incompatible"));
-	json_object_object_add(o, "message", json_object_new_string(msg));
 	json_object_object_add(d, "missing_columns", m->missing_columns);
 	json_object_object_add(d, "extra_columns", m->extra_columns);
 	json_object_object_add(d, "type_mismatches", m->type_mismatches);
 	m->missing_columns = m->extra_columns = m->type_mismatches = NULL;
 	json_object_object_add(o, "details", d);
-	resp_json(r, 400, o);
-	return -1;
+	return storage_reply_with(r, STORAGE_SCHEMA_INCOMPATIBLE, msg, o);
 }
 
 /* --- POST /storage-explorer/tables/{tableId}/datasets/{datasetId} -------------------- */
@@ -102,7 +99,8 @@ int storage_link_post(struct req *r)
 	int rc = -1, found;
 	bool has_schema = false;
 
-	if ((customer = auth_customer_or_reply(r)) == NULL)
+	if ((customer = auth_customer_or_reply(r)) == NULL ||
+	    storage_query_or_reply(r, NULL, NULL, NULL) != 0)
 		return -1;
 	if (storage_table_of_caller(r, customer, req_param(r, "table_id"), &t) != 0)
 		goto out;
@@ -129,7 +127,9 @@ int storage_link_post(struct req *r)
 
 			snprintf(existing, sizeof existing, "%s", db_col_str(st, 0));
 			db_done(st);
-			storage_table_reply(r, LINK_EXISTS, NULL, "link_id", existing);
+			o = json_object_new_object();
+			json_object_object_add(o, "link_id", json_object_new_string(existing));
+			storage_reply_with(r, STORAGE_LINK_EXISTS, NULL, o);
 			goto out;
 		}
 		snprintf(relink, sizeof relink, "%s", db_col_str(st, 0));
@@ -143,9 +143,11 @@ int storage_link_post(struct req *r)
 	/* The dataset must have a schema, and rows we can read. */
 	if (strcmp(ds.status, "ready") != 0) {
 		if (strcmp(ds.status, "failed") == 0)
-			storage_table_reply(r, LINK_INFERENCE_FAILED, NULL, NULL, NULL);
+			storage_reply(r, STORAGE_DATASET_INFERENCE_FAILED);
 		else
-			storage_table_reply(r, LINK_NOT_INFERRED, ds.status, NULL, NULL);
+			storage_replyf(r, STORAGE_DATASET_NOT_INFERRED, "The dataset's schema "
+			               "is not inferred yet (status %s): link it once its "
+			               "status is ready", ds.status);
 		goto out;
 	}
 	st = db_query(r->db, "SELECT schema_json FROM datasets WHERE id = ? AND customer_id = ?",
@@ -170,7 +172,7 @@ int storage_link_post(struct req *r)
 		goto out;
 	}
 	if (!has_schema) {                /* ready without a readable schema */
-		storage_table_reply(r, LINK_NO_SCHEMA, NULL, NULL, NULL);
+		storage_reply(r, STORAGE_DATASET_NO_SCHEMA);
 		goto out;
 	}
 
@@ -227,7 +229,7 @@ int storage_link_post(struct req *r)
 	if (n < 0) {
 		db_rollback(r->db);
 		rc = n == DB_ERR_DUPLICATE
-		     ? storage_table_reply(r, LINK_EXISTS, NULL, NULL, NULL)
+		     ? storage_reply(r, STORAGE_LINK_EXISTS)
 		     : resp_db_error(r, (int)n);
 		goto out;
 	}
@@ -266,7 +268,8 @@ int storage_table_datasets_get(struct req *r)
 	struct db_stmt *st;
 	int rc;
 
-	if ((customer = auth_customer_or_reply(r)) == NULL)
+	if ((customer = auth_customer_or_reply(r)) == NULL ||
+	    storage_query_or_reply(r, NULL, NULL, NULL) != 0)
 		return -1;
 	if (storage_table_of_caller(r, customer, req_param(r, "table_id"), &t) != 0) {
 		storage_table_free(&t);

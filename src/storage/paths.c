@@ -14,6 +14,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <json-c/json.h>
+
 #include "storage/storage.h"
 #include "util/config.h"
 #include "util/str.h"
@@ -97,6 +99,43 @@ const char *storage_path_strerror(int err)
 	default:
 		return "is invalid";
 	}
+}
+
+/* A path sent as a query value, checked into out.  0, or -1 with why. */
+static int path_value(struct json_object *v, bool allow_empty, char *out,
+                      char *msg, size_t len)
+{
+	int rc;
+
+	if (!json_object_is_type(v, json_type_string)) {
+		snprintf(msg, len, "must be a string");
+		return -1;
+	}
+	if ((rc = storage_path_check(json_object_get_string(v), allow_empty, out)) != SPATH_OK) {
+		snprintf(msg, len, "%s", storage_path_strerror(rc));
+		return -1;
+	}
+	return 0;
+}
+
+int storage_folder_check(struct json_object *v, void *out, char *msg, size_t len)
+{
+	struct storage_folder *f = out;
+
+	if (path_value(v, true, f->path, msg, len) != 0)
+		return -1;
+	f->given = true;
+	return 0;
+}
+
+int storage_file_check(struct json_object *v, void *out, char *msg, size_t len)
+{
+	char *path = out;
+
+	path[0] = '\0';
+	if (json_object_is_type(v, json_type_string) && json_object_get_string_len(v) == 0)
+		return 0;
+	return path_value(v, false, path, msg, len);
 }
 
 int storage_file_name_clean(const char *sent, char out[STORAGE_NAME_MAX + 1],

@@ -26,6 +26,7 @@
 #include "http/errors.h"
 #include "http/request.h"
 #include "http/response.h"
+#include "http/validate.h"
 #include "http/wait.h"
 #include "storage/storage.h"
 #include "tabular/tabular.h"
@@ -36,140 +37,137 @@
 
 #define ROWS_OPTION_MAX 1000000000LL
 
-static const struct {
-	const char *name;            /* as sent, any case */
-	const char *canon;           /* as stored and passed to the reader */
-} encodings[] = {
-	{ "utf-8", "utf-8" }, { "utf8", "utf-8" },
-	{ "utf-16", "utf-16" }, { "utf16", "utf-16" },
-	{ "utf-16le", "utf-16le" }, { "utf-16be", "utf-16be" },
-	{ "latin-1", "latin-1" }, { "latin1", "latin-1" },
-	{ "iso-8859-1", "latin-1" }, { "iso8859-1", "latin-1" },
-	{ "windows-1252", "windows-1252" }, { "cp1252", "windows-1252" },
+/* The encodings a client may name (any case), and what each is stored and
+ * passed to the reader as. */
+static const char *const encodings[] = {
+	"utf-8", "utf8", "utf-16", "utf16", "utf-16le", "utf-16be", "latin-1",
+	"latin1", "iso-8859-1", "iso8859-1", "windows-1252", "cp1252", NULL
+};
+static const char *const encodings_canon[] = {
+	"utf-8", "utf-8", "utf-16", "utf-16", "utf-16le", "utf-16be", "latin-1",
+	"latin-1", "latin-1", "latin-1", "windows-1252", "windows-1252"
+};
+_Static_assert(sizeof encodings / sizeof encodings[0] ==
+               sizeof encodings_canon / sizeof encodings_canon[0] + 1,
+               "one stored name per encoding a client may name");
+
+struct refresh_in {
+	const char *sheet_name, *delimiter;
+	long long skip_rows, header_row;
+	int encoding;                       /* index in encodings */
+	struct json_object *null_markers;
 };
 
-static int bad(struct req *r, const char *fmt, const char *arg)
+/* delimiter: stored as the reader takes it (a tab, or a space for runs of
+ * spaces and tabs). */
+static int delimiter_check(struct json_object *v, void *out, char *msg, size_t len)
 {
-	return storage_reply_error(r, 400, "invalid_parsing_options", fmt, arg);
-}
+	const char *s, *d = NULL;
 
-static int integer_option(struct req *r, struct json_object *v, const char *name,
-                          struct json_object *out)
-{
-	int64_t n;
-
-	n = json_object_is_type(v, json_type_int) ? json_object_get_int64(v) : -1;
-	if (n < 0 || n > ROWS_OPTION_MAX)
-		return bad(r, "%s must be an integer from 0 to 1000000000", name);
-	json_object_object_add(out, name, json_object_new_int64(n));
+	if (!json_object_is_type(v, json_type_string)) {
+		snprintf(msg, len, "must be a string");
+		return -1;
+	}
+	s = json_object_get_string(v);
+	if (strcmp(s, ",") == 0 || strcmp(s, ";") == 0 || strcmp(s, "|") == 0)
+		d = s;
+	else if (strcmp(s, "\t") == 0 || str_eq_nocase(s, "tab"))
+		d = "\t";
+	else if (strcmp(s, " ") == 0 || str_eq_nocase(s, "space"))
+		d = " ";
+	if (d == NULL) {
+		snprintf(msg, len, "must be one of \",\", \";\", \"|\", a tab (\"\\t\" or "
+		         "\"tab\") or a space (\" \" or \"space\")");
+		return -1;
+	}
+	*(const char **)out = d;
 	return 0;
 }
 
 /* null_markers: an array of at most TAB_MARKERS_MAX strings of 1 to
  * TAB_MARKER_MAX - 1 bytes, no control characters. */
-static int null_markers_option(struct req *r, struct json_object *v, struct json_object *out)
+static int null_markers_check(struct json_object *v, void *out, char *msg, size_t len)
 {
 	size_t n;
 
 	if (!json_object_is_type(v, json_type_array) ||
-	    (n = json_object_array_length(v)) > TAB_MARKERS_MAX)
-		return bad(r, "null_markers must be an array of at most %s strings", "16");
+	    (n = json_object_array_length(v)) > TAB_MARKERS_MAX) {
+		snprintf(msg, len, "must be an array of at most %d strings", TAB_MARKERS_MAX);
+		return -1;
+	}
 	for (size_t i = 0; i < n; i++) {
 		struct json_object *m = json_object_array_get_idx(v, i);
 		const char *s = json_object_is_type(m, json_type_string) ? json_object_get_string(m)
 		                                                        : NULL;
-		size_t len = s != NULL ? strlen(s) : 0;
+		size_t k = s != NULL ? strlen(s) : 0;
 
-		if (s == NULL || len == 0 || len >= TAB_MARKER_MAX ||
-		    len != (size_t)json_object_get_string_len(m))
-			return bad(r, "each of null_markers must be a string of 1 to %s bytes", "31");
-		for (size_t k = 0; k < len; k++)
-			if ((unsigned char)s[k] < 0x20 || s[k] == 0x7f)
-				return bad(r, "null_markers must not hold control characters%s", "");
+		if (s == NULL || k == 0 || k >= TAB_MARKER_MAX ||
+		    k != (size_t)json_object_get_string_len(m)) {
+			snprintf(msg, len, "must hold strings of 1 to %d bytes", TAB_MARKER_MAX - 1);
+			return -1;
+		}
+		for (size_t c = 0; c < k; c++)
+			if ((unsigned char)s[c] < 0x20 || s[c] == 0x7f) {
+				snprintf(msg, len, "must not hold control characters");
+				return -1;
+			}
 	}
-	json_object_object_add(out, "null_markers", json_object_get(v));
+	*(struct json_object **)out = v;
 	return 0;
 }
 
-/* The body's options, checked and normalised into *out (a new object).
- * 0, or the 400 was answered and -1. */
-static int parse_options(struct req *r, struct json_object *body, struct json_object **out)
+static const struct vfield refresh_fields[] = {
+	{ "sheet_name", V_STR, V_BYTES, 1, TAB_SHEET_MAX - 1, NULL, NULL,
+	  VOFF(struct refresh_in, sheet_name) },
+	{ "skip_rows", V_INT, 0, 0, ROWS_OPTION_MAX, NULL, NULL,
+	  VOFF(struct refresh_in, skip_rows) },
+	{ "header_row", V_INT, 0, 0, ROWS_OPTION_MAX, NULL, NULL,
+	  VOFF(struct refresh_in, header_row) },
+	{ "encoding", V_ENUM, V_NOCASE, 0, 0, encodings, NULL,
+	  VOFF(struct refresh_in, encoding) },
+	{ "delimiter", V_CHECK, 0, 0, 0, NULL, delimiter_check,
+	  VOFF(struct refresh_in, delimiter) },
+	{ "null_markers", V_CHECK, 0, 0, 0, NULL, null_markers_check,
+	  VOFF(struct refresh_in, null_markers) },
+	VFIELDS_END
+};
+
+/* The options given, normalised: what is stored and applied (a new
+ * object, the members in the table's order). */
+static struct json_object *options_json(const struct refresh_in *in, vgiven given)
 {
 	struct json_object *o = json_object_new_object();
 
+	if (validate_given(refresh_fields, given, "sheet_name"))
+		json_object_object_add(o, "sheet_name", json_object_new_string(in->sheet_name));
+	if (validate_given(refresh_fields, given, "skip_rows"))
+		json_object_object_add(o, "skip_rows", json_object_new_int64(in->skip_rows));
+	if (validate_given(refresh_fields, given, "header_row"))
+		json_object_object_add(o, "header_row", json_object_new_int64(in->header_row));
+	if (validate_given(refresh_fields, given, "encoding"))
+		json_object_object_add(o, "encoding",
+		                       json_object_new_string(encodings_canon[in->encoding]));
+	if (validate_given(refresh_fields, given, "delimiter"))
+		json_object_object_add(o, "delimiter", json_object_new_string(in->delimiter));
+	if (validate_given(refresh_fields, given, "null_markers"))
+		json_object_object_add(o, "null_markers", json_object_get(in->null_markers));
+	return o;
+}
+
+/* The body's options (all optional: no body at all is none) into *out (a
+ * new object).  0, or the 400 was answered and -1. */
+static int options_or_reply(struct req *r, struct json_object **out)
+{
+	struct refresh_in in = { .sheet_name = NULL };
+	vgiven given = 0;
+
 	*out = NULL;
-	json_object_object_foreach(body, key, v) {
-		if (json_object_is_type(v, json_type_null))
-			continue;            /* null: not given */
-		if (strcmp(key, "skip_rows") == 0 || strcmp(key, "header_row") == 0) {
-			if (integer_option(r, v, key, o) != 0)
-				goto fail;
-		} else if (strcmp(key, "sheet_name") == 0) {
-			size_t n;
-
-			if (!json_object_is_type(v, json_type_string)) {
-				bad(r, "%s must be a string", key);
-				goto fail;
-			}
-			n = (size_t)json_object_get_string_len(v);
-			if (n == 0 || n >= TAB_SHEET_MAX) {
-				bad(r, "sheet_name must be 1 to %s bytes", "255");
-				goto fail;
-			}
-			json_object_object_add(o, key, json_object_get(v));
-		} else if (strcmp(key, "encoding") == 0) {
-			const char *s, *canon = NULL;
-
-			if (!json_object_is_type(v, json_type_string)) {
-				bad(r, "%s must be a string", key);
-				goto fail;
-			}
-			s = json_object_get_string(v);
-			for (size_t i = 0; i < sizeof encodings / sizeof encodings[0]; i++)
-				if (str_eq_nocase(s, encodings[i].name))
-					canon = encodings[i].canon;
-			if (canon == NULL) {
-				storage_reply_error(r, 400, "invalid_parsing_options",
-				                    "Unknown encoding '%.64s' (utf-8, utf-16, utf-16le, "
-				                    "utf-16be, latin-1, windows-1252)", s);
-				goto fail;
-			}
-			json_object_object_add(o, key, json_object_new_string(canon));
-		} else if (strcmp(key, "delimiter") == 0) {
-			const char *s, *d = NULL;
-
-			if (!json_object_is_type(v, json_type_string)) {
-				bad(r, "%s must be a string", key);
-				goto fail;
-			}
-			s = json_object_get_string(v);
-			if (strcmp(s, ",") == 0 || strcmp(s, ";") == 0 || strcmp(s, "|") == 0)
-				d = s;
-			else if (strcmp(s, "\t") == 0 || str_eq_nocase(s, "tab"))
-				d = "\t";
-			else if (strcmp(s, " ") == 0 || str_eq_nocase(s, "space"))
-				d = " ";        /* runs of spaces and tabs */
-			if (d == NULL) {
-				bad(r, "delimiter must be one of \",\", \";\", \"|\", a tab "
-				    "(\"\\t\" or \"tab\") or a space (\" \" or \"space\")%s", "");
-				goto fail;
-			}
-			json_object_object_add(o, key, json_object_new_string(d));
-		} else if (strcmp(key, "null_markers") == 0) {
-			if (null_markers_option(r, v, o) != 0)
-				goto fail;
-		} else {
-			storage_reply_error(r, 400, "invalid_parsing_options",
-			                    "Unknown field '%.64s' (sheet_name, skip_rows, "
-			                    "header_row, encoding, delimiter, null_markers)", key);
-			goto fail;
-		}
-	}
-	*out = o;
+	if ((r->content_length > 0 || r->content_type[0] != '\0') &&
+	    storage_body_or_reply(r, refresh_fields, &in, &given,
+	                          STORAGE_BAD_PARSING_OPTIONS) != 0)
+		return -1;
+	*out = options_json(&in, given);
 	return 0;
-fail:
-	json_object_put(o);
-	return -1;
 }
 
 /* 422 for an option the format does not take. */
@@ -190,9 +188,9 @@ static int check_format(struct req *r, enum tab_format f, struct json_object *op
 	for (size_t i = 0; i < sizeof takes / sizeof takes[0]; i++)
 		if (json_object_object_get_ex(opts, takes[i].option, NULL) &&
 		    !(takes[i].formats & 1u << f))
-			return storage_reply_error(r, 422, "option_not_supported",
-			                           "%s does not apply to %s files", takes[i].option,
-			                           tab_format_name(f));
+			return storage_replyf(r, STORAGE_OPTION_NOT_SUPPORTED,
+			                      "%s does not apply to %s files", takes[i].option,
+			                      tab_format_name(f));
 	return 0;
 }
 
@@ -245,6 +243,18 @@ static int answer(struct req *r, const struct storage_dataset *ds,
 	return resp_json(r, 200, o);
 }
 
+/* The 400 (the reader refused an option) or 422 (the file could not be
+ * read with the options) of a refresh that failed, and its status. */
+static struct json_object *refused_json(bool option_err, const char *why, int *status)
+{
+	char msg[640];
+
+	if (option_err)
+		return storage_err_json(STORAGE_BAD_PARSING_OPTIONS, why, status);
+	snprintf(msg, sizeof msg, "The file could not be read with these options: %s", why);
+	return storage_err_json(STORAGE_REFRESH_FAILED, msg, status);
+}
+
 static int refresh_inline(struct req *r, const struct storage_dataset *ds,
                           struct json_object *opts, const struct tab_opts *to)
 {
@@ -254,15 +264,15 @@ static int refresh_inline(struct req *r, const struct storage_dataset *ds,
 	bool option_err;
 	char why[512] = "";
 	long long n;
+	int status;
 
 	if (storage_infer_dataset(r->cfg, ds, to, &schema, &rows, &analyzed, &option_err,
 	                          why, sizeof why) != 0) {
+		struct json_object *o = refused_json(option_err, why, &status);
+
 		json_object_put(opts);
-		if (option_err)
-			return storage_reply_error(r, 400, "invalid_parsing_options", "%s", why);
-		return storage_reply_error(r, 422, "schema_refresh_failed",
-		                           "The file could not be read with these options: %s",
-		                           why);
+		resp_json(r, status, o);
+		return -1;
 	}
 	n = db_exec(r->db, "UPDATE datasets SET status = 'ready', schema_json = ?, "
 	            "row_count = ?, analyzed_rows = ?, error = NULL, parsing_options = ?, "
@@ -309,8 +319,7 @@ static int refresh_outcome(struct db *db, const struct storage_dataset *ds,
 	if (strcmp(st, "done") == 0) {
 		*status = 200;
 		if ((rc = answer_json(db, ds, opts, body)) == 1) {
-			*status = 404;
-			*body = storage_error_json("dataset_not_found", "Dataset not found");
+			*body = storage_err_json(STORAGE_DATASET_NOT_FOUND, NULL, status);
 			rc = 0;
 		}
 		return rc;
@@ -319,11 +328,7 @@ static int refresh_outcome(struct db *db, const struct storage_dataset *ds,
 		bool option = strncmp(why, STORAGE_OPTION_ERR, k) == 0;
 
 		json_object_put(opts);
-		*status = option ? 400 : 422;
-		*body = storage_error_json(option ? "invalid_parsing_options"
-		                           : "schema_refresh_failed", "%s%s",
-		                           option ? "" : "The file could not be read with "
-		                           "these options: ", option ? why + k : why);
+		*body = refused_json(option, option ? why + k : why, status);
 		return 0;
 	}
 	if (!final) {
@@ -346,10 +351,8 @@ int storage_refresh_result(struct db *db, const char *customer_id,
 
 	*body = NULL;
 	if ((rc = storage_dataset_load(db, customer_id, dataset_id, &ds)) <= 0) {
-		if (rc == 0) {
-			*status = 404;
-			*body = storage_error_json("dataset_not_found", "Dataset not found");
-		}
+		if (rc == 0)
+			*body = storage_err_json(STORAGE_DATASET_NOT_FOUND, NULL, status);
 		return rc < 0 ? rc : 0;
 	}
 	/* The options applied are the item's. */
@@ -396,27 +399,14 @@ static int refresh_by_worker(struct req *r, const struct storage_dataset *ds,
 int storage_refresh_put(struct req *r)
 {
 	struct storage_dataset ds;
-	struct json_object *body, *opts = NULL;
+	struct json_object *opts = NULL;
 	struct tab_opts to;
 	enum tab_format f;
 
-	if (storage_dataset_of_caller(r, req_param(r, "dataset_id"), &ds) != 0)
+	if (storage_query_or_reply(r, NULL, NULL, NULL) != 0 ||
+	    storage_dataset_of_caller(r, req_param(r, "dataset_id"), &ds) != 0 ||
+	    options_or_reply(r, &opts) != 0)
 		return -1;
-	/* All options are optional: no body at all refreshes with the defaults. */
-	if (r->content_length <= 0 && r->content_type[0] == '\0') {
-		body = NULL;
-	} else {
-		if ((body = req_json_body_or_reply(r)) == NULL)
-			return -1;
-		if (!json_object_is_type(body, json_type_object))
-			return bad(r, "The body must be a JSON object%s", "");
-	}
-	if (body != NULL) {
-		if (parse_options(r, body, &opts) != 0)
-			return -1;
-	} else {
-		opts = json_object_new_object();
-	}
 	if (tab_format_parse(ds.format, &f) != 0) {
 		json_object_put(opts);
 		return resp_internal(r, "dataset with an unknown format");

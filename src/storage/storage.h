@@ -3,8 +3,8 @@
  *
  * paths.c      folder_path / file_path validation, and opening them under
  *              the customer's root without ever following a symlink
- * errors.c     the area's error bodies (one table), the caller's customer
- *              row, query parameters shared by the listings, times
+ * errors.c     the area's answers (one enum, one table), the query
+ *              parameters shared by the listings, times
  * uploads.c    POST /storage-explorer/storage/upload (streamed multipart)
  * history.c    GET /storage-explorer/storage/uploads/history
  * datasets.c   GET /storage-explorer/datasets[/{id}], the route table, the
@@ -20,8 +20,9 @@
 #include <stddef.h>
 #include <sys/stat.h>
 
-#include "http/router.h"
 #include "db/queue.h"
+#include "http/router.h"
+#include "http/validate.h"
 
 struct config;
 struct db;
@@ -103,22 +104,80 @@ void storage_fd_path(int fd, char *buf, size_t cap);
 
 /* --- the area's answers (errors.c) ---------------------------------------- */
 
-enum storage_reply {
-	STORAGE_DATASET_NOT_FOUND,        /* 404 */
+/* Every refusal of the area: errors.c's table gives each its status, its
+ * code and its message.  The body is {"error": code, "message": text}
+ * (the shape the spec gives the download 400), except the download 404's
+ * {"error", "file_path"}; 401 and 403 from authentication keep the
+ * service's {"detail"}. */
+enum storage_err {
+	STORAGE_BAD_QUERY,                /* 400 a query parameter */
+	STORAGE_BAD_FOLDER_PATH,          /* 400 */
+	STORAGE_NOT_A_FOLDER,             /* 400 [folder_path] */
+	STORAGE_BAD_FILE_PATH,            /* 400 */
+	STORAGE_FILE_PATH_REQUIRED,       /* 400 */
+	STORAGE_BAD_REQUEST,              /* 400 a body of tables.c */
+	STORAGE_BAD_PARSING_OPTIONS,      /* 400 refresh-schema's body or the reader */
+	STORAGE_BAD_UPLOAD,               /* 400 [the multipart parser's reason] */
+	STORAGE_UNEXPECTED_FIELD,         /* 400 [a form field] */
+	STORAGE_BAD_FILE_NAME,            /* 400 [file, reason] */
+	STORAGE_UNSUPPORTED_FILE_TYPE,    /* 400 [file] */
+	STORAGE_DUPLICATE_FILE,           /* 400 [file] */
+	STORAGE_TOO_MANY_FILES,           /* 400 */
 	STORAGE_UPLOAD_NO_FILES,          /* 400 */
+	STORAGE_BAD_COLUMNS,              /* 400 [first error] + errors */
+	STORAGE_BAD_TABLE_NAME,           /* 400 [first error] + errors, suggestions */
+	STORAGE_BAD_SCHEMA_NAME,          /* 400 [first error] + errors, suggestions */
+	STORAGE_SCHEMA_INCOMPATIBLE,      /* 400 [counts] + details */
+	STORAGE_DATASET_NOT_FOUND,        /* 404 */
+	STORAGE_TABLE_NOT_FOUND,          /* 404 */
+	STORAGE_FILE_NOT_FOUND,           /* 404 {error, file_path}: no message */
+	STORAGE_PATH_CONFLICT,            /* 409 [file_path] */
+	STORAGE_TABLE_EXISTS,             /* 409 (+ table_id when known) */
+	STORAGE_WAREHOUSE_TABLE_EXISTS,   /* 409 [schema.table] */
+	STORAGE_LINK_EXISTS,              /* 409 (+ link_id when known) */
+	STORAGE_DATASET_NOT_INFERRED,     /* 409 [dataset status] */
+	STORAGE_DATASET_INFERENCE_FAILED, /* 409 */
+	STORAGE_DATASET_NO_SCHEMA,        /* 409 */
+	STORAGE_UPLOAD_TOO_LARGE,         /* 413 [bytes] */
+	STORAGE_NOT_MULTIPART,            /* 415 */
+	STORAGE_OPTION_NOT_SUPPORTED,     /* 422 [option, format] */
+	STORAGE_REFRESH_FAILED,           /* 422 [the reader's reason] */
 	STORAGE_AREA_UNAVAILABLE,         /* 500 */
+	STORAGE_FILE_UNREADABLE,          /* 500 */
+	STORAGE_WRITE_FAILED,             /* 500 */
+	STORAGE_WAREHOUSE_ERROR,          /* 500 */
+	STORAGE_WAREHOUSE_UNAVAILABLE,    /* 503 */
+	STORAGE_AREA_FULL,                /* 507 */
 };
 
-/* Write one of the fixed answers; returns -1 (handlers `return` it). */
-int storage_reply(struct req *r, enum storage_reply what);
-/* {"error": code, "message": printf(fmt)} with status; returns -1. */
-int storage_reply_error(struct req *r, int status, const char *code,
-                        const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
+/* Answer what with the table's message; returns -1 (handlers `return` it). */
+int storage_reply(struct req *r, enum storage_err what);
+/* The same with a message that carries a value (marked [..] above): the
+ * status and code are still the table's. */
+int storage_replyf(struct req *r, enum storage_err what, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* The same with message msg (NULL: the table's) and the members of extra
+ * added to the body (extra is taken; NULL for none).  Returns -1. */
+int storage_reply_with(struct req *r, enum storage_err what, const char *msg,
+                       struct json_object *extra);
+/* The body of what (a new reference) and its status, for an answer written
+ * elsewhere (the waiter); msg as above. */
+struct json_object *storage_err_json(enum storage_err what, const char *msg,
+                                     int *status);
+/* Answer a validator's refusal: what gives the status and code (a folder_path
+ * or file_path a check refused has its own), e's message is the text. */
+int storage_reply_verror(struct req *r, const struct verror *e, enum storage_err what);
 
-/* The same body, for an answer written elsewhere (the waiter). */
-struct json_object *storage_error_json(const char *code, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+/* Check the query string of r against fields (NULL: it takes none, so every
+ * parameter is refused).  0, or 400 answered and -1. */
+int storage_query_or_reply(struct req *r, const struct vfield *fields, void *out,
+                           vgiven *given);
+
+/* Read the JSON body of r (the request keeps it) and check it against
+ * fields; what gives the status and code of a refusal.  0, or 400 (or the
+ * body's own 413/415) answered and -1. */
+int storage_body_or_reply(struct req *r, const struct vfield *fields, void *out,
+                          vgiven *given, enum storage_err what);
 
 /* --- refresh-schema through sluice work (refresh.c) ---------------------- */
 
@@ -130,19 +189,43 @@ int storage_refresh_result(struct db *db, const char *customer_id,
                            const char *dataset_id, long long item_id, bool final,
                            int *status, struct json_object **body);
 
+/* --- listings (errors.c) ---------------------------------------------------- */
 
-/* page / limit query parameters: page >= 1 (default 1), limit 1 .. 100
- * (default 20).  0, or the 400 was answered and -1 returned. */
+/* The query parameters of the listings, as rows of their vfield tables:
+ * page >= 1 (default 1), limit 1 .. 100 (default 20), and folder_path, a
+ * folder checked as paths.c says ("" for the root; given says it came). */
+#define STORAGE_PAGE_MAX 1000000000LL
 #define STORAGE_PAGE_LIMIT_DEFAULT 20
 #define STORAGE_PAGE_LIMIT_MAX 100
-int storage_page_or_reply(struct req *r, long long *page, long long *limit);
+
+struct storage_folder {
+	bool given;
+	char path[STORAGE_PATH_MAX + 1];
+};
+
+struct storage_listing {
+	long long page, limit;
+	struct storage_folder folder;
+};
+#define STORAGE_LISTING_INIT { .page = 1, .limit = STORAGE_PAGE_LIMIT_DEFAULT }
+
+#define STORAGE_PAGE_ROWS \
+	{ "page", V_INT, 0, 1, STORAGE_PAGE_MAX, NULL, NULL, \
+	  VOFF(struct storage_listing, page) }, \
+	{ "limit", V_INT, 0, 1, STORAGE_PAGE_LIMIT_MAX, NULL, NULL, \
+	  VOFF(struct storage_listing, limit) }
+#define STORAGE_FOLDER_ROW(type, member) \
+	{ "folder_path", V_CHECK, 0, 0, 0, NULL, storage_folder_check, VOFF(type, member) }
+
+/* The V_CHECK of folder_path (paths.c): out is a struct storage_folder. */
+int storage_folder_check(struct json_object *v, void *out, char *msg, size_t len);
+/* The V_CHECK of a file_path (paths.c): out is char[STORAGE_PATH_MAX + 1],
+ * left "" for an empty value (the caller says it is required). */
+int storage_file_check(struct json_object *v, void *out, char *msg, size_t len);
+
 /* The Pagination object. */
 struct json_object *storage_pagination(long long page, long long limit,
                                        long long total);
-/* An optional folder_path query parameter, checked; "" for the root.
- * *given says whether it came.  0, or 400 answered and -1. */
-int storage_folder_query_or_reply(struct req *r, char out[STORAGE_PATH_MAX + 1],
-                                  bool *given);
 
 /* A DATETIME(3) column ("2026-11-23 10:00:00.123") as ISO 8601 UTC with
  * milliseconds, or JSON null. */

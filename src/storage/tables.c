@@ -10,6 +10,7 @@
  * `wh_<schema>_<16 hex>`, the same as a pipeline naming that schema; the
  * table keeps its name.  The row records both names. */
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,11 +23,11 @@
 #include "http/errors.h"
 #include "http/request.h"
 #include "http/response.h"
+#include "http/validate.h"
 #include "storage/storage.h"
 #include "storage/tables.h"
 #include "util/config.h"
 #include "util/log.h"
-#include "util/str.h"
 #include "util/uuid.h"
 
 static int validate_name_post(struct req *r);
@@ -49,46 +50,6 @@ const struct route storage_table_routes[] = {
 	  storage_link_post, ROUTE_AUTH_JWT, "STORAGE_EXPLORER.WRITE" },
 	ROUTES_END
 };
-
-/* --- answers ------------------------------------------------------------------------- */
-
-static const struct {
-	int status;
-	const char *code;
-	const char *before, *after;       /* the message: before arg after */
-} replies[] = {
-	[TABLE_NOT_FOUND] = { 404, "table_not_found", "Table not found", "" },
-	[TABLE_EXISTS] = { 409, "table_exists", "A table of this name already exists "
-	    "(names are compared without regard to case)", "" },
-	[TABLE_IN_WAREHOUSE] = { 409, "table_exists", "The warehouse already has a table ", "" },
-	[TABLE_WAREHOUSE_ERROR] = { 500, "warehouse_error",
-	    "The warehouse could not create the table", "" },
-	[TABLE_WAREHOUSE_UNAVAILABLE] = { 503, "warehouse_unavailable",
-	    "The warehouse cannot be reached: try again later", "" },
-	[LINK_EXISTS] = { 409, "already_linked", "The dataset is already linked to this table", "" },
-	[LINK_NOT_INFERRED] = { 409, "dataset_not_ready", "The dataset's schema is not "
-	    "inferred yet (status ", "): link it once its status is ready" },
-	[LINK_INFERENCE_FAILED] = { 409, "dataset_not_ready", "The dataset's schema "
-	    "inference failed: refresh its schema, then link it", "" },
-	[LINK_NO_SCHEMA] = { 409, "dataset_not_ready", "The dataset has no readable "
-	    "schema: refresh its schema, then link it", "" },
-};
-
-int storage_table_reply(struct req *r, enum table_reply what, const char *arg,
-                        const char *key, const char *val)
-{
-	struct json_object *o = json_object_new_object();
-	char msg[512];
-
-	snprintf(msg, sizeof msg, "%s%s%s", replies[what].before, arg != NULL ? arg : "",
-	         replies[what].after);
-	json_object_object_add(o, "error", json_object_new_string(replies[what].code));
-	json_object_object_add(o, "message", json_object_new_string(msg));
-	if (key != NULL)
-		json_object_object_add(o, key, json_object_new_string(val));
-	resp_json(r, replies[what].status, o);
-	return -1;
-}
 
 /* --- ids and the caller's table ------------------------------------------------ */
 
@@ -184,7 +145,7 @@ int storage_table_of_caller(struct req *r, const char *customer_id,
 	if (rc < 0)
 		return resp_db_error(r, rc);
 	if (rc == 0)
-		return storage_table_reply(r, TABLE_NOT_FOUND, NULL, NULL, NULL);
+		return storage_reply(r, STORAGE_TABLE_NOT_FOUND);
 	return 0;
 }
 
@@ -235,69 +196,34 @@ static struct json_object *table_json(struct db *db, const char *customer_id,
 	return o;
 }
 
-/* --- body helpers ----------------------------------------------------------------- */
+/* --- bodies ------------------------------------------------------------------------ */
 
-static int bad_request(struct req *r, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+/* A table or schema name as sent: any string, of any length the body
+ * holds, judged by table_name_check, so that validate-name answers 200
+ * (valid or not) for every name. */
+struct name_arg {
+	const char *s;
+	size_t len;
+};
 
-static int bad_request(struct req *r, const char *fmt, ...)
+static int name_arg_check(struct json_object *v, void *out, char *msg, size_t len)
 {
-	char msg[512];
-	va_list ap;
+	struct name_arg *a = out;
 
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof msg, fmt, ap);
-	va_end(ap);
-	return storage_reply_error(r, 400, "invalid_request", "%s", msg);
+	if (!json_object_is_type(v, json_type_string)) {
+		snprintf(msg, len, "must be a string");
+		return -1;
+	}
+	a->s = json_object_get_string(v);
+	a->len = (size_t)json_object_get_string_len(v);
+	return 0;
 }
 
-/* The JSON object body with only the allowed keys; NULL after answering. */
-static struct json_object *object_body_or_reply(struct req *r,
-                                                const char *const *allowed)
-{
-	struct json_object *body = req_json_body_or_reply(r);
-
-	if (body == NULL)
-		return NULL;
-	if (!json_object_is_type(body, json_type_object)) {
-		bad_request(r, "The body must be a JSON object");
-		return NULL;
-	}
-	json_object_object_foreach(body, key, val) {
-		const char *const *a;
-
-		(void)val;
-		for (a = allowed; *a != NULL; a++)
-			if (strcmp(*a, key) == 0)
-				break;
-		if (*a == NULL) {
-			bad_request(r, "Unknown field '%.64s'", key);
-			return NULL;
-		}
-	}
-	return body;
-}
-
-/* A string member: 1 present (*out set), 0 absent or null (when optional),
- * -1 answered. */
-static int string_member(struct req *r, struct json_object *body, const char *key,
-                         bool required, const char **out, size_t *len)
-{
-	struct json_object *v;
-
-	*out = NULL;
-	*len = 0;
-	if (!json_object_object_get_ex(body, key, &v) || (!required && v == NULL)) {
-		if (required)
-			return bad_request(r, "%s is required", key);
-		return 0;
-	}
-	if (!json_object_is_type(v, json_type_string))
-		return bad_request(r, "%s must be a string", key);
-	*out = json_object_get_string(v);
-	*len = (size_t)json_object_get_string_len(v);
-	return 1;
-}
+/* The two names of validate-name and of a new table, rows of type's table. */
+#define NAME_ROWS(type) \
+	{ "table_name", V_CHECK, V_REQUIRED, 0, 0, NULL, name_arg_check, \
+	  VOFF(type, table) }, \
+	{ "schema_name", V_CHECK, 0, 0, 0, NULL, name_arg_check, VOFF(type, schema) }
 
 static struct json_object *messages_json(const char (*list)[TABLE_NAME_MSG_MAX], size_t n)
 {
@@ -336,21 +262,34 @@ static void schema_name_reserved_check(struct req *r, const char *name,
 
 /* --- POST /storage-explorer/tables/validate-name ---------------------------------- */
 
+struct names_in {
+	struct name_arg table, schema;
+};
+
+static const struct vfield validate_name_fields[] = {
+	NAME_ROWS(struct names_in),
+	VFIELDS_END
+};
+
 static int validate_name_post(struct req *r)
 {
-	static const char *const allowed[] = { "table_name", "schema_name", NULL };
+	struct names_in in = { { NULL, 0 }, { NULL, 0 } };
 	struct table_name_check *tc = NULL, *sc = NULL;
-	struct json_object *body, *o, *errors, *warnings;
+	struct json_object *o, *errors, *warnings;
 	const char *name, *schema;
 	size_t name_len, schema_len;
-	int has_schema, rc = -1;
+	bool has_schema;
+	int rc = -1;
 
-	if ((body = object_body_or_reply(r, allowed)) == NULL)
+	if (storage_query_or_reply(r, NULL, NULL, NULL) != 0 ||
+	    storage_body_or_reply(r, validate_name_fields, &in, NULL,
+	                          STORAGE_BAD_REQUEST) != 0)
 		return -1;
-	if (string_member(r, body, "table_name", true, &name, &name_len) < 0)
-		return -1;
-	if ((has_schema = string_member(r, body, "schema_name", false, &schema, &schema_len)) < 0)
-		return -1;
+	name = in.table.s;
+	name_len = in.table.len;
+	schema = in.schema.s;
+	schema_len = in.schema.len;
+	has_schema = schema != NULL;
 	tc = malloc(sizeof *tc);
 	sc = malloc(sizeof *sc);
 	if (tc == NULL || sc == NULL) {
@@ -428,17 +367,11 @@ static void column_error(struct column_errors *e, const char *fmt, ...)
 		json_object_array_add(e->list, json_object_new_string(msg));
 }
 
-/* A column name the warehouse takes quoted: 1 to 64 characters of UTF-8
- * (the parser already refused invalid UTF-8 and NUL), no control
- * characters, no leading or trailing space. */
+/* A column name the warehouse takes quoted (its length checked by the
+ * column's table, UTF-8 by the JSON parser): no control characters, no
+ * leading or trailing space. */
 static const char *column_name_problem(const char *s, size_t len)
 {
-	size_t chars = str_utf8_chars(s, len);
-
-	if (len == 0)
-		return "must not be empty";
-	if (chars > WH_IDENT_MAX)
-		return "must be at most 64 characters";
 	for (size_t i = 0; i < len; i++)
 		if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
 			return "must not contain control characters";
@@ -449,31 +382,39 @@ static const char *column_name_problem(const char *s, size_t len)
 	return NULL;
 }
 
-/* The columns member checked into a canonical array of {name, type,
+/* One column of a POST /storage-explorer/tables body. */
+struct column_in {
+	const char *name, *type;
+	bool nullable;
+};
+
+#define COLUMN_TYPE_TEXT_MAX 64
+
+static const struct vfield column_fields[] = {
+	{ "name", V_STR, V_REQUIRED, 1, WH_IDENT_MAX, NULL, NULL,
+	  VOFF(struct column_in, name) },
+	{ "type", V_STR, V_REQUIRED, 1, COLUMN_TYPE_TEXT_MAX, NULL, NULL,
+	  VOFF(struct column_in, type) },
+	{ "nullable", V_BOOL, 0, 0, 0, NULL, NULL, VOFF(struct column_in, nullable) },
+	VFIELDS_END
+};
+
+/* The columns (an array of 1 to TABLE_COLUMNS_MAX, checked by the body's
+ * table) checked one by one into a canonical array of {name, type,
  * nullable} (a new reference) and the DDL columns (types into sql_types).
- * NULL after answering 400. */
-static struct json_object *columns_or_reply(struct req *r, struct json_object *body,
+ * Every column's first problem is listed.  NULL after answering 400. */
+static struct json_object *columns_or_reply(struct req *r, struct json_object *arr,
                                             struct wh_column **cols_out,
                                             char (**sql_out)[TABLE_TYPE_TEXT_MAX],
                                             size_t *n_out)
 {
-	static const char *const allowed[] = { "name", "type", "nullable", NULL };
 	struct column_errors e = { json_object_new_array(), "" };
-	struct json_object *arr, *canon = NULL;
+	struct json_object *canon = NULL;
 	struct wh_column *cols = NULL;
 	char (*sql)[TABLE_TYPE_TEXT_MAX] = NULL;
 	long row_bytes = 0;
-	size_t n;
+	size_t n = json_object_array_length(arr);
 
-	if (!json_object_object_get_ex(body, "columns", &arr) || arr == NULL) {
-		bad_request(r, "columns is required");
-		goto fail;
-	}
-	if (!json_object_is_type(arr, json_type_array) ||
-	    (n = json_object_array_length(arr)) < 1 || n > TABLE_COLUMNS_MAX) {
-		bad_request(r, "columns must be an array of 1 to %d columns", TABLE_COLUMNS_MAX);
-		goto fail;
-	}
 	canon = json_object_new_array();
 	cols = calloc(n, sizeof *cols);
 	sql = calloc(n, sizeof *sql);
@@ -482,84 +423,52 @@ static struct json_object *columns_or_reply(struct req *r, struct json_object *b
 		goto fail;
 	}
 	for (size_t i = 0; i < n; i++) {
-		struct json_object *c = json_object_array_get_idx(arr, i), *v, *out;
-		const char *name = NULL, *problem, *type_text;
+		struct json_object *c = json_object_array_get_idx(arr, i), *out;
+		struct column_in in = { .nullable = true };
+		const char *problem;
 		struct table_type type;
 		char err[256], canon_type[TABLE_TYPE_TEXT_MAX];
-		bool nullable = true, ok = true;
+		struct verror ve;
+		bool ok = true;
 
 		if (!json_object_is_type(c, json_type_object)) {
 			column_error(&e, "columns[%zu] must be an object {\"name\", \"type\", "
 			             "\"nullable\"}", i);
 			continue;
 		}
-		json_object_object_foreach(c, key, val) {
-			const char *const *a;
-
-			(void)val;
-			for (a = allowed; *a != NULL; a++)
-				if (strcmp(*a, key) == 0)
-					break;
-			if (*a == NULL) {
-				column_error(&e, "columns[%zu]: unknown field '%.64s'", i, key);
-				ok = false;
-			}
+		if (validate_json(column_fields, c, &in, NULL, &ve) != 0) {
+			column_error(&e, "columns[%zu].%s", i, ve.message);
+			continue;
 		}
-		if (!json_object_object_get_ex(c, "name", &v) ||
-		    !json_object_is_type(v, json_type_string)) {
-			column_error(&e, "columns[%zu].name must be a string", i);
+		problem = column_name_problem(in.name, strlen(in.name));
+		if (problem != NULL) {
+			column_error(&e, "columns[%zu].name %s", i, problem);
 			ok = false;
-		} else {
-			name = json_object_get_string(v);
-			problem = column_name_problem(name, (size_t)json_object_get_string_len(v));
-			if (problem != NULL) {
-				column_error(&e, "columns[%zu].name %s", i, problem);
+		}
+		for (size_t k = 0; ok && k < i; k++) {
+			if (cols[k].name != NULL && table_column_name_eq(cols[k].name, in.name)) {
+				column_error(&e, "columns[%zu].name '%s' repeats columns[%zu].name "
+				             "'%s' (names are compared without regard to case)",
+				             i, in.name, k, cols[k].name);
 				ok = false;
-				name = NULL;
 			}
 		}
-		if (name != NULL) {
-			for (size_t k = 0; k < i; k++) {
-				if (cols[k].name != NULL && table_column_name_eq(cols[k].name, name)) {
-					column_error(&e, "columns[%zu].name '%s' repeats columns[%zu].name "
-					             "'%s' (names are compared without regard to case)",
-					             i, name, k, cols[k].name);
-					ok = false;
-					break;
-				}
-			}
-		}
-		if (!json_object_object_get_ex(c, "type", &v) ||
-		    !json_object_is_type(v, json_type_string)) {
-			column_error(&e, "columns[%zu].type must be a string", i);
+		if (table_type_parse(in.type, &type, err, sizeof err) != 0) {
+			column_error(&e, "columns[%zu].type '%.40s': %s", i, in.type, err);
 			ok = false;
-		} else {
-			type_text = json_object_get_string(v);
-			if (table_type_parse(type_text, &type, err, sizeof err) != 0) {
-				column_error(&e, "columns[%zu].type '%.40s': %s", i, type_text, err);
-				ok = false;
-			}
-		}
-		if (json_object_object_get_ex(c, "nullable", &v) && v != NULL) {
-			if (!json_object_is_type(v, json_type_boolean)) {
-				column_error(&e, "columns[%zu].nullable must be true or false", i);
-				ok = false;
-			} else {
-				nullable = json_object_get_boolean(v);
-			}
 		}
 		if (!ok)
 			continue;
-		cols[i].name = name;
-		cols[i].nullable = nullable;
+		cols[i].name = in.name;
+		cols[i].nullable = in.nullable;
 		table_type_sql(&type, sql[i]);
 		cols[i].sql_type = sql[i];
 		row_bytes += table_type_row_bytes(&type);
 		table_type_name(&type, canon_type);
 		out = json_object_new_object();
-		json_object_object_add(out, "name", json_object_new_string(name));
+		json_object_object_add(out, "name", json_object_new_string(in.name));
 		json_object_object_add(out, "type", json_object_new_string(canon_type));
-		json_object_object_add(out, "nullable", json_object_new_boolean(nullable));
+		json_object_object_add(out, "nullable", json_object_new_boolean(in.nullable));
 		json_object_array_add(canon, out);
 	}
 	if (json_object_array_length(e.list) == 0 && row_bytes > TABLE_ROW_BYTES_MAX)
@@ -568,13 +477,11 @@ static struct json_object *columns_or_reply(struct req *r, struct json_object *b
 		             "without a length, or VARCHAR above 1024, for long text",
 		             row_bytes, TABLE_ROW_BYTES_MAX);
 	if (json_object_array_length(e.list) > 0) {
-		struct json_object *o = json_object_new_object();
+		struct json_object *extra = json_object_new_object();
 
-		json_object_object_add(o, "error", json_object_new_string("invalid_columns"));
-		json_object_object_add(o, "message", json_object_new_string(e.first));
-		json_object_object_add(o, "errors", e.list);
+		json_object_object_add(extra, "errors", e.list);
 		e.list = NULL;
-		resp_json(r, 400, o);
+		storage_reply_with(r, STORAGE_BAD_COLUMNS, e.first, extra);
 		goto fail;
 	}
 	json_object_put(e.list);
@@ -590,64 +497,70 @@ fail:
 	return NULL;
 }
 
-static int name_error_reply(struct req *r, const char *code,
+/* A name that breaks a validate-name rule: its errors and suggestions. */
+static int name_error_reply(struct req *r, enum storage_err what,
                             const struct table_name_check *c)
 {
-	struct json_object *o = json_object_new_object();
-	char msg[TABLE_NAME_MSG_MAX + 64];
+	struct json_object *extra = json_object_new_object();
 
-	snprintf(msg, sizeof msg, "%s", c->errors[0]);
-	json_object_object_add(o, "error", json_object_new_string(code));
-	json_object_object_add(o, "message", json_object_new_string(msg));
-	json_object_object_add(o, "errors", messages_json(c->errors, c->nerrors));
-	json_object_object_add(o, "suggestions", names_json(c->suggestions, c->nsuggestions));
-	resp_json(r, 400, o);
-	return -1;
+	json_object_object_add(extra, "errors", messages_json(c->errors, c->nerrors));
+	json_object_object_add(extra, "suggestions",
+	                       names_json(c->suggestions, c->nsuggestions));
+	return storage_reply_with(r, what, c->errors[0], extra);
 }
+
+struct table_in {
+	struct name_arg table, schema;
+	struct json_object *columns;
+};
+
+static const struct vfield table_fields[] = {
+	NAME_ROWS(struct table_in),
+	{ "columns", V_ARR, V_REQUIRED, 1, TABLE_COLUMNS_MAX, NULL, NULL,
+	  VOFF(struct table_in, columns) },
+	VFIELDS_END
+};
 
 static int table_create(struct req *r)
 {
-	static const char *const allowed[] = { "table_name", "schema_name", "columns", NULL };
+	struct table_in in = { .columns = NULL };
 	struct table_name_check *chk = NULL;
-	struct json_object *body, *canon = NULL, *o;
+	struct json_object *canon = NULL, *o;
 	struct wh_column *cols = NULL;
 	char (*sql)[TABLE_TYPE_TEXT_MAX] = NULL;
 	char id[UUID_STR_LEN], wh_schema[TABLE_NAME_BUF], err[512];
 	char name[TABLE_NAME_BUF], schema[TABLE_NAME_BUF];
-	const char *customer, *s, *default_schema;
-	size_t ncols = 0, len;
+	const char *customer, *default_schema;
+	size_t ncols = 0;
 	struct wh *w = NULL;
 	struct db_stmt *st;
 	long long n;
-	int rc = -1, has, exists, dberr;
+	int rc = -1, exists, dberr;
 
-	if ((body = object_body_or_reply(r, allowed)) == NULL)
+	if (storage_query_or_reply(r, NULL, NULL, NULL) != 0 ||
+	    storage_body_or_reply(r, table_fields, &in, NULL, STORAGE_BAD_REQUEST) != 0)
 		return -1;
 	if ((chk = malloc(sizeof *chk)) == NULL)
 		return resp_internal(r, "out of memory");
 
 	/* table_name, schema_name: the validate-name rules */
-	if (string_member(r, body, "table_name", true, &s, &len) < 0)
-		goto out;
-	table_name_check(s, len, "table_name", chk);
+	table_name_check(in.table.s, in.table.len, "table_name", chk);
 	if (!chk->valid) {
-		name_error_reply(r, "invalid_table_name", chk);
+		name_error_reply(r, STORAGE_BAD_TABLE_NAME, chk);
 		goto out;
 	}
-	memcpy(name, s, len + 1);
+	memcpy(name, in.table.s, in.table.len + 1);
 	schema[0] = '\0';
-	if ((has = string_member(r, body, "schema_name", false, &s, &len)) < 0)
-		goto out;
-	if (has) {
-		table_name_check(s, len, "schema_name", chk);
-		schema_name_reserved_check(r, s, chk);
+	if (in.schema.s != NULL) {
+		table_name_check(in.schema.s, in.schema.len, "schema_name", chk);
+		schema_name_reserved_check(r, in.schema.s, chk);
 		if (!chk->valid) {
-			name_error_reply(r, "invalid_schema_name", chk);
+			name_error_reply(r, STORAGE_BAD_SCHEMA_NAME, chk);
 			goto out;
 		}
-		memcpy(schema, s, len + 1);
+		memcpy(schema, in.schema.s, in.schema.len + 1);
 	}
-	if ((canon = columns_or_reply(r, body, &cols, &sql, &ncols)) == NULL)
+	if ((canon = columns_or_reply(r, in.columns, &cols, &sql, &ncols)) == NULL)
 		goto out;
 	if ((customer = auth_customer_ensure_or_reply(r)) == NULL)
 		goto out;
@@ -664,7 +577,9 @@ static int table_create(struct req *r)
 
 		snprintf(existing, sizeof existing, "%s", db_col_str(st, 0));
 		db_done(st);
-		rc = storage_table_reply(r, TABLE_EXISTS, NULL, "table_id", existing);
+		o = json_object_new_object();
+		json_object_object_add(o, "table_id", json_object_new_string(existing));
+		rc = storage_reply_with(r, STORAGE_TABLE_EXISTS, NULL, o);
 		goto out;
 	}
 	db_done(st);
@@ -692,7 +607,7 @@ static int table_create(struct req *r)
 	            json_object_to_json_string_ext(canon, JSON_C_TO_STRING_PLAIN),
 	            r->id.sub);
 	if (n == DB_ERR_DUPLICATE) {
-		storage_table_reply(r, TABLE_EXISTS, NULL, NULL, NULL);
+		storage_reply(r, STORAGE_TABLE_EXISTS);
 		goto out;
 	}
 	if (n < 0) {
@@ -703,22 +618,20 @@ static int table_create(struct req *r)
 	/* The real table.  On any failure the row goes again. */
 	if ((w = wh_open(r->cfg, err, sizeof err)) == NULL) {
 		log_kv(LOG_ERROR, "warehouse unavailable", "error=%s", LOG_Q(err));
-		storage_table_reply(r, TABLE_WAREHOUSE_UNAVAILABLE, NULL, NULL, NULL);
+		storage_reply(r, STORAGE_WAREHOUSE_UNAVAILABLE);
 		goto undo;
 	}
 	exists = wh_table_exists(w, wh_schema, name, err, sizeof err);
 	if (exists == 1) {
-		char where[2 * TABLE_NAME_BUF];
-
-		snprintf(where, sizeof where, "%s.%s", wh_schema, name);
-		storage_table_reply(r, TABLE_IN_WAREHOUSE, where, NULL, NULL);
+		storage_replyf(r, STORAGE_WAREHOUSE_TABLE_EXISTS,
+		               "The warehouse already has a table %s.%s", wh_schema, name);
 		goto undo;
 	}
 	if (exists < 0 ||
 	    wh_table_create(w, wh_schema, name, cols, ncols, 0, err, sizeof err) != 0) {
 		log_kv(LOG_ERROR, "warehouse table not created", "schema=%s table=%s error=%s",
 		       wh_schema, LOG_Q(name), LOG_Q(err));
-		storage_table_reply(r, TABLE_WAREHOUSE_ERROR, NULL, NULL, NULL);
+		storage_reply(r, STORAGE_WAREHOUSE_ERROR);
 		goto undo;
 	}
 	log_kv(LOG_INFO, "storage table created", "table=%s schema=%s name=%s customer=%s",
@@ -743,15 +656,21 @@ out:
 
 /* --- GET /storage-explorer/tables ----------------------------------------------------- */
 
+static const struct vfield list_query[] = {
+	STORAGE_PAGE_ROWS,
+	VFIELDS_END
+};
+
 static int tables_list(struct req *r)
 {
-	long long page, limit, total = 0;
+	struct storage_listing q = STORAGE_LISTING_INIT;
+	long long total = 0;
 	struct json_object *o, *arr;
 	const char *customer;
 
 	if ((customer = auth_customer_or_reply(r)) == NULL)
 		return -1;
-	if (storage_page_or_reply(r, &page, &limit) != 0)
+	if (storage_query_or_reply(r, list_query, &q, NULL) != 0)
 		return -1;
 	if (req_db_or_reply(r) == NULL)
 		return -1;
@@ -760,12 +679,12 @@ static int tables_list(struct req *r)
 		return -1;
 	arr = req_rows_or_reply(r, db_query(r->db, "SELECT " TABLE_COLS " FROM "
 	    "warehouse_tables WHERE customer_id = ? ORDER BY created_at, id LIMIT ? "
-	    "OFFSET ?", "sii", customer, limit, (page - 1) * limit), table_row_json);
+	    "OFFSET ?", "sii", customer, q.limit, (q.page - 1) * q.limit), table_row_json);
 	if (arr == NULL)
 		return -1;
 	o = json_object_new_object();
 	json_object_object_add(o, "tables", arr);
-	json_object_object_add(o, "pagination", storage_pagination(page, limit, total));
+	json_object_object_add(o, "pagination", storage_pagination(q.page, q.limit, total));
 	return resp_json(r, 200, o);
 }
 
@@ -779,7 +698,8 @@ static int table_get(struct req *r)
 	struct db_stmt *st;
 	int rc, dberr;
 
-	if ((customer = auth_customer_or_reply(r)) == NULL)
+	if ((customer = auth_customer_or_reply(r)) == NULL ||
+	    storage_query_or_reply(r, NULL, NULL, NULL) != 0)
 		return -1;
 	if (storage_table_of_caller(r, customer, req_param(r, "table_id"), &t) != 0) {
 		storage_table_free(&t);
@@ -788,7 +708,7 @@ static int table_get(struct req *r)
 	storage_table_free(&t);
 	if ((o = table_json(r->db, customer, t.id, &dberr)) == NULL)
 		return dberr != 0 ? resp_db_error(r, dberr)
-		                  : storage_table_reply(r, TABLE_NOT_FOUND, NULL, NULL, NULL);
+		                  : storage_reply(r, STORAGE_TABLE_NOT_FOUND);
 	links = json_object_new_array();
 	st = db_query(r->db, "SELECT l.id, l.dataset_id, d.file_name, l.created_at, l.status, "
 	              "l.sync_status, l.row_count, l.last_sync, l.error "

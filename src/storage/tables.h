@@ -4,7 +4,7 @@
  *   table_types.c  the column type vocabulary (INTEGER ... VARCHAR(n)), its
  *                  MariaDB DDL, and the dataset -> table compatibility rules
  *   tables.c       POST/GET /storage-explorer/tables[/{id}], validate-name,
- *                  the route table and the area's error bodies for these
+ *                  the route table of these and of links.c
  *   links.c        POST /storage-explorer/tables/{tableId}/datasets/{datasetId}
  *                  and GET /storage-explorer/tables/{tableId}/datasets
  *   link_load.c    work kind storage_link_load: the rows into the table */
@@ -142,24 +142,6 @@ int storage_table_of_caller(struct req *r, const char *customer_id,
                             const char *raw_id, struct storage_table *t);
 /* Parse columns_json (as stored) into t->cols.  0 or -1. */
 int storage_table_columns_parse(const char *columns_json, struct storage_table *t);
-
-/* The error answers of tables and links, in one table (tables.c):
- * {"error": code, "message"}, the message made of its fixed text around
- * arg (the part in brackets below), plus "key": val when key is given.
- * Returns -1. */
-enum table_reply {
-	TABLE_NOT_FOUND,                  /* 404 */
-	TABLE_EXISTS,                     /* 409 (key table_id) */
-	TABLE_IN_WAREHOUSE,               /* 409 [schema.table] */
-	TABLE_WAREHOUSE_ERROR,            /* 500 */
-	TABLE_WAREHOUSE_UNAVAILABLE,      /* 503 */
-	LINK_EXISTS,                      /* 409 (key link_id) */
-	LINK_NOT_INFERRED,                /* 409 [dataset status] */
-	LINK_INFERENCE_FAILED,            /* 409 */
-	LINK_NO_SCHEMA,                   /* 409 */
-};
-int storage_table_reply(struct req *r, enum table_reply what, const char *arg,
-                        const char *key, const char *val);
 
 /* Handlers of links.c, routed by tables.c's table. */
 int storage_link_post(struct req *r);

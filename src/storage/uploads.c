@@ -11,6 +11,7 @@
  * made, and records nothing. */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,6 +27,7 @@
 #include "http/multipart.h"
 #include "http/request.h"
 #include "http/response.h"
+#include "http/validate.h"
 #include "db/queue.h"
 #include "storage/storage.h"
 #include "tabular/tabular.h"
@@ -53,29 +55,39 @@ struct upload {
 	struct up_file *files;                  /* UPLOAD_FILES_MAX */
 	size_t n;
 	int fd;                                 /* the part being written, or -1 */
-	/* why a callback stopped, answered by post */
-	int status;
-	char code[32];
+	/* why a callback stopped, answered by post ("" for the table's text) */
+	enum storage_err err;
 	char why[512];
 };
 
-static int up_fail(struct upload *u, int status, const char *code, const char *fmt,
-                   const char *a1, const char *a2)
+/* Stop the parse; post answers err with the table's message. */
+static int up_stop(struct upload *u, enum storage_err err)
 {
-	u->status = status;
-	snprintf(u->code, sizeof u->code, "%s", code);
-	snprintf(u->why, sizeof u->why, fmt, a1, a2);
+	u->err = err;
+	u->why[0] = '\0';
+	return -1;
+}
+
+/* The same with a message that names the file. */
+static int up_fail(struct upload *u, enum storage_err err, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int up_fail(struct upload *u, enum storage_err err, const char *fmt, ...)
+{
+	va_list ap;
+
+	u->err = err;
+	va_start(ap, fmt);
+	vsnprintf(u->why, sizeof u->why, fmt, ap);
+	va_end(ap);
 	return -1;
 }
 
 static int write_fail(struct upload *u, int e)
 {
 	log_kv(LOG_ERROR, "upload write failed", "errno=%d", e);
-	if (e == ENOSPC || e == EDQUOT)
-		return up_fail(u, 507, "insufficient_storage",
-		               "The storage area is full%s%s", "", "");
-	return up_fail(u, 500, "storage_error",
-	               "The file could not be written to the storage area%s%s", "", "");
+	return up_stop(u, e == ENOSPC || e == EDQUOT ? STORAGE_AREA_FULL
+	                                             : STORAGE_WRITE_FAILED);
 }
 
 static int new_partial(struct upload *u, struct up_file *f)
@@ -141,28 +153,27 @@ static int on_part_begin(void *arg, const struct multipart_part *p)
 	char name[STORAGE_NAME_MAX + 1], shown[160];
 
 	if (strcmp(p->name, "file") != 0 || p->filename == NULL)
-		return up_fail(u, 400, "invalid_upload", "Unexpected form field '%s%s': "
+		return up_fail(u, STORAGE_UNEXPECTED_FIELD, "Unexpected form field '%s': "
 		               "send files in parts named file",
-		               printable(p->name, shown, sizeof shown), "");
+		               printable(p->name, shown, sizeof shown));
 	if (storage_file_name_clean(p->filename, name, &why) != 0)
-		return up_fail(u, 400, "invalid_file_name", "File '%s' refused: %s",
+		return up_fail(u, STORAGE_BAD_FILE_NAME, "File '%s' refused: %s",
 		               printable(p->filename, shown, sizeof shown), why);
 	if (u->n == UPLOAD_FILES_MAX)
-		return up_fail(u, 400, "too_many_files",
-		               "More than 100 files in one upload%s%s", "", "");
+		return up_stop(u, STORAGE_TOO_MANY_FILES);
 	f = &u->files[u->n];
 	memset(f, 0, sizeof *f);
 	if (tab_format_from_name(name, &f->fmt) != 0)
-		return up_fail(u, 400, "unsupported_file_type", "File '%s' has an unsupported "
-		               "type%s: expected .csv, .txt, .tsv, .json, .jsonl, .ndjson, "
-		               ".xlsx, .xls or .parquet", name, "");
+		return up_fail(u, STORAGE_UNSUPPORTED_FILE_TYPE, "File '%s' has an unsupported "
+		               "type: expected .csv, .txt, .tsv, .json, .jsonl, .ndjson, "
+		               ".xlsx, .xls or .parquet", name);
 	for (size_t i = 0; i < u->n; i++)
 		if (strcmp(u->files[i].name, name) == 0)
-			return up_fail(u, 400, "duplicate_file",
-			               "File '%s' appears twice in the upload%s", name, "");
+			return up_fail(u, STORAGE_DUPLICATE_FILE,
+			               "File '%s' appears twice in the upload", name);
 	if ((u->folder[0] != '\0' ? strlen(u->folder) + 1 : 0) + strlen(name) >
 	    STORAGE_PATH_MAX)
-		return up_fail(u, 400, "invalid_file_name", "File '%s' refused: %s", name,
+		return up_fail(u, STORAGE_BAD_FILE_NAME, "File '%s' refused: %s", name,
 		               "folder_path and file name together exceed 1024 bytes");
 	snprintf(f->name, sizeof f->name, "%s", name);
 	snprintf(f->path, sizeof f->path, "%s%s%s", u->folder,
@@ -304,9 +315,9 @@ static int store(struct upload *u, const char *customer)
 
 			db_rollback(db);
 			if (e == EISDIR || e == ENOTEMPTY || e == EEXIST)
-				return storage_reply_error(r, 409, "path_conflict",
-				                           "'%s' is a folder in the storage area",
-				                           f->path);
+				return storage_replyf(r, STORAGE_PATH_CONFLICT,
+				                      "'%s' is a folder in the storage area",
+				                      f->path);
 			log_kv(LOG_ERROR, "upload rename failed", "errno=%d", e);
 			return storage_reply(r, STORAGE_AREA_UNAVAILABLE);
 		}
@@ -348,6 +359,12 @@ dberr:
 	return resp_db_error(r, (int)(rc < 0 ? rc : DB_ERR));
 }
 
+static int too_large(struct req *r)
+{
+	return storage_replyf(r, STORAGE_UPLOAD_TOO_LARGE, "The upload is larger than "
+	                      "%ld bytes", r->cfg->upload_max_bytes);
+}
+
 /* Stream the body through the parser: 0 parsed whole, -1 answered (or
  * the client went away: r->status 499). */
 static int read_body(struct upload *u, const char *boundary)
@@ -362,8 +379,7 @@ static int read_body(struct upload *u, const char *boundary)
 	int rc = -1, frc;
 
 	if ((m = multipart_new(boundary)) == NULL)
-		return storage_reply_error(r, 415, "unsupported_media_type",
-		                           "Bad multipart boundary");
+		return storage_reply(r, STORAGE_NOT_MULTIPART);
 	if ((buf = malloc(cap)) == NULL) {
 		multipart_free(m);
 		return resp_internal(r, "out of memory");
@@ -377,17 +393,16 @@ static int read_body(struct upload *u, const char *boundary)
 			break;
 		total += got;
 		if (total > (size_t)max) {
-			storage_reply_error(r, 413, "payload_too_large",
-			                    "The upload is larger than %ld bytes", max);
+			too_large(r);
 			goto out;
 		}
 		frc = multipart_feed(m, buf, got, &cb, u, err, sizeof err);
 		if (frc == MULTIPART_ERR_STOP) {
-			storage_reply_error(r, u->status, u->code, "%s", u->why);
+			storage_reply_with(r, u->err, u->why[0] != '\0' ? u->why : NULL, NULL);
 			goto out;
 		}
 		if (frc != MULTIPART_OK) {
-			storage_reply_error(r, 400, "invalid_upload", "%s", err);
+			storage_replyf(r, STORAGE_BAD_UPLOAD, "%s", err);
 			goto out;
 		}
 	}
@@ -397,7 +412,7 @@ static int read_body(struct upload *u, const char *boundary)
 	}
 	if (multipart_finish(m, err, sizeof err) != MULTIPART_OK) {
 		/* A body cut short without a length (chunked) also ends here. */
-		storage_reply_error(r, 400, "invalid_upload", "%s", err);
+		storage_replyf(r, STORAGE_BAD_UPLOAD, "%s", err);
 		goto out;
 	}
 	rc = 0;
@@ -407,34 +422,36 @@ out:
 	return rc;
 }
 
+struct upload_query {
+	struct storage_folder folder;
+};
+
+static const struct vfield query[] = {
+	STORAGE_FOLDER_ROW(struct upload_query, folder),
+	VFIELDS_END
+};
+
 int storage_upload_post(struct req *r)
 {
-	char folder[STORAGE_PATH_MAX + 1], boundary[MULTIPART_BOUNDARY_MAX + 1];
+	struct upload_query q = { .folder.given = false };
+	char boundary[MULTIPART_BOUNDARY_MAX + 1];
+	const char *folder = q.folder.path;
 	struct storage_made_dirs *made = NULL;
 	struct upload u;
-	const char *customer, *v;
-	int rootfd = -1, qerr, perr;
+	const char *customer;
+	int rootfd = -1;
 
 	memset(&u, 0, sizeof u);
 	u.dirfd = -1;
 	u.fd = -1;
 	if ((customer = auth_customer_ensure_or_reply(r)) == NULL)
 		return -1;
-	v = req_query(r, "folder_path", &qerr);
-	if (qerr != REQ_OK)
-		return storage_reply_error(r, 400, "invalid_folder_path",
-		                           "folder_path is not a valid query value");
-	if ((perr = storage_path_check(v, true, folder)) != SPATH_OK)
-		return storage_reply_error(r, 400, "invalid_folder_path", "folder_path %s",
-		                           storage_path_strerror(perr));
+	if (storage_query_or_reply(r, query, &q, NULL) != 0)
+		return -1;
 	if (multipart_boundary(r->content_type, boundary) != 0)
-		return storage_reply_error(r, 415, "unsupported_media_type",
-		                           "Content-Type must be multipart/form-data with a "
-		                           "boundary");
+		return storage_reply(r, STORAGE_NOT_MULTIPART);
 	if (r->content_length > r->cfg->upload_max_bytes)
-		return storage_reply_error(r, 413, "payload_too_large",
-		                           "The upload is larger than %ld bytes",
-		                           r->cfg->upload_max_bytes);
+		return too_large(r);
 
 	if ((rootfd = storage_root_open(r->cfg, customer, true)) < 0) {
 		log_kv(LOG_ERROR, "storage root unavailable", "errno=%d", -rootfd);
@@ -449,8 +466,8 @@ int storage_upload_post(struct req *r)
 	u.dirfd = storage_dir_open(rootfd, folder, made);
 	if (u.dirfd < 0) {
 		if (u.dirfd == -ENOTDIR || u.dirfd == -ELOOP)
-			storage_reply_error(r, 400, "invalid_folder_path", "folder_path '%s' is "
-			                    "not a folder of the storage area", folder);
+			storage_replyf(r, STORAGE_NOT_A_FOLDER, "folder_path '%s' is "
+			               "not a folder of the storage area", folder);
 		else
 			storage_reply(r, STORAGE_AREA_UNAVAILABLE);
 		goto out;

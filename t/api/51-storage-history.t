@@ -68,6 +68,7 @@ my @pages = (
 	[ 'page=3&limit=3', 3, 3, [ @ids[1, 0] ], 3, 0, 1 ],
 	[ 'page=4&limit=3', 4, 3, [], 3, 0, 1 ],            # past the end
 	[ 'page=99&limit=100', 99, 100, [], 1, 0, 1 ],
+	[ 'page=1000000000&limit=1', 1000000000, 1, [], 8, 0, 1 ],   # the largest page
 	[ 'limit=1', 1, 1, [ $ids[7] ], 8, 1, 0 ],
 	[ 'limit=100', 1, 100, [ reverse @ids ], 1, 0, 0 ],
 	[ 'page=8&limit=1', 8, 1, [ $ids[0] ], 8, 0, 1 ],
@@ -83,23 +84,27 @@ for my $p (@pages) {
 }
 
 my @bad = (
-	[ 'page=0', 'page must be an integer >= 1' ],
-	[ 'page=-1', 'page must be an integer >= 1' ],
-	[ 'page=abc', 'page must be an integer >= 1' ],
-	[ 'page=1.5', 'page must be an integer >= 1' ],
-	[ 'page=', 'page must be an integer >= 1' ],
-	[ 'page=99999999999', 'page must be an integer >= 1' ],
+	[ 'page=0', 'page must be an integer from 1 to 1000000000' ],
+	[ 'page=-1', 'page must be an integer from 1 to 1000000000' ],
+	[ 'page=abc', 'page must be an integer' ],
+	[ 'page=1.5', 'page must be an integer' ],
+	[ 'page=', 'page must be an integer' ],
+	[ 'page=1000000001', 'page must be an integer from 1 to 1000000000' ],
+	[ 'page=99999999999', 'page must be an integer from 1 to 1000000000' ],
 	[ 'limit=0', 'limit must be an integer from 1 to 100' ],
 	[ 'limit=101', 'limit must be an integer from 1 to 100' ],
 	[ 'limit=-5', 'limit must be an integer from 1 to 100' ],
-	[ 'limit=ten', 'limit must be an integer from 1 to 100' ],
-	[ 'limit=', 'limit must be an integer from 1 to 100' ],
+	[ 'limit=ten', 'limit must be an integer' ],
+	[ 'limit=', 'limit must be an integer' ],
+	[ 'sort=newest', 'sort is not a known query parameter' ],
+	[ 'page=1&page=2', 'page is given more than once' ],
+	[ 'folder=a', 'folder is not a known query parameter' ],
 	[ 'folder_path=../a', "folder_path must not contain '.' or '..' segments" ],
 	[ 'folder_path=%2e%2e%2fa', "folder_path must not contain '.' or '..' segments" ],
 	[ 'folder_path=/a', 'folder_path must be relative to the storage area, not absolute' ],
 );
 for my $b (@bad) {
-	sx_error_is(sx(GET => "$H?$b->[0]", $tok), 400, $b->[0] =~ /^folder/ ? 'invalid_folder_path'
+	sx_error_is(sx(GET => "$H?$b->[0]", $tok), 400, $b->[0] =~ /^folder_path/ ? 'invalid_folder_path'
 		    : 'invalid_query', $b->[1], "?$b->[0]");
 }
 

@@ -104,7 +104,16 @@ sx_error_is(sx(GET => "$D?limit=0", $tok), 400, 'invalid_query', 'limit must be 
 	    'limit=0');
 sx_error_is(sx(GET => "$D?limit=101", $tok), 400, 'invalid_query', 'limit must be an integer from 1 to 100',
 	    'limit=101');
-sx_error_is(sx(GET => "$D?page=0", $tok), 400, 'invalid_query', 'page must be an integer >= 1', 'page=0');
+sx_error_is(sx(GET => "$D?page=0", $tok), 400, 'invalid_query', 'page must be an integer from 1 to 1000000000',
+	    'page=0');
+sx_error_is(sx(GET => "$D?page=1000000001", $tok), 400, 'invalid_query',
+	    'page must be an integer from 1 to 1000000000', 'page=1000000001');
+is(sx(GET => "$D?page=1000000000", $tok)->{status}, 200, 'page=1000000000 (the largest): 200');
+is(sx(GET => "$D?limit=100", $tok)->{status}, 200, 'limit=100 (the largest): 200');
+sx_error_is(sx(GET => "$D?status=ready", $tok), 400, 'invalid_query', 'status is not a known query parameter',
+	    'an unknown parameter is named');
+sx_error_is(sx(GET => "$D?limit=5&limit=6", $tok), 400, 'invalid_query', 'limit is given more than once',
+	    'a repeated parameter is named');
 sx_error_is(sx(GET => "$D?folder_path=../x", $tok), 400, 'invalid_folder_path',
 	    "folder_path must not contain '.' or '..' segments", 'folder_path=../x');
 
@@ -113,6 +122,8 @@ sx_error_is(sx(GET => "$D?folder_path=../x", $tok), 400, 'invalid_folder_path',
 my $nf = { error => 'dataset_not_found', message => 'Dataset not found' };
 json_response_is(sx(GET => "$D/00000000-0000-4000-8000-000000000000", $tok), 404, $nf, 'unknown id');
 json_response_is(sx(GET => "$D/not-a-uuid", $tok), 404, $nf, 'malformed id');
+sx_error_is(sx(GET => "$D/$id?fields=schema", $tok), 400, 'invalid_query', 'fields is not a known query parameter',
+	    'GET dataset with a query parameter: 400 naming it');
 json_response_is(sx(GET => "$D/$id", $other), 404, $nf, "another customer's dataset: 404 as unknown");
 is_deeply(sx(GET => $D, $other)->{json}{datasets}, [], 'another customer lists none of them');
 json_response_is(sx(GET => "$D/" . uc($id), $tok), 200, undef, 'the id in capitals is the same id');

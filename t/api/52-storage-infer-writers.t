@@ -94,9 +94,9 @@ is_deeply([ map { "$_->{name}:$_->{inferred_type}:" . ($_->{nullable} ? 1 : 0) }
 
 for my $bad ([ 'NA', 'must be an array of at most 16 strings' ],
 	     [ [ ('x') x 17 ], 'must be an array of at most 16 strings' ],
-	     [ [ 'NA', 5 ], 'each of null_markers must be a string of 1 to 31 bytes' ],
-	     [ [ '' ], 'each of null_markers must be a string of 1 to 31 bytes' ],
-	     [ [ 'x' x 32 ], 'each of null_markers must be a string of 1 to 31 bytes' ],
+	     [ [ 'NA', 5 ], 'null_markers must hold strings of 1 to 31 bytes' ],
+	     [ [ '' ], 'null_markers must hold strings of 1 to 31 bytes' ],
+	     [ [ 'x' x 32 ], 'null_markers must hold strings of 1 to 31 bytes' ],
 	     [ [ "N\tA" ], 'null_markers must not hold control characters' ]) {
 	$res = refresh($id{'stata.csv'}, { null_markers => $bad->[0] });
 	sx_error_is($res, 400, 'invalid_parsing_options', qr/\Q$bad->[1]\E/,

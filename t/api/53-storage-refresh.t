@@ -93,22 +93,25 @@ my $before = mysql("SELECT CONCAT_WS('|', parsing_options, refreshed_at, MD5(sch
 		   . "WHERE id = '$id{'report.csv'}'");
 my @bad = (
 	[ { skip_rows => -1 }, 'skip_rows must be an integer from 0 to 1000000000' ],
-	[ { skip_rows => '2' }, 'skip_rows must be an integer from 0 to 1000000000' ],
-	[ { skip_rows => 1.5 }, 'skip_rows must be an integer from 0 to 1000000000' ],
-	[ { skip_rows => JSON::PP::true }, 'skip_rows must be an integer from 0 to 1000000000' ],
+	[ { skip_rows => '2' }, 'skip_rows must be an integer' ],
+	[ { skip_rows => 1.5 }, 'skip_rows must be an integer' ],
+	[ { skip_rows => JSON::PP::true }, 'skip_rows must be an integer' ],
 	[ { skip_rows => 1000000001 }, 'skip_rows must be an integer from 0 to 1000000000' ],
 	[ { header_row => -1 }, 'header_row must be an integer from 0 to 1000000000' ],
-	[ { header_row => [0] }, 'header_row must be an integer from 0 to 1000000000' ],
-	[ { encoding => 'ebcdic' }, "Unknown encoding 'ebcdic' (utf-8, utf-16, utf-16le, utf-16be, latin-1, windows-1252)" ],
+	[ { header_row => [0] }, 'header_row must be an integer' ],
+	[ { header_row => 1000000001 }, 'header_row must be an integer from 0 to 1000000000' ],
+	[ { encoding => 'ebcdic' }, 'encoding must be one of utf-8, utf8, utf-16, utf16, utf-16le, utf-16be, latin-1, '
+	  . 'latin1, iso-8859-1, iso8859-1, windows-1252, cp1252' ],
 	[ { encoding => 8 }, 'encoding must be a string' ],
 	[ { delimiter => ':' }, 'delimiter must be one of ",", ";", "|", a tab ("\t" or "tab") or a space (" " or "space")' ],
 	[ { delimiter => ',,' }, 'delimiter must be one of ",", ";", "|", a tab ("\t" or "tab") or a space (" " or "space")' ],
 	[ { delimiter => '' }, 'delimiter must be one of ",", ";", "|", a tab ("\t" or "tab") or a space (" " or "space")' ],
 	[ { delimiter => 44 }, 'delimiter must be a string' ],
 	[ { sheet_name => 5 }, 'sheet_name must be a string' ],
-	[ { sheet_name => '' }, 'sheet_name must be 1 to 255 bytes' ],
-	[ { sheet_name => 'x' x 256 }, 'sheet_name must be 1 to 255 bytes' ],
-	[ { sheet => 'a' }, "Unknown field 'sheet' (sheet_name, skip_rows, header_row, encoding, delimiter, null_markers)" ],
+	[ { sheet_name => '' }, 'sheet_name must be 1 to 255 bytes long' ],
+	[ { sheet_name => 'x' x 256 }, 'sheet_name must be 1 to 255 bytes long' ],
+	[ { sheet_name => "\x{e9}" x 128 }, 'sheet_name must be 1 to 255 bytes long' ],
+	[ { sheet => 'a' }, 'sheet is not a known field' ],
 	[ [ 1 ], 'The body must be a JSON object' ],
 	[ 'text', 'The body must be a JSON object' ],
 );
@@ -116,6 +119,8 @@ for my $b (@bad) {
 	sx_error_is(refresh($id{'report.csv'}, $b->[0]), 400, 'invalid_parsing_options', $b->[1],
 		    'body ' . json_encode($b->[0]));
 }
+sx_error_is(sx(PUT => "/storage-explorer/datasets/$id{'report.csv'}/refresh-schema?force=1", $tok),
+	    400, 'invalid_query', 'force is not a known query parameter', 'a query parameter is named');
 json_response_is(refresh($id{'report.csv'}, undef, undef, body => '{"skip_rows":', content_type => 'application/json'),
 		 400, undef, 'malformed JSON: 400');
 json_response_is(refresh($id{'report.csv'}, undef, undef, body => 'skip_rows=1', content_type => 'text/plain'),
@@ -149,6 +154,11 @@ for my $c (@na) {
 # read: 422; the dataset unchanged either way
 sx_error_is(refresh($id{'report.csv'}, { skip_rows => 50 }), 400, 'invalid_parsing_options',
 	    qr/\brows to skip\b/, 'skip_rows past the end of the file');
+# the bounds at their largest pass the body's checks and reach the reader or the format check
+sx_error_is(refresh($id{'report.csv'}, { skip_rows => 1000000000 }), 400, 'invalid_parsing_options',
+	    qr/\brows to skip\b/, 'skip_rows 1000000000: the reader\'s reason');
+sx_error_is(refresh($id{'report.csv'}, { sheet_name => 'x' x 255 }), 422, 'option_not_supported',
+	    'sheet_name does not apply to csv files', 'sheet_name of 255 bytes: past the body checks');
 sx_error_is(refresh($id{'people.csv'}, { encoding => 'utf-8' }), 422, 'schema_refresh_failed',
 	    qr/^The file could not be read with these options: invalid UTF-8/, 'a Latin-1 file read as UTF-8');
 sx_error_is(refresh($id{'book.xlsx'}, { sheet_name => 'Sheet1' }), 422, 'schema_refresh_failed',

@@ -60,8 +60,6 @@ is($res->{status}, 200, 'a name with space # ? % & +: 200');
 is($res->{content}, "y\n2\n", 'the right file (the internal URI is percent-encoded)');
 is(header($res, 'content-disposition'), qq{attachment; filename="$odd"}, 'its Content-Disposition');
 
-$res = sx(GET => "${DL}docs/report.csv&file_path=other", $tok);
-is($res->{content}, $csv, 'the first file_path of the query is the one');
 
 # The internal location is not reachable from outside.
 is(http(GET => "/_protected_storage/customers/$cid/docs/report.csv")->{status}, 404,
@@ -93,8 +91,18 @@ sx_error_is(sx(GET => "${DL}%2e%2e/%2e%2e/etc/passwd", $tok), 400, 'invalid_file
 	    "file_path must not contain '.' or '..' segments", 'file_path %2e%2e/%2e%2e/etc/passwd');
 sx_error_is(sx(GET => "${DL}..%2F..%2Fetc%2Fpasswd", $tok), 400, 'invalid_file_path',
 	    "file_path must not contain '.' or '..' segments", 'file_path ..%2F..%2Fetc%2Fpasswd');
-sx_error_is(sx(GET => "${DL}docs%00.csv", $tok), 400, 'invalid_file_path',
-	    'file_path is not a valid query value', 'file_path with %00');
+sx_error_is(sx(GET => "${DL}docs%00.csv", $tok), 400, 'invalid_query',
+	    'The query string has a malformed percent escape', 'file_path with %00');
+sx_error_is(sx(GET => "${DL}docs/report.csv&path=x", $tok), 400, 'invalid_query',
+	    'path is not a known query parameter', 'an unknown parameter is named');
+sx_error_is(sx(GET => "${DL}docs/report.csv&file_path=docs/report.csv", $tok), 400, 'invalid_query',
+	    'file_path is given more than once', 'file_path twice');
+# the longest file_path passes the checks (and is not there); one byte more does not
+my $longest = join('/', ('d' x 255) x 3, 'e' x 100);
+$longest .= '/' . ('f' x (1024 - length($longest) - 1));
+nf_is(dl($longest), $longest, 'a file_path of 1024 bytes: checked, then not found');
+sx_error_is(dl($longest . 'f'), 400, 'invalid_file_path',
+	    'file_path is too long (1024 bytes in all, 255 per segment)', 'a file_path of 1025 bytes');
 sx_error_is(sx(GET => "${DL}docs/report.csv%0a", $tok), 400, 'invalid_file_path',
 	    'file_path must not contain backslashes or control characters', 'file_path with a newline');
 

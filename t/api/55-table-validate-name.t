@@ -160,17 +160,20 @@ is($res->{json}{schema_suggestions}[0], 'where_schema', 'schema suggestion');
 my @bad = (
 	[ {}, 'table_name is required' ],
 	[ { schema_name => 'x' }, 'table_name is required' ],
-	[ { table_name => undef }, 'table_name must be a string' ],
+	[ { table_name => undef }, 'table_name is required' ],
 	[ { table_name => 5 }, 'table_name must be a string' ],
 	[ { table_name => [ 'a' ] }, 'table_name must be a string' ],
 	[ { table_name => 'a', schema_name => 5 }, 'schema_name must be a string' ],
-	[ { table_name => 'a', extra => 1 }, "Unknown field 'extra'" ],
+	[ { table_name => 'a', extra => 1 }, 'extra is not a known field' ],
 	[ [ 'a' ], 'The body must be a JSON object' ],
 );
 for my $c (@bad) {
 	json_response_is(vn($c->[0]), 400, { error => 'invalid_request', message => $c->[1] },
 			 '400 ' . json_encode($c->[0]));
 }
+json_response_is(st(POST => '/storage-explorer/tables/validate-name?strict=1', $tok, { table_name => 'a' }),
+		 400, { error => 'invalid_query', message => 'strict is not a known query parameter' },
+		 'a query parameter: 400 naming it');
 $res = st(POST => '/storage-explorer/tables/validate-name', $tok, undef,
 	  body => '{"table_name":', content_type => 'application/json');
 is($res->{status}, 400, 'malformed JSON: 400');

@@ -105,6 +105,14 @@ is($res->{status}, 400, '65 characters: 400');
 is($res->{json}{errors}[0], 'table_name is 65 characters long: MariaDB allows at most 64', '65: message');
 $res = st(POST => '/storage-explorer/tables', $tok, { table_name => 'x' x 64, columns => [ { name => 'a', type => 'INTEGER' } ] });
 is($res->{status}, 201, '64 characters: 201');
+# the column bounds at their largest: a name of 64 characters (128 bytes), a type text of 64
+# (a customer of its own: the listings below count A's tables)
+my (undef, $tok_c) = customer_with_token("tb-c-$t");
+$res = st(POST => '/storage-explorer/tables', $tok_c, { table_name => 'col_bounds',
+	  columns => [ { name => "\x{e9}" x 64, type => 'VARCHAR(' . (' ' x 52) . '255)' } ] });
+is($res->{status}, 201, 'column name of 64 characters, type text of 64: 201') or diag describe($res);
+is_deeply($res->{json}{columns}, [ { name => "\x{e9}" x 64, type => 'VARCHAR(255)', nullable => true } ],
+	  'stored canonical');
 $res = st(POST => '/storage-explorer/tables', $tok,
 	  { table_name => 'ok_name', schema_name => 'my-schema', columns => \@cols });
 json_response_is($res, 400, { error => 'invalid_schema_name',
@@ -120,11 +128,15 @@ my @bad = (
 	[ { columns => \@cols }, 'invalid_request', 'table_name is required' ],
 	[ { table_name => 7, columns => \@cols }, 'invalid_request', 'table_name must be a string' ],
 	[ { table_name => 'a' }, 'invalid_request', 'columns is required' ],
-	[ { table_name => 'a', columns => [] }, 'invalid_request', 'columns must be an array of 1 to 1000 columns' ],
-	[ { table_name => 'a', columns => {} }, 'invalid_request', 'columns must be an array of 1 to 1000 columns' ],
+	[ { table_name => 'a', columns => [] }, 'invalid_request', 'columns must have 1 to 1000 elements' ],
+	[ { table_name => 'a', columns => {} }, 'invalid_request', 'columns must be an array' ],
 	[ { table_name => 'a', columns => [ ({ name => 'c', type => 'INTEGER' }) x 1001 ] },
-	  'invalid_request', 'columns must be an array of 1 to 1000 columns' ],
-	[ { table_name => 'a', columns => \@cols, owner => 'x' }, 'invalid_request', "Unknown field 'owner'" ],
+	  'invalid_request', 'columns must have 1 to 1000 elements' ],
+	[ { table_name => 'a', columns => \@cols, owner => 'x' }, 'invalid_request', 'owner is not a known field' ],
+	[ { table_name => undef, columns => \@cols }, 'invalid_request', 'table_name is required' ],
+	[ { table_name => 'a', schema_name => [], columns => \@cols }, 'invalid_request',
+	  'schema_name must be a string' ],
+	[ [ 'a' ], 'invalid_request', 'The body must be a JSON object' ],
 );
 for my $c (@bad) {
 	json_response_is(st(POST => '/storage-explorer/tables', $tok, $c->[0]), 400,
@@ -133,14 +145,18 @@ for my $c (@bad) {
 
 my @bad_cols = (
 	[ [ 'id' ], 'columns[0] must be an object {"name", "type", "nullable"}' ],
-	[ [ { type => 'INTEGER' } ], 'columns[0].name must be a string' ],
-	[ [ { name => '', type => 'INTEGER' } ], 'columns[0].name must not be empty' ],
-	[ [ { name => 'x' x 65, type => 'INTEGER' } ], 'columns[0].name must be at most 64 characters' ],
+	[ [ { type => 'INTEGER' } ], 'columns[0].name is required' ],
+	[ [ { name => 5, type => 'INTEGER' } ], 'columns[0].name must be a string' ],
+	[ [ { name => '', type => 'INTEGER' } ], 'columns[0].name must be 1 to 64 characters long' ],
+	[ [ { name => 'x' x 65, type => 'INTEGER' } ], 'columns[0].name must be 1 to 64 characters long' ],
+	[ [ { name => "\x{e9}" x 65, type => 'INTEGER' } ], 'columns[0].name must be 1 to 64 characters long' ],
 	[ [ { name => ' x', type => 'INTEGER' } ], 'columns[0].name must not start or end with a space' ],
 	[ [ { name => "a\tb", type => 'INTEGER' } ], 'columns[0].name must not contain control characters' ],
 	[ [ { name => 'id', type => 'INTEGER' }, { name => 'ID', type => 'BIGINT' } ],
 	  "columns[1].name 'ID' repeats columns[0].name 'id' (names are compared without regard to case)" ],
-	[ [ { name => 'a' } ], 'columns[0].type must be a string' ],
+	[ [ { name => 'a' } ], 'columns[0].type is required' ],
+	[ [ { name => 'a', type => 5 } ], 'columns[0].type must be a string' ],
+	[ [ { name => 'a', type => 'x' x 65 } ], 'columns[0].type must be 1 to 64 characters long' ],
 	[ [ { name => 'a', type => 'FLOAT' } ], "columns[0].type 'FLOAT': unknown type: use one of INTEGER, "
 	  . 'BIGINT, DECIMAL(p,s), DOUBLE, BOOLEAN, DATE, TIMESTAMP, VARCHAR or VARCHAR(n)' ],
 	[ [ { name => 'a', type => 'DECIMAL(39,2)' } ],
@@ -149,8 +165,8 @@ my @bad_cols = (
 	  "columns[0].type 'DECIMAL': DECIMAL needs a precision and a scale: DECIMAL(p,s) with p 1 to 38" ],
 	[ [ { name => 'a', type => 'VARCHAR(65536)' } ],
 	  "columns[0].type 'VARCHAR(65536)': VARCHAR(n) needs n from 1 to 65535" ],
-	[ [ { name => 'a', type => 'INTEGER', nullable => 'yes' } ], 'columns[0].nullable must be true or false' ],
-	[ [ { name => 'a', type => 'INTEGER', default => 1 } ], "columns[0]: unknown field 'default'" ],
+	[ [ { name => 'a', type => 'INTEGER', nullable => 'yes' } ], 'columns[0].nullable must be a boolean' ],
+	[ [ { name => 'a', type => 'INTEGER', default => 1 } ], 'columns[0].default is not a known field' ],
 	[ [ map { { name => "c$_", type => 'VARCHAR(1024)' } } 1 .. 16 ],
 	  "the columns take 65568 bytes of MariaDB's 65535-byte row limit (a VARCHAR(n) up to 1024 takes "
 	  . '4n bytes): use VARCHAR without a length, or VARCHAR above 1024, for long text' ],
@@ -198,10 +214,17 @@ is_deeply($res->{json}{pagination}, { current_page => 2, total_pages => 3, total
 	items_per_page => 2, has_next => true, has_previous => true }, 'pagination page 2');
 $res = st(GET => '/storage-explorer/tables?page=9', $tok);
 is_deeply($res->{json}{tables}, [], 'past the end: empty');
-for my $q ('limit=0', 'limit=101', 'page=0', 'page=x') {
-	is(st(GET => "/storage-explorer/tables?$q", $tok)->{status}, 400, "$q: 400");
+for my $q ([ 'limit=0', 'limit must be an integer from 1 to 100' ],
+	   [ 'limit=101', 'limit must be an integer from 1 to 100' ],
+	   [ 'page=0', 'page must be an integer from 1 to 1000000000' ],
+	   [ 'page=1000000001', 'page must be an integer from 1 to 1000000000' ],
+	   [ 'page=x', 'page must be an integer' ],
+	   [ 'folder_path=a', 'folder_path is not a known query parameter' ]) {
+	json_response_is(st(GET => "/storage-explorer/tables?$q->[0]", $tok), 400,
+			 { error => 'invalid_query', message => $q->[1] }, "$q->[0]: 400");
 }
 is(st(GET => '/storage-explorer/tables?limit=100', $tok)->{status}, 200, 'limit=100: 200');
+is(st(GET => '/storage-explorer/tables?page=1000000000', $tok)->{status}, 200, 'page=1000000000: 200');
 
 $res = st(GET => "/storage-explorer/tables/$tb->{table_id}", $tok);
 json_response_is($res, 200, { %$tb, links => [] }, 'GET one: Table with links');
@@ -223,6 +246,12 @@ is(http(PUT => '/storage-explorer/tables', { token => $tok, json => {} })->{stat
 $res = st(GET => '/storage-explorer/tables', $tok_b);
 is_deeply($res->{json}{tables}, [], "B sees none of A's tables");
 is($res->{json}{pagination}{total_items}, 0, 'B counts none');
+json_response_is(st(GET => "/storage-explorer/tables/$tb->{table_id}?links=0", $tok), 400,
+		 { error => 'invalid_query', message => 'links is not a known query parameter' },
+		 'GET table with a query parameter: 400 naming it');
+json_response_is(st(POST => '/storage-explorer/tables?dry_run=1', $tok, { table_name => 'q_t', columns => \@cols }),
+		 400, { error => 'invalid_query', message => 'dry_run is not a known query parameter' },
+		 'create with a query parameter: 400 naming it');
 $res = st(GET => "/storage-explorer/tables/$tb->{table_id}", $tok_b);
 json_response_is($res, 404, { error => 'table_not_found', message => 'Table not found' },
 		 "A's table for B: 404 as unknown");

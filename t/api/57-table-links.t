@@ -49,6 +49,16 @@ my $b_dataset = seed_dataset($cid_b, content => $csv, rows => 1, columns => [
 	[ 'day', 'DATE', 0 ] ]);
 my $b_table = create_table($tok_b, 'payments', [ { name => 'id', type => 'INTEGER' } ]);
 
+# --- query parameters: none taken, each refused by name ------------------------------------
+
+json_response_is(st(POST => "/storage-explorer/tables/$tid/datasets/$exact?force=true", $tok), 400,
+		 { error => 'invalid_query', message => 'force is not a known query parameter' },
+		 'link with a query parameter: 400 naming it');
+json_response_is(st(GET => "/storage-explorer/tables/$tid/datasets?page=1", $tok), 400,
+		 { error => 'invalid_query', message => 'page is not a known query parameter' },
+		 'table datasets with a query parameter: 400 naming it');
+is(mysql("SELECT COUNT(*) FROM table_links WHERE table_id = '$tid'"), 0, 'nothing linked');
+
 # --- 201 -----------------------------------------------------------------------------------
 
 my $res = link_dataset($tok, $tid, $exact);

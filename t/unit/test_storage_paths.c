@@ -9,6 +9,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <json-c/json.h>
+
 #include "suites.h"
 #include "storage/storage.h"
 
@@ -234,6 +236,59 @@ static void test_open_no_symlinks(void)
 	CU_ASSERT_EQUAL(system(p), 0);
 }
 
+/* folder_path and file_path as rows of a validation table: what a query
+ * value becomes, and the message a refusal carries. */
+struct path_query {
+	struct storage_folder folder;
+	char file[STORAGE_PATH_MAX + 1];
+};
+
+static const struct vfield path_fields[] = {
+	STORAGE_FOLDER_ROW(struct path_query, folder),
+	{ "file_path", V_CHECK, 0, 0, 0, NULL, storage_file_check,
+	  VOFF(struct path_query, file) },
+	VFIELDS_END
+};
+
+static int check_paths(const char *json, struct path_query *q, struct verror *e)
+{
+	struct json_object *o = json_tokener_parse(json);
+	int rc;
+
+	memset(q, 0, sizeof *q);
+	rc = validate_json(path_fields, o, q, NULL, e);
+	json_object_put(o);
+	return rc;
+}
+
+static void test_path_rows(void)
+{
+	struct path_query q;
+	struct verror e;
+
+	CU_ASSERT_EQUAL(check_paths("{}", &q, &e), 0);
+	CU_ASSERT_FALSE(q.folder.given);
+	CU_ASSERT_EQUAL(check_paths("{\"folder_path\": \"\", \"file_path\": \"\"}", &q, &e), 0);
+	CU_ASSERT_TRUE(q.folder.given);                   /* the root, asked for */
+	CU_ASSERT_STRING_EQUAL(q.folder.path, "");
+	CU_ASSERT_STRING_EQUAL(q.file, "");               /* empty: the caller's "required" */
+	CU_ASSERT_EQUAL(check_paths("{\"folder_path\": \"a/b/\", \"file_path\": \"a/x.csv\"}",
+	                            &q, &e), 0);
+	CU_ASSERT_STRING_EQUAL(q.folder.path, "a/b");
+	CU_ASSERT_STRING_EQUAL(q.file, "a/x.csv");
+
+	CU_ASSERT_EQUAL(check_paths("{\"folder_path\": \"../a\"}", &q, &e), -1);
+	CU_ASSERT_EQUAL(e.code, VERR_INVALID);
+	CU_ASSERT_STRING_EQUAL(e.field, "folder_path");
+	CU_ASSERT_STRING_EQUAL(e.message, "folder_path must not contain '.' or '..' segments");
+	CU_ASSERT_FALSE(q.folder.given);
+	CU_ASSERT_EQUAL(check_paths("{\"file_path\": \"/etc/passwd\"}", &q, &e), -1);
+	CU_ASSERT_STRING_EQUAL(e.message,
+	                       "file_path must be relative to the storage area, not absolute");
+	CU_ASSERT_EQUAL(check_paths("{\"file_path\": 5}", &q, &e), -1);
+	CU_ASSERT_STRING_EQUAL(e.message, "file_path must be a string");
+}
+
 int suite_storage_paths(void)
 {
 	static const struct test_case tests[] = {
@@ -241,6 +296,7 @@ int suite_storage_paths(void)
 		{ "path bounds at max and max + 1", test_path_bounds },
 		{ "upload file names", test_file_name },
 		{ "open under a root, no symlinks", test_open_no_symlinks },
+		{ "folder_path and file_path table rows", test_path_rows },
 		{ NULL, NULL },
 	};
 

@@ -249,10 +249,11 @@ int req_query_next(const struct req *r, const char **cursor,
 		if (len == 0)
 			continue;
 		*name = query_decode(r, pair, nlen);
-		*value = eq != NULL ? query_decode(r, eq + 1, len - nlen - 1) : "";
-		if (*name == NULL || *value == NULL)
+		*value = NULL;
+		if (*name == NULL)
 			return REQ_ERR_BAD;
-		return 1;
+		*value = eq != NULL ? query_decode(r, eq + 1, len - nlen - 1) : "";
+		return *value != NULL ? 1 : REQ_ERR_BAD;
 	}
 	*cursor = q;
 	return 0;

@@ -116,7 +116,8 @@ const char *req_param(const struct req *r, const char *name);
 const char *req_query(const struct req *r, const char *name, int *err);
 /* The query's pairs in order: start with *cursor = NULL; 1 with *name and
  * *value percent-decoded (arena strings; "" for "?flag"), 0 at the end,
- * REQ_ERR_BAD for a pair with a bad escape.  Empty pairs ("a=1&&b=2") are
+ * REQ_ERR_BAD for a pair with a bad escape or a %00 (*name is then the
+ * pair's name when only its value was bad, else NULL).  Empty pairs ("a=1&&b=2") are
  * skipped. */
 int req_query_next(const struct req *r, const char **cursor,
                    const char **name, const char **value);

@@ -306,12 +306,17 @@ int validate_query(const struct vfield *fields, const struct req *r,
 	memset(e, 0, sizeof *e);
 	if (given != NULL)
 		*given = 0;
-	while ((rc = req_query_next(r, &cursor, &name, &value)) == 1) {
-		const struct vfield *f = row(fields, name);
+	while ((rc = req_query_next(r, &cursor, &name, &value)) != 0) {
+		const struct vfield *f;
 		vgiven bit;
 
-		if (f == NULL)
+		if (rc != 1 && name == NULL)
+			break;
+		if ((f = row(fields, name)) == NULL)
 			return fail(e, VERR_UNKNOWN, name, "is not a known query parameter");
+		if (rc != 1)
+			return fail(e, VERR_MALFORMED, name,
+			            "has a malformed percent escape or a NUL character");
 		bit = (vgiven)1 << (f - fields);
 		if (seen & bit)
 			return fail(e, VERR_DUPLICATE, name, "is given more than once");

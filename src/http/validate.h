@@ -59,7 +59,7 @@ enum verr_code {
 	VERR_NUL,              /* a string holds a NUL character */
 	VERR_BLANK,            /* V_NONBLANK string of whitespace only */
 	VERR_CHOICE,           /* V_ENUM value not among the choices */
-	VERR_MALFORMED,        /* a query string with a bad percent escape */
+	VERR_MALFORMED,        /* a query pair with a bad percent escape or %00 */
 	VERR_INVALID,          /* refused by a V_CHECK function */
 };
 

@@ -142,7 +142,7 @@ int storage_reply_verror(struct req *r, const struct verror *e, enum storage_err
 		{ "file_path", STORAGE_BAD_FILE_PATH },
 	};
 
-	if (e->code == VERR_INVALID)
+	if (e->code == VERR_INVALID || e->code == VERR_MALFORMED)
 		for (size_t i = 0; i < sizeof own / sizeof own[0]; i++)
 			if (strcmp(e->field, own[i].field) == 0)
 				what = own[i].what;

@@ -254,7 +254,8 @@ sx_error_is($res, 400, 'invalid_folder_path', "folder_path must not contain '.' 
 	    'folder_path %2e%2e/escape');
 $res = sx(POST => '/storage-explorer/storage/upload?folder_path=a%00b', $tok,
 	  body => multipart_body($b, [ 'a.csv', "a\n" ]), content_type => "multipart/form-data; boundary=$b");
-sx_error_is($res, 400, 'invalid_query', 'The query string has a malformed percent escape', 'folder_path with %00');
+sx_error_is($res, 400, 'invalid_folder_path', 'folder_path has a malformed percent escape or a NUL character',
+	    'folder_path with %00');
 $res = sx(POST => '/storage-explorer/storage/upload?folder=a', $tok,
 	  body => multipart_body($b, [ 'a.csv', "a\n" ]), content_type => "multipart/form-data; boundary=$b");
 sx_error_is($res, 400, 'invalid_query', 'folder is not a known query parameter', 'an unknown parameter is named');

@@ -91,8 +91,8 @@ sx_error_is(sx(GET => "${DL}%2e%2e/%2e%2e/etc/passwd", $tok), 400, 'invalid_file
 	    "file_path must not contain '.' or '..' segments", 'file_path %2e%2e/%2e%2e/etc/passwd');
 sx_error_is(sx(GET => "${DL}..%2F..%2Fetc%2Fpasswd", $tok), 400, 'invalid_file_path',
 	    "file_path must not contain '.' or '..' segments", 'file_path ..%2F..%2Fetc%2Fpasswd');
-sx_error_is(sx(GET => "${DL}docs%00.csv", $tok), 400, 'invalid_query',
-	    'The query string has a malformed percent escape', 'file_path with %00');
+sx_error_is(sx(GET => "${DL}docs%00.csv", $tok), 400, 'invalid_file_path',
+	    'file_path has a malformed percent escape or a NUL character', 'file_path with %00');
 sx_error_is(sx(GET => "${DL}docs/report.csv&path=x", $tok), 400, 'invalid_query',
 	    'path is not a known query parameter', 'an unknown parameter is named');
 sx_error_is(sx(GET => "${DL}docs/report.csv&file_path=docs/report.csv", $tok), 400, 'invalid_query',

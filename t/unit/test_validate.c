@@ -193,8 +193,10 @@ static const struct query_case query_cases[] = {
 	{ "name=a&opts=x", VERR_TYPE, "opts" },
 	{ "name=a&pgae=2", VERR_UNKNOWN, "pgae" },
 	{ "name=a&name=b", VERR_DUPLICATE, "name" },
-	{ "name=a&port=%zz", VERR_MALFORMED, "" },
-	{ "name=a%00", VERR_MALFORMED, "" },
+	{ "name=a&port=%zz", VERR_MALFORMED, "port" },     /* names the parameter */
+	{ "name=a%00", VERR_MALFORMED, "name" },
+	{ "name=a&p%zz=1", VERR_MALFORMED, "" },           /* no name to give */
+	{ "name=a&pgae=%zz", VERR_UNKNOWN, "pgae" },
 };
 
 static void test_query_bounds(void)

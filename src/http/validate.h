@@ -46,6 +46,8 @@ enum vflag {
 	V_NOCASE   = 1 << 3,   /* V_ENUM compared without regard to ASCII case */
 	V_NULL     = 1 << 4,   /* null is a value (stored as NULL for V_STR,
 	                        * V_OBJ, V_ARR; given to check), not absence */
+	V_CFG_MAX  = 1 << 5,   /* max is a configured limit, set on a copy of the
+	                        * table per request; the table's max is unused */
 };
 
 enum verr_code {

@@ -96,7 +96,7 @@ struct pipeline_ref {
 	const char *customer_id, *pipeline_id;
 };
 
-static const struct vfield pipeline_ref_fields[] = {
+const struct vfield platform_pipeline_ref_body[] = {
 	{ "customer_id", V_STR, V_REQUIRED, 1, 255, NULL, NULL,
 	  VOFF(struct pipeline_ref, customer_id) },
 	{ "pipeline_id", V_STR, V_REQUIRED, 1, 255, NULL, NULL,
@@ -113,7 +113,7 @@ int platform_pipeline_ref_or_reply(struct req *r, enum platform_err not_found,
 
 	if (body == NULL)
 		return -1;
-	if (validate_json(pipeline_ref_fields, body, &in, NULL, &e) != 0)
+	if (validate_json(platform_pipeline_ref_body, body, &in, NULL, &e) != 0)
 		return platform_reply_verror(r, &e);
 	if (r->id.customer_id == NULL || strcmp(in.customer_id, r->id.customer_id) != 0)
 		return platform_reply(r, PLATFORM_CUSTOMER_ID_MISMATCH);

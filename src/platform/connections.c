@@ -40,7 +40,7 @@ struct conn_in {
 
 #define IN(m) VOFF(struct conn_in, m)
 
-static const struct vfield conn_fields[] = {
+const struct vfield platform_connection_body[] = {
 	{ "name",     V_STR, V_REQUIRED, 1, 255,   NULL, NULL, IN(name) },
 	{ "plugin",   V_ENUM, V_REQUIRED, 0, 0,    plugins, NULL, IN(plugin_index) },
 	{ "host",     V_STR, V_REQUIRED, 1, 255,   NULL, NULL, IN(host) },
@@ -134,7 +134,7 @@ static int conn_create(struct req *r)
 
 	if (body == NULL)
 		return -1;
-	if (validate_json(conn_fields, body, &in, NULL, &e) != 0)
+	if (validate_json(platform_connection_body, body, &in, NULL, &e) != 0)
 		return platform_reply_verror(r, &e);
 	in.plugin = plugins[in.plugin_index];
 	password_len = strlen(in.password);     /* the validator refuses NUL */

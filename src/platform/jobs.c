@@ -186,8 +186,8 @@ struct amount_in {
 };
 
 /* The maximum is the config's memory_max_mb. */
-static const struct vfield amount_fields[] = {
-	{ "amount", V_INT, V_REQUIRED, 1, 0, NULL, NULL, VOFF(struct amount_in, mb) },
+const struct vfield platform_memory_body[] = {
+	{ "amount", V_INT, V_REQUIRED | V_CFG_MAX, 1, 0, NULL, NULL, VOFF(struct amount_in, mb) },
 	VFIELDS_END
 };
 
@@ -196,14 +196,14 @@ static const struct vfield amount_fields[] = {
 static int amount_or_reply(struct req *r, long long *mb)
 {
 	struct json_object *body = req_json_body_or_reply(r);
-	struct vfield fields[sizeof amount_fields / sizeof amount_fields[0]];
+	struct vfield fields[sizeof platform_memory_body / sizeof platform_memory_body[0]];
 	struct amount_in in = { 0 };
 	struct verror e;
 	char msg[160];
 
 	if (body == NULL)
 		return -1;
-	memcpy(fields, amount_fields, sizeof fields);
+	memcpy(fields, platform_memory_body, sizeof fields);
 	fields[0].max = r->cfg->memory_max_mb;
 	if (validate_json(fields, body, &in, NULL, &e) == 0) {
 		*mb = in.mb;
@@ -552,7 +552,7 @@ static int check_include(struct json_object *v, void *out, char *msg, size_t len
 	return 0;
 }
 
-static const struct vfield patch_fields[] = {
+const struct vfield platform_input_patch_body[] = {
 	{ "connector", V_STR, 0, 1, 32, NULL, NULL,
 	  VOFF(struct input_patch, connector) },
 	{ "incremental_column_value", V_CHECK, V_NULL, 0, 0, NULL, check_bookmark,
@@ -580,10 +580,10 @@ static void patch_parse(struct json_object *body, struct input_patch *p,
 	vgiven given;
 
 	memset(p, 0, sizeof *p);
-	if (validate_json(patch_fields, body, p, &given, &e) != 0)
+	if (validate_json(platform_input_patch_body, body, p, &given, &e) != 0)
 		platform_verr_add_verror(v, "", &e, patch_code(&e));
 	else
-		p->has_include = validate_given(patch_fields, given,
+		p->has_include = validate_given(platform_input_patch_body, given,
 		                                "column_include_list");
 }
 

@@ -196,7 +196,7 @@ struct pipeline_in {
 
 #define PIN(m) VOFF(struct pipeline_in, m)
 
-static const struct vfield pipeline_fields[] = {
+const struct vfield platform_pipeline_body[] = {
 	{ "name", V_STR, V_REQUIRED, 1, PIPELINE_NAME_MAX, NULL, NULL, PIN(name) },
 	{ "description", V_STR, 0, 0, PIPELINE_DESC_MAX, NULL, NULL,
 	  PIN(description) },
@@ -220,11 +220,11 @@ struct job_in {
 
 /* memory_allocated_mb's maximum is the config's memory_max_mb. */
 #define JOB_MEMORY_ROW 3
-static const struct vfield job_fields[] = {
+const struct vfield platform_job_body[] = {
 	{ "name", V_STR, 0, 1, JOB_NAME_MAX, NULL, NULL, JIN(name) },
 	{ "input", V_OBJ, V_REQUIRED, 0, 0, NULL, NULL, JIN(input) },
 	{ "output", V_OBJ, V_REQUIRED, 0, 0, NULL, NULL, JIN(output) },
-	{ "memory_allocated_mb", V_INT, 0, 1, 0, NULL, NULL, JIN(memory_mb) },
+	{ "memory_allocated_mb", V_INT, V_CFG_MAX, 1, 0, NULL, NULL, JIN(memory_mb) },
 	VFIELDS_END
 };
 
@@ -236,7 +236,7 @@ struct input_in {
 
 #define IIN(m) VOFF(struct input_in, m)
 
-static const struct vfield input_fields[] = {
+const struct vfield platform_input_body[] = {
 	{ "connector", V_STR, V_REQUIRED, 1, 32, NULL, NULL, IIN(connector) },
 	{ "plugin", V_STR, V_REQUIRED, 1, JOB_PLUGIN_MAX, NULL, NULL, IIN(plugin) },
 	{ "table_name", V_STR, 0, 1, JOB_TEXT_MAX, NULL, NULL, IIN(table_name) },
@@ -259,7 +259,7 @@ struct output_in {
 	struct json_object *raw;
 };
 
-static const struct vfield output_fields[] = {
+const struct vfield platform_output_body[] = {
 	{ "plugin", V_STR, V_REQUIRED, 1, JOB_PLUGIN_MAX, NULL, NULL,
 	  VOFF(struct output_in, plugin) },
 	{ "raw", V_OBJ, V_REQUIRED, 0, 0, NULL, NULL, VOFF(struct output_in, raw) },
@@ -270,7 +270,7 @@ struct raw_in {
 	const char *name[2];               /* table_name, table_schema */
 };
 
-static const struct vfield raw_fields[] = {
+const struct vfield platform_raw_body[] = {
 	{ "table_name", V_STR, V_REQUIRED, 1, WAREHOUSE_NAME_MAX, NULL, NULL,
 	  VOFF(struct raw_in, name[0]) },
 	{ "table_schema", V_STR, V_REQUIRED, 1, WAREHOUSE_NAME_MAX, NULL, NULL,
@@ -375,7 +375,7 @@ static void job_input(struct req *r, struct platform_verr *v, struct vpath *p,
 	struct input_in in = { 0 };
 	const char *const *c;
 
-	platform_verr_validate(v, p->prefix, input_fields, obj, &in, false);
+	platform_verr_validate(v, p->prefix, platform_input_body, obj, &in, false);
 	if (in.connector == NULL)
 		return;
 	for (c = connectors; *c != NULL && strcmp(*c, in.connector) != 0; c++)
@@ -422,15 +422,15 @@ static void job_output(struct req *r, struct platform_verr *v, struct vpath *p,
 	struct raw_in raw = { { NULL, NULL } };
 	struct vpath rp;
 
-	platform_verr_validate(v, p->prefix, output_fields, obj, &out, false);
+	platform_verr_validate(v, p->prefix, platform_output_body, obj, &out, false);
 	if (out.plugin != NULL && strcmp(out.plugin, "mariadb") != 0)
 		platform_verr_add(v, vp(p, "plugin"), "INVALID_PLUGIN",
 		                  "output plugin must be mariadb");
 	vp_child(&rp, p, "raw");
 	if (out.raw != NULL)
-		platform_verr_validate(v, rp.prefix, raw_fields, out.raw, &raw, false);
+		platform_verr_validate(v, rp.prefix, platform_raw_body, out.raw, &raw, false);
 	for (int i = 0; i < 2; i++) {
-		const char *key = raw_fields[i].name, *s = raw.name[i];
+		const char *key = platform_raw_body[i].name, *s = raw.name[i];
 
 		if (s != NULL && !warehouse_name_ok(s))
 			platform_verr_add(v, vp(&rp, key), "INVALID_VALUE",
@@ -452,11 +452,11 @@ static void job_output(struct req *r, struct platform_verr *v, struct vpath *p,
 static void job_validate(struct req *r, struct platform_verr *v, size_t i,
                          struct json_object *jo, struct job_new *js)
 {
-	struct vfield fields[sizeof job_fields / sizeof job_fields[0]];
+	struct vfield fields[sizeof platform_job_body / sizeof platform_job_body[0]];
 	struct job_in in = { NULL, NULL, NULL, 0 };
 	struct vpath p, sub;
 
-	memcpy(fields, job_fields, sizeof fields);
+	memcpy(fields, platform_job_body, sizeof fields);
 	fields[JOB_MEMORY_ROW].max = r->cfg->memory_max_mb;
 	snprintf(p.prefix, sizeof p.prefix, "jobs[%zu]", i);
 	platform_verr_validate(v, p.prefix, fields, jo, &in, true);
@@ -479,7 +479,7 @@ static void pipeline_validate(struct req *r, struct platform_verr *v,
 	struct pipeline_in in = { 0 };
 	char err[160];
 
-	platform_verr_validate(v, "", pipeline_fields, body, &in, true);
+	platform_verr_validate(v, "", platform_pipeline_body, body, &in, true);
 	ps->name = in.name;
 	ps->description = in.description;
 	ps->cron = in.cron;

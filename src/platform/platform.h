@@ -142,4 +142,21 @@ extern const struct vfield platform_no_query[];
  * MISSING_FIELD, UNKNOWN_FIELD, INVALID_TYPE, OUT_OF_RANGE, INVALID_VALUE. */
 const char *platform_verr_code(enum verr_code code);
 
+/* --- validation tables -----------------------------------------------------
+ * Each route's body and query fields (http/validate.h), defined beside its
+ * handler; t/unit/test_vtables.c checks every bound of each at max and
+ * max + 1. */
+extern const struct vfield platform_connection_body[];
+extern const struct vfield platform_pipeline_body[];
+extern const struct vfield platform_job_body[];
+extern const struct vfield platform_input_body[];
+extern const struct vfield platform_output_body[];
+extern const struct vfield platform_raw_body[];
+extern const struct vfield platform_run_query[];
+extern const struct vfield platform_log_query[];
+extern const struct vfield platform_memory_body[];
+extern const struct vfield platform_input_patch_body[];
+extern const struct vfield platform_pipeline_ref_body[];
+extern const struct vfield platform_sync_mode_body[];
+
 #endif

@@ -159,7 +159,7 @@ struct page {
 	long long limit, offset;
 };
 
-static const struct vfield run_list_query[] = {
+const struct vfield platform_run_query[] = {
 	{ "limit", V_INT, 0, 1, RUNS_LIMIT_MAX, NULL, NULL, VOFF(struct page, limit) },
 	{ "offset", V_INT, 0, 0, OFFSET_MAX, NULL, NULL, VOFF(struct page, offset) },
 	VFIELDS_END
@@ -175,7 +175,7 @@ static int run_list(struct req *r)
 
 	if (platform_pipeline_id_parse(req_param(r, "pipeline_id"), pipeline_id) != 0)
 		return platform_reply(r, PLATFORM_PIPELINE_UNKNOWN);
-	if (validate_query(run_list_query, r, &q, NULL, &e) != 0)
+	if (validate_query(platform_run_query, r, &q, NULL, &e) != 0)
 		return platform_reply_verror(r, &e);
 	if (req_db_or_reply(r) == NULL)
 		return -1;
@@ -220,7 +220,7 @@ struct log_query {
 
 static const char *const log_levels[] = { "INFO", "WARNING", "ERROR", NULL };
 
-static const struct vfield logs_query_fields[] = {
+const struct vfield platform_log_query[] = {
 	{ "level", V_ENUM, 0, 0, 0, log_levels, NULL, VOFF(struct log_query, level) },
 	{ "task_id", V_STR, 0, 1, TASK_ID_MAX, NULL, NULL,
 	  VOFF(struct log_query, task_id) },
@@ -238,7 +238,7 @@ static int logs_parse(struct req *r, struct log_filter *f)
 	size_t from = 0;              /* DEBUG and up */
 	struct verror e;
 
-	if (validate_query(logs_query_fields, r, &q, NULL, &e) != 0)
+	if (validate_query(platform_log_query, r, &q, NULL, &e) != 0)
 		return platform_reply_verror(r, &e);
 	if (q.level >= 0)
 		from = (size_t)q.level + 1;     /* levels[] starts at DEBUG */

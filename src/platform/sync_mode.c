@@ -157,7 +157,7 @@ static const char *const load_choices[] = {
 	"full_load", "incremental", "incremental_with_qualify", NULL
 };
 
-static const struct vfield sync_fields[] = {
+const struct vfield platform_sync_mode_body[] = {
 	{ "target_load_type", V_ENUM, V_REQUIRED, 0, 0, load_choices, NULL,
 	  VOFF(struct sync_in, target) },
 	{ "incremental_column_name", V_STR, 0, 0, SYNC_NAME_MAX, NULL, NULL,
@@ -197,7 +197,7 @@ size_t sync_request_parse(struct json_object *body, struct sync_request *req,
 	memset(req, 0, sizeof *req);
 	req->target = SYNC_LOAD_NONE;
 	req->primary_keys.v = req->keys;
-	if (validate_json(sync_fields, body, &in, NULL, &e) != 0) {
+	if (validate_json(platform_sync_mode_body, body, &in, NULL, &e) != 0) {
 		add_verror(res, &e);
 		return res->nerrors;
 	}

@@ -156,7 +156,7 @@ struct dataset_in {
 	const char *name;
 };
 
-static const struct vfield dataset_body[] = {
+const struct vfield rag_dataset_body[] = {
 	{ "name", V_STR, V_REQUIRED, 1, RAG_NAME_MAX, NULL, NULL,
 	  VOFF(struct dataset_in, name) },
 	VFIELDS_END
@@ -173,7 +173,7 @@ static int dataset_post(struct req *r)
 
 	if ((body = req_json_body_or_reply(r)) == NULL)
 		return -1;
-	if (validate_json(dataset_body, body, &in, NULL, &e) != 0)
+	if (validate_json(rag_dataset_body, body, &in, NULL, &e) != 0)
 		return rag_reply_verror(r, &e);
 
 	/* Refused now rather than by every ingestion attempt later. */

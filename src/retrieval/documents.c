@@ -464,7 +464,7 @@ struct documents_in {
 	struct json_object *documents;
 };
 
-static const struct vfield documents_body[] = {
+const struct vfield rag_documents_body[] = {
 	{ "documents", V_ARR, V_REQUIRED, 1, RAG_DOCS_PER_REQUEST, NULL, NULL,
 	  VOFF(struct documents_in, documents) },
 	VFIELDS_END
@@ -477,7 +477,7 @@ struct document_in {
 
 /* Each element of documents.  The text is bounded by the body's size; an
  * upload's text by RAG_UPLOAD_TEXT_MAX, which bounds this too. */
-static const struct vfield document_fields[] = {
+const struct vfield rag_document_body[] = {
 	{ "text", V_STR, V_REQUIRED | V_BYTES | V_NONBLANK, 0, RAG_UPLOAD_TEXT_MAX, NULL, NULL,
 	  VOFF(struct document_in, text) },
 	{ "metadata", V_OBJ, 0, 0, RAG_METADATA_MAX, NULL, NULL,
@@ -512,14 +512,14 @@ static int post_json(struct req *r, const struct rag_dataset *ds)
 
 	if ((body = req_json_body_or_reply(r)) == NULL)
 		return -1;
-	if (validate_json(documents_body, body, &in, NULL, &e) != 0)
+	if (validate_json(rag_documents_body, body, &in, NULL, &e) != 0)
 		return rag_reply_verror(r, &e);
 	n = json_object_array_length(in.documents);
 	docs = arena_alloc(r->arena, n * sizeof *docs);
 	for (size_t i = 0; i < n; i++) {
 		struct document_in d = { NULL, NULL };
 
-		if (validate_json(document_fields, json_object_array_get_idx(in.documents, i),
+		if (validate_json(rag_document_body, json_object_array_get_idx(in.documents, i),
 		                  &d, NULL, &e) != 0) {
 			verror_in_document(&e, i);
 			return rag_reply_verror(r, &e);

@@ -188,7 +188,7 @@ static int filter_check(struct json_object *v, void *out, char *msg, size_t len)
 }
 
 #define QIN(member) VOFF(struct question_in, member)
-static const struct vfield question_body[] = {
+const struct vfield rag_question_body[] = {
 	{ "question", V_STR, V_REQUIRED | V_NONBLANK, 1, RAG_QUESTION_MAX, NULL, NULL,
 	  QIN(question) },
 	{ "k", V_INT, 0, 1, RAG_K_MAX, NULL, NULL, QIN(k) },
@@ -221,16 +221,16 @@ static int question_read_or_reply(struct req *r, struct question_in *in)
 	*in = (struct question_in){ .k = (long long)d.k, .fetch_k = (long long)d.fetch_k,
 	        .top_n = (long long)d.top_n, .lambda_mult = d.lambda_mult,
 	        .metric = d.metric, .mmr = d.mmr, .hybrid = d.hybrid };
-	if (validate_json(question_body, body, in, &given, &e) != 0)
+	if (validate_json(rag_question_body, body, in, &given, &e) != 0)
 		return rag_reply_verror(r, &e);
 	/* Users of the common Python wrappers send either spelling. */
-	mmr = validate_given(question_body, given, "maximal_marginal_relevance");
-	alias = validate_given(question_body, given, "use_maximal_marginal_relevance");
+	mmr = validate_given(rag_question_body, given, "maximal_marginal_relevance");
+	alias = validate_given(rag_question_body, given, "use_maximal_marginal_relevance");
 	if (mmr && alias && in->mmr != in->mmr_alias)
 		return rag_reply(r, RAG_MMR_DISAGREE);
 	if (alias)
 		in->mmr = in->mmr_alias;
-	in->has_threshold = validate_given(question_body, given, "score_threshold");
+	in->has_threshold = validate_given(rag_question_body, given, "score_threshold");
 	return 0;
 }
 
@@ -603,27 +603,27 @@ int rag_question_render(struct db *db, const char *dataset_id, const char *quest
 	return 1;
 }
 
-struct question_query {
+struct rag_question_query {
 	long long wait;
 };
 
-static const struct vfield question_query[] = {
+const struct vfield rag_question_query[] = {
 	/* max is question_wait_max_s, set per request */
-	{ "wait", V_INT, 0, 0, 0, NULL, NULL, VOFF(struct question_query, wait) },
+	{ "wait", V_INT, V_CFG_MAX, 0, 0, NULL, NULL, VOFF(struct rag_question_query, wait) },
 	VFIELDS_END
 };
 
 int rag_question_get(struct req *r)
 {
-	struct vfield query[sizeof question_query / sizeof question_query[0]];
-	struct question_query in = { 0 };
+	struct vfield query[sizeof rag_question_query / sizeof rag_question_query[0]];
+	struct rag_question_query in = { 0 };
 	char qid[RAG_ID_LEN + 1], owner[QUEUE_TENANT_MAX + 1];
 	struct rag_dataset ds;
 	struct json_object *o, *status;
 	struct verror e;
 	int rc;
 
-	memcpy(query, question_query, sizeof query);
+	memcpy(query, rag_question_query, sizeof query);
 	query[0].max = r->cfg->question_wait_max_s;
 	if (validate_query(query, r, &in, NULL, &e) != 0)
 		return rag_reply_verror(r, &e);

@@ -19,6 +19,7 @@
 
 #include "http/router.h"
 #include "db/queue.h"
+#include "http/validate.h"
 
 struct config;
 struct db;
@@ -165,5 +166,15 @@ int rag_question_give_up(struct work_ctx *w, const struct work_item *it,
                          const char *reason);
 /* The fairness key of a retrieval user's work items: "user:<id>". */
 void rag_tenant(char *buf, size_t cap, long long user_id);
+
+/* --- validation tables -----------------------------------------------------
+ * Each route's body and query fields (http/validate.h), defined beside its
+ * handler; t/unit/test_vtables.c checks every bound of each at max and
+ * max + 1. */
+extern const struct vfield rag_question_body[];
+extern const struct vfield rag_question_query[];
+extern const struct vfield rag_dataset_body[];
+extern const struct vfield rag_documents_body[];
+extern const struct vfield rag_document_body[];
 
 #endif

@@ -178,7 +178,7 @@ static int dataset_get(struct req *r)
 	"LEFT(file_path, CHAR_LENGTH(?) + 1) = CONCAT(?, '/') AND " \
 	"LOCATE('/', file_path, CHAR_LENGTH(?) + 2) = 0)"
 
-static const struct vfield list_query[] = {
+const struct vfield storage_dataset_query[] = {
 	STORAGE_PAGE_ROWS,
 	STORAGE_FOLDER_ROW(struct storage_listing, folder),
 	VFIELDS_END
@@ -193,7 +193,7 @@ static int datasets_list(struct req *r)
 
 	if ((customer = auth_customer_or_reply(r)) == NULL)
 		return -1;
-	if (storage_query_or_reply(r, list_query, &q, NULL) != 0)
+	if (storage_query_or_reply(r, storage_dataset_query, &q, NULL) != 0)
 		return -1;
 	if (req_db_or_reply(r) == NULL)
 		return -1;

@@ -92,7 +92,7 @@ struct download_query {
 	char path[STORAGE_PATH_MAX + 1];
 };
 
-static const struct vfield query[] = {
+const struct vfield storage_download_query[] = {
 	{ "file_path", V_CHECK, 0, 0, 0, NULL, storage_file_check,
 	  VOFF(struct download_query, path) },
 	VFIELDS_END
@@ -107,7 +107,7 @@ int storage_download_get(struct req *r)
 
 	if ((customer = auth_customer_or_reply(r)) == NULL)
 		return -1;
-	if (storage_query_or_reply(r, query, &q, NULL) != 0)
+	if (storage_query_or_reply(r, storage_download_query, &q, NULL) != 0)
 		return -1;
 	/* absent or empty alike */
 	if (path[0] == '\0')

@@ -71,7 +71,7 @@ static struct json_object *upload_row_json(const struct db_stmt *st)
 	return u;
 }
 
-static const struct vfield query[] = {
+const struct vfield storage_history_query[] = {
 	STORAGE_PAGE_ROWS,
 	STORAGE_FOLDER_ROW(struct storage_listing, folder),
 	VFIELDS_END
@@ -87,7 +87,7 @@ int storage_history_get(struct req *r)
 
 	if ((customer = auth_customer_or_reply(r)) == NULL)
 		return -1;
-	if (storage_query_or_reply(r, query, &q, NULL) != 0)
+	if (storage_query_or_reply(r, storage_history_query, &q, NULL) != 0)
 		return -1;
 	if (req_db_or_reply(r) == NULL)
 		return -1;

@@ -116,7 +116,7 @@ static int null_markers_check(struct json_object *v, void *out, char *msg, size_
 	return 0;
 }
 
-static const struct vfield refresh_fields[] = {
+const struct vfield storage_refresh_body[] = {
 	{ "sheet_name", V_STR, V_BYTES, 1, TAB_SHEET_MAX - 1, NULL, NULL,
 	  VOFF(struct refresh_in, sheet_name) },
 	{ "skip_rows", V_INT, 0, 0, ROWS_OPTION_MAX, NULL, NULL,
@@ -138,18 +138,18 @@ static struct json_object *options_json(const struct refresh_in *in, vgiven give
 {
 	struct json_object *o = json_object_new_object();
 
-	if (validate_given(refresh_fields, given, "sheet_name"))
+	if (validate_given(storage_refresh_body, given, "sheet_name"))
 		json_object_object_add(o, "sheet_name", json_object_new_string(in->sheet_name));
-	if (validate_given(refresh_fields, given, "skip_rows"))
+	if (validate_given(storage_refresh_body, given, "skip_rows"))
 		json_object_object_add(o, "skip_rows", json_object_new_int64(in->skip_rows));
-	if (validate_given(refresh_fields, given, "header_row"))
+	if (validate_given(storage_refresh_body, given, "header_row"))
 		json_object_object_add(o, "header_row", json_object_new_int64(in->header_row));
-	if (validate_given(refresh_fields, given, "encoding"))
+	if (validate_given(storage_refresh_body, given, "encoding"))
 		json_object_object_add(o, "encoding",
 		                       json_object_new_string(encodings_canon[in->encoding]));
-	if (validate_given(refresh_fields, given, "delimiter"))
+	if (validate_given(storage_refresh_body, given, "delimiter"))
 		json_object_object_add(o, "delimiter", json_object_new_string(in->delimiter));
-	if (validate_given(refresh_fields, given, "null_markers"))
+	if (validate_given(storage_refresh_body, given, "null_markers"))
 		json_object_object_add(o, "null_markers", json_object_get(in->null_markers));
 	return o;
 }
@@ -163,7 +163,7 @@ static int options_or_reply(struct req *r, struct json_object **out)
 
 	*out = NULL;
 	if ((r->content_length > 0 || r->content_type[0] != '\0') &&
-	    storage_body_or_reply(r, refresh_fields, &in, &given,
+	    storage_body_or_reply(r, storage_refresh_body, &in, &given,
 	                          STORAGE_BAD_PARSING_OPTIONS) != 0)
 		return -1;
 	*out = options_json(&in, given);

@@ -285,4 +285,18 @@ int storage_infer_work(struct work_ctx *w, const struct work_item *it,
 int storage_infer_give_up(struct work_ctx *w, const struct work_item *it,
                           const char *reason);
 
+/* --- validation tables -----------------------------------------------------
+ * Each route's body and query fields (http/validate.h), defined beside its
+ * handler; t/unit/test_vtables.c checks every bound of each at max and
+ * max + 1. */
+extern const struct vfield storage_refresh_body[];
+extern const struct vfield storage_download_query[];
+extern const struct vfield storage_history_query[];
+extern const struct vfield storage_upload_query[];
+extern const struct vfield storage_validate_name_body[];
+extern const struct vfield storage_column_body[];
+extern const struct vfield storage_table_body[];
+extern const struct vfield storage_table_query[];
+extern const struct vfield storage_dataset_query[];
+
 #endif

@@ -266,7 +266,7 @@ struct names_in {
 	struct name_arg table, schema;
 };
 
-static const struct vfield validate_name_fields[] = {
+const struct vfield storage_validate_name_body[] = {
 	NAME_ROWS(struct names_in),
 	VFIELDS_END
 };
@@ -282,7 +282,7 @@ static int validate_name_post(struct req *r)
 	int rc = -1;
 
 	if (storage_query_or_reply(r, NULL, NULL, NULL) != 0 ||
-	    storage_body_or_reply(r, validate_name_fields, &in, NULL,
+	    storage_body_or_reply(r, storage_validate_name_body, &in, NULL,
 	                          STORAGE_BAD_REQUEST) != 0)
 		return -1;
 	name = in.table.s;
@@ -390,7 +390,7 @@ struct column_in {
 
 #define COLUMN_TYPE_TEXT_MAX 64
 
-static const struct vfield column_fields[] = {
+const struct vfield storage_column_body[] = {
 	{ "name", V_STR, V_REQUIRED, 1, WH_IDENT_MAX, NULL, NULL,
 	  VOFF(struct column_in, name) },
 	{ "type", V_STR, V_REQUIRED, 1, COLUMN_TYPE_TEXT_MAX, NULL, NULL,
@@ -436,7 +436,7 @@ static struct json_object *columns_or_reply(struct req *r, struct json_object *a
 			             "\"nullable\"}", i);
 			continue;
 		}
-		if (validate_json(column_fields, c, &in, NULL, &ve) != 0) {
+		if (validate_json(storage_column_body, c, &in, NULL, &ve) != 0) {
 			column_error(&e, "columns[%zu].%s", i, ve.message);
 			continue;
 		}
@@ -514,7 +514,7 @@ struct table_in {
 	struct json_object *columns;
 };
 
-static const struct vfield table_fields[] = {
+const struct vfield storage_table_body[] = {
 	NAME_ROWS(struct table_in),
 	{ "columns", V_ARR, V_REQUIRED, 1, TABLE_COLUMNS_MAX, NULL, NULL,
 	  VOFF(struct table_in, columns) },
@@ -538,7 +538,7 @@ static int table_create(struct req *r)
 	int rc = -1, exists, dberr;
 
 	if (storage_query_or_reply(r, NULL, NULL, NULL) != 0 ||
-	    storage_body_or_reply(r, table_fields, &in, NULL, STORAGE_BAD_REQUEST) != 0)
+	    storage_body_or_reply(r, storage_table_body, &in, NULL, STORAGE_BAD_REQUEST) != 0)
 		return -1;
 	if ((chk = malloc(sizeof *chk)) == NULL)
 		return resp_internal(r, "out of memory");
@@ -656,7 +656,7 @@ out:
 
 /* --- GET /storage-explorer/tables ----------------------------------------------------- */
 
-static const struct vfield list_query[] = {
+const struct vfield storage_table_query[] = {
 	STORAGE_PAGE_ROWS,
 	VFIELDS_END
 };
@@ -670,7 +670,7 @@ static int tables_list(struct req *r)
 
 	if ((customer = auth_customer_or_reply(r)) == NULL)
 		return -1;
-	if (storage_query_or_reply(r, list_query, &q, NULL) != 0)
+	if (storage_query_or_reply(r, storage_table_query, &q, NULL) != 0)
 		return -1;
 	if (req_db_or_reply(r) == NULL)
 		return -1;

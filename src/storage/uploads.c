@@ -426,7 +426,7 @@ struct upload_query {
 	struct storage_folder folder;
 };
 
-static const struct vfield query[] = {
+const struct vfield storage_upload_query[] = {
 	STORAGE_FOLDER_ROW(struct upload_query, folder),
 	VFIELDS_END
 };
@@ -446,7 +446,7 @@ int storage_upload_post(struct req *r)
 	u.fd = -1;
 	if ((customer = auth_customer_ensure_or_reply(r)) == NULL)
 		return -1;
-	if (storage_query_or_reply(r, query, &q, NULL) != 0)
+	if (storage_query_or_reply(r, storage_upload_query, &q, NULL) != 0)
 		return -1;
 	if (multipart_boundary(r->content_type, boundary) != 0)
 		return storage_reply(r, STORAGE_NOT_MULTIPART);

@@ -41,7 +41,7 @@ int main(void)
 {
 	int (*suites[])(void) = {
 		suite_str, suite_base64url, suite_config, suite_router,
-		suite_request, suite_validate, suite_jwt, suite_basic, suite_identity, suite_aead, suite_cron,
+		suite_request, suite_validate, suite_vtables, suite_jwt, suite_basic, suite_identity, suite_aead, suite_cron,
 		suite_sync_mode,
 		suite_multipart, suite_doctext,
 		suite_vec, suite_embed, suite_chunk, suite_bm25, suite_proximity, suite_lexical, suite_mmr,

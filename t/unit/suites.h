@@ -13,6 +13,7 @@ int suite_router(void);
 int suite_config(void);
 int suite_request(void);
 int suite_validate(void);
+int suite_vtables(void);
 int suite_str(void);
 int suite_aead(void);
 int suite_cron(void);

@@ -75,7 +75,7 @@ static int check_str(const struct vfield *f, const char *s, size_t len,
 	count = (f->flags & V_BYTES) ? len : str_utf8_chars(s, len);
 	if (f->flags & V_NONBLANK) {
 		for (size_t i = 0; i < len && blank; i++)
-			blank = strchr(" \t\r\n", s[i]) != NULL;
+			blank = strchr(" \t\r\n\f\v", s[i]) != NULL;
 		if (blank && len >= (size_t)f->min)
 			return fail(e, VERR_BLANK, f->name, "must not be blank");
 	}

@@ -42,7 +42,7 @@ enum vtype {
 enum vflag {
 	V_REQUIRED = 1 << 0,   /* absent (or null) is an error */
 	V_BYTES    = 1 << 1,   /* V_STR counted in bytes, not characters */
-	V_NONBLANK = 1 << 2,   /* V_STR of only spaces, tabs and newlines fails */
+	V_NONBLANK = 1 << 2,   /* V_STR of only white space (isspace) fails */
 	V_NOCASE   = 1 << 3,   /* V_ENUM compared without regard to ASCII case */
 	V_NULL     = 1 << 4,   /* null is a value (stored as NULL for V_STR,
 	                        * V_OBJ, V_ARR; given to check), not absence */

@@ -63,6 +63,7 @@ static const struct json_case json_cases[] = {
 	{ "{\"name\":\"\"}", VERR_RANGE, "name" },                   /* min - 1 */
 	{ "{\"name\":\"\\u00e9\\u00e9\\u00e9\\u00e9\\u00e9\"}", VERR_NONE, NULL }, /* 5 chars, 10 bytes */
 	{ "{\"name\":\"   \"}", VERR_BLANK, "name" },
+	{ "{\"name\":\"\\f\\u000b\\t\"}", VERR_BLANK, "name" },     /* any isspace */
 	{ "{\"name\":\"a\\u0000b\"}", VERR_NUL, "name" },
 	{ "{\"name\":5}", VERR_TYPE, "name" },
 	{ "{}", VERR_REQUIRED, "name" },

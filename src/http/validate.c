@@ -244,6 +244,8 @@ static int check_text(const struct vfield *f, const char *s, void *out,
 
 /* --- tables ----------------------------------------------------------------- */
 
+const struct vfield vfields_none[] = { VFIELDS_END };
+
 static int required_given(const struct vfield *fields, vgiven seen,
                           struct verror *e)
 {
@@ -253,47 +255,148 @@ static int required_given(const struct vfield *fields, vgiven seen,
 	return 0;
 }
 
-int validate_json(const struct vfield *fields, struct json_object *obj,
-                  void *out, vgiven *given, struct verror *e)
+/* One field of obj against its row: 0 when absent or accepted (*given
+ * set when present), else -1 with *e filled. */
+static int check_row(const struct vfield *f, struct json_object *obj,
+                     void *out, bool *given, struct verror *e)
 {
-	vgiven seen = 0;
+	struct json_object *v;
 
-	memset(e, 0, sizeof *e);
-	if (given != NULL)
-		*given = 0;
-	if (!json_object_is_type(obj, json_type_object)) {
-		e->code = VERR_NOT_OBJECT;
-		snprintf(e->message, sizeof e->message, "The body must be a JSON object");
+	*given = false;
+	if (!json_object_object_get_ex(obj, f->name, &v))
+		return 0;
+	if (v == NULL && !(f->flags & V_NULL))
+		return 0;      /* null is "not given" */
+	if (v == NULL && f->type != V_CHECK) {
+		if (f->type != V_STR && f->type != V_OBJ && f->type != V_ARR)
+			return fail(e, VERR_TYPE, f->name, "must be %s", type_name(f->type));
+		*(void **)slot(out, f) = NULL;
+	} else if (check_json(f, v, out, e) != 0) {
 		return -1;
 	}
-	json_object_object_foreach(obj, key, val) {
-		(void)val;
-		if (row(fields, key) == NULL)
-			return fail(e, VERR_UNKNOWN, key, "is not a known field");
-	}
-	/* In table order, so the first error does not depend on key order. */
-	for (size_t i = 0; fields[i].name != NULL; i++) {
-		const struct vfield *f = &fields[i];
-		struct json_object *v;
+	*given = true;
+	return 0;
+}
 
-		if (!json_object_object_get_ex(obj, f->name, &v))
-			continue;
-		if (v == NULL && !(f->flags & V_NULL))
-			continue;      /* null is "not given" */
-		if (v == NULL && f->type != V_CHECK) {
-			if (f->type == V_STR || f->type == V_OBJ || f->type == V_ARR)
-				*(void **)slot(out, f) = NULL;
-			else
-				return fail(e, VERR_TYPE, f->name, "must be %s",
-				            type_name(f->type));
-		} else if (check_json(f, v, out, e) != 0) {
-			return -1;
+size_t validate_json_each(const struct vfield *fields, struct json_object *obj,
+                          void *out, unsigned opts, vgiven *given,
+                          verror_fn fn, void *arg)
+{
+	struct verror e;
+	vgiven seen = 0;
+	size_t n = 0;
+
+	if (given != NULL)
+		*given = 0;
+	memset(&e, 0, sizeof e);
+	if (!json_object_is_type(obj, json_type_object)) {
+		e.code = VERR_NOT_OBJECT;
+		snprintf(e.message, sizeof e.message, "The body must be a JSON object");
+		fn(&e, arg);
+		return 1;
+	}
+	if (!(opts & VALIDATE_OPEN)) {
+		json_object_object_foreach(obj, key, val) {
+			(void)val;
+			if (row(fields, key) == NULL) {
+				fail(&e, VERR_UNKNOWN, key, "is not a known field");
+				n++;
+				if (fn(&e, arg) != 0)
+					return n;
+			}
 		}
-		seen |= (vgiven)1 << i;
+	}
+	/* In table order, so the order does not depend on the keys'. */
+	for (size_t i = 0; fields[i].name != NULL; i++) {
+		bool here;
+		int rc = check_row(&fields[i], obj, out, &here, &e);
+
+		if (rc == 0 && !here && (fields[i].flags & V_REQUIRED))
+			rc = fail(&e, VERR_REQUIRED, fields[i].name, "is required");
+		if (rc != 0) {
+			n++;
+			if (fn(&e, arg) != 0)
+				return n;
+		}
+		if (here)
+			seen |= (vgiven)1 << i;
 	}
 	if (given != NULL)
 		*given = seen;
-	return required_given(fields, seen, e);
+	return n;
+}
+
+/* validate_json's choice among them: an unknown key or a bad value before
+ * an absent required field, each the first in table order. */
+struct first {
+	struct verror *bad, missing;
+	bool have_bad, have_missing;
+};
+
+static int keep_first(const struct verror *e, void *arg)
+{
+	struct first *f = arg;
+
+	if (e->code == VERR_REQUIRED) {
+		if (!f->have_missing)
+			f->missing = *e;
+		f->have_missing = true;
+		return 0;
+	}
+	*f->bad = *e;
+	f->have_bad = true;
+	return -1;
+}
+
+int validate_json(const struct vfield *fields, struct json_object *obj,
+                  void *out, vgiven *given, struct verror *e)
+{
+	struct first first = { .bad = e };
+
+	memset(e, 0, sizeof *e);
+	validate_json_each(fields, obj, out, 0, given, keep_first, &first);
+	if (!first.have_bad && first.have_missing)
+		*e = first.missing;
+	if (first.have_bad || first.have_missing) {
+		if (given != NULL)
+			*given = 0;
+		return -1;
+	}
+	return 0;
+}
+
+/* s = prefix "." s, cut to cap bytes; tmp has room for cap. */
+static void prepend(char *s, size_t cap, const char *prefix, char *tmp)
+{
+	size_t p = strnlen(prefix, cap - 1), n;
+
+	memcpy(tmp, prefix, p);
+	if (p + 1 < cap)
+		tmp[p++] = '.';
+	n = strnlen(s, cap - 1 - p);
+	memcpy(tmp + p, s, n);
+	tmp[p + n] = '\0';
+	memcpy(s, tmp, p + n + 1);
+}
+
+void verror_nest(struct verror *e, const char *fmt, ...)
+{
+	char prefix[VERR_FIELD_MAX + 1], msg[VERR_MESSAGE_MAX];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(prefix, sizeof prefix, fmt, ap);
+	va_end(ap);
+	if (e->field[0] == '\0') {
+		/* the object itself */
+		if (e->code == VERR_NOT_OBJECT)
+			snprintf(e->message, sizeof e->message, "%s must be an object", prefix);
+		memcpy(e->field, prefix, sizeof prefix);
+		return;
+	}
+	/* The message starts with the field's name: the path goes before it. */
+	prepend(e->message, sizeof e->message, prefix, msg);
+	prepend(e->field, sizeof e->field, prefix, msg);
 }
 
 int validate_query(const struct vfield *fields, const struct req *r,

@@ -94,6 +94,9 @@ struct vfield {
 #define VOFF(type, member) offsetof(type, member)
 #define VFIELDS_END { NULL, V_STR, 0, 0, 0, NULL, NULL, 0 }
 
+/* The table of a route that takes no field or parameter: any is refused. */
+extern const struct vfield vfields_none[];
+
 /* Which fields were given, bit i for the table's row i (at most 64 rows):
  * what PATCH needs to tell "absent" from "set to the default". */
 typedef uint64_t vgiven;
@@ -105,6 +108,23 @@ typedef uint64_t vgiven;
  * input.  0, or -1 with *e filled.  given may be NULL. */
 int validate_json(const struct vfield *fields, struct json_object *obj,
                   void *out, vgiven *given, struct verror *e);
+
+/* Every refusal instead of the first, for bodies that report them all:
+ * fn(e, arg) is called for each, unknown keys first, then the rows in table
+ * order (an absent required field where its row stands); fn returns 0 to go
+ * on, -1 to stop.  With VALIDATE_OPEN keys not in the table are left to the
+ * caller.  Returns how many refusals fn was given. */
+#define VALIDATE_OPEN 1u
+typedef int (*verror_fn)(const struct verror *e, void *arg);
+size_t validate_json_each(const struct vfield *fields, struct json_object *obj,
+                          void *out, unsigned opts, vgiven *given,
+                          verror_fn fn, void *arg);
+
+/* Put e under a path: e found in documents[3] becomes field
+ * "documents[3].text", message "documents[3].text must ...", and an object
+ * that was not one "documents[3] must be an object".  fmt is printf's. */
+void verror_nest(struct verror *e, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 
 /* The same for the query string of r: values are percent-decoded strings,
  * converted to the field's type; V_OBJ and V_ARR are not query types.  An

@@ -172,7 +172,7 @@ static int conn_list(struct req *r)
 	struct json_object *list;
 	struct verror e;
 
-	if (validate_query(platform_no_query, r, NULL, NULL, &e) != 0)
+	if (validate_query(vfields_none, r, NULL, NULL, &e) != 0)
 		return platform_reply_verror(r, &e);
 	if (req_db_or_reply(r) == NULL)
 		return -1;

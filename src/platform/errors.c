@@ -176,8 +176,6 @@ int platform_reply_validation(struct req *r, enum platform_err err,
 	return -1;
 }
 
-const struct vfield platform_no_query[] = { VFIELDS_END };
-
 /* --- the validation list ------------------------------------------------------- */
 
 const char *platform_verr_code(enum verr_code code)
@@ -224,71 +222,37 @@ void platform_verr_add(struct platform_verr *v, const char *field,
 void platform_verr_add_verror(struct platform_verr *v, const char *prefix,
                               const struct verror *e, const char *code)
 {
-	char field[256], msg[512];
-	size_t n = strlen(e->field);
+	struct verror at = *e;
 
-	if (code == NULL)
-		code = platform_verr_code(e->code);
-	if (e->field[0] == '\0') {
-		/* The object itself: not an object, or a malformed query. */
-		snprintf(field, sizeof field, "%s", prefix[0] != '\0' ? prefix : "body");
-		if (prefix[0] != '\0' && e->code == VERR_NOT_OBJECT)
-			snprintf(msg, sizeof msg, "%s must be an object", prefix);
-		else
-			snprintf(msg, sizeof msg, "%s", e->message);
-	} else {
-		snprintf(field, sizeof field, "%s%s%s", prefix,
-		         prefix[0] != '\0' ? "." : "", e->field);
-		/* The validator's message starts with the field's name: say
-		 * where the field is instead. */
-		if (strncmp(e->message, e->field, n) == 0)
-			snprintf(msg, sizeof msg, "%s%s", field, e->message + n);
-		else
-			snprintf(msg, sizeof msg, "%s", e->message);
-	}
-	verr_push(v, field, code, msg);
+	if (prefix[0] != '\0')
+		verror_nest(&at, "%s", prefix);
+	verr_push(v, at.field[0] != '\0' ? at.field : "body",
+	          code != NULL ? code : platform_verr_code(e->code), at.message);
 	if (e->code == VERR_REQUIRED)
-		platform_verr_require(v, field);
+		platform_verr_require(v, at.field);
+}
+
+struct collect {
+	struct platform_verr *v;
+	const char *prefix;
+};
+
+static int collect_one(const struct verror *e, void *arg)
+{
+	const struct collect *c = arg;
+
+	platform_verr_add_verror(c->v, c->prefix, e, NULL);
+	return 0;
 }
 
 int platform_verr_validate(struct platform_verr *v, const char *prefix,
                            const struct vfield *fields,
                            struct json_object *obj, void *out, bool strict)
 {
-	size_t before = platform_verr_count(v);
-	struct verror e;
+	struct collect c = { v, prefix };
 
-	if (!json_object_is_type(obj, json_type_object)) {
-		validate_json(fields, obj, out, NULL, &e);
-		platform_verr_add_verror(v, prefix, &e, NULL);
-		return -1;
-	}
-	/* Each field on its own, so every problem is reported at once. */
-	if (strict) {
-		json_object_object_foreach(obj, key, val) {
-			struct json_object *one = json_object_new_object();
-			const struct vfield *f;
-
-			for (f = fields; f->name != NULL && strcmp(f->name, key) != 0; f++)
-				;
-			json_object_object_add(one, key, json_object_get(val));
-			if (f->name == NULL &&
-			    validate_json(platform_no_query, one, NULL, NULL, &e) != 0)
-				platform_verr_add_verror(v, prefix, &e, NULL);
-			json_object_put(one);
-		}
-	}
-	for (const struct vfield *f = fields; f->name != NULL; f++) {
-		struct vfield row[2] = { *f, VFIELDS_END };
-		struct json_object *one = json_object_new_object(), *x;
-
-		if (json_object_object_get_ex(obj, f->name, &x))
-			json_object_object_add(one, f->name, json_object_get(x));
-		if (validate_json(row, one, out, NULL, &e) != 0)
-			platform_verr_add_verror(v, prefix, &e, NULL);
-		json_object_put(one);
-	}
-	return platform_verr_count(v) > before ? -1 : 0;
+	return validate_json_each(fields, obj, out, strict ? 0 : VALIDATE_OPEN,
+	                          NULL, collect_one, &c) > 0 ? -1 : 0;
 }
 
 void platform_verr_require(struct platform_verr *v, const char *field)

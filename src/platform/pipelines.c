@@ -153,7 +153,7 @@ static int pipelines_list(struct req *r)
 	struct verror e;
 	int rc;
 
-	if (validate_query(platform_no_query, r, NULL, NULL, &e) != 0)
+	if (validate_query(vfields_none, r, NULL, NULL, &e) != 0)
 		return platform_reply_verror(r, &e);
 	if (db_ensure(r->db) != DB_OK || (rc = pipelines_render(r, &b)) != 0) {
 		int unavailable = !db_connected(r->db);

@@ -135,9 +135,6 @@ int platform_reply_validation(struct req *r, enum platform_err err,
                               struct platform_verr *v);
 void platform_verr_free(struct platform_verr *v);
 
-/* The query table of a listing that takes no parameter: any is refused. */
-extern const struct vfield platform_no_query[];
-
 /* The error_code of a validator's refusal in validation_errors:
  * MISSING_FIELD, UNKNOWN_FIELD, INVALID_TYPE, OUT_OF_RANGE, INVALID_VALUE. */
 const char *platform_verr_code(enum verr_code code);

@@ -485,23 +485,6 @@ const struct vfield rag_document_body[] = {
 	VFIELDS_END
 };
 
-/* e, found in documents[i], with the field named from the body's top. */
-static void verror_in_document(struct verror *e, size_t i)
-{
-	char msg[sizeof e->message], field[sizeof e->field];
-	unsigned n = (unsigned)i;          /* < RAG_DOCS_PER_REQUEST */
-
-	if (e->code == VERR_NOT_OBJECT) {
-		snprintf(field, sizeof field, "documents[%u]", n);
-		snprintf(msg, sizeof msg, "documents[%u] must be an object", n);
-	} else {
-		snprintf(field, sizeof field, "documents[%u].%.40s", n, e->field);
-		snprintf(msg, sizeof msg, "documents[%u].%.230s", n, e->message);
-	}
-	memcpy(e->field, field, sizeof field);
-	memcpy(e->message, msg, sizeof msg);
-}
-
 static int post_json(struct req *r, const struct rag_dataset *ds)
 {
 	struct documents_in in = { NULL };
@@ -521,7 +504,7 @@ static int post_json(struct req *r, const struct rag_dataset *ds)
 
 		if (validate_json(rag_document_body, json_object_array_get_idx(in.documents, i),
 		                  &d, NULL, &e) != 0) {
-			verror_in_document(&e, i);
+			verror_nest(&e, "documents[%zu]", i);
 			return rag_reply_verror(r, &e);
 		}
 		docs[i].text = d.text;

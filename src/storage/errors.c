@@ -152,10 +152,9 @@ int storage_reply_verror(struct req *r, const struct verror *e, enum storage_err
 int storage_query_or_reply(struct req *r, const struct vfield *fields, void *out,
                            vgiven *given)
 {
-	static const struct vfield none[] = { VFIELDS_END };
 	struct verror e;
 
-	if (validate_query(fields != NULL ? fields : none, r, out, given, &e) != 0)
+	if (validate_query(fields != NULL ? fields : vfields_none, r, out, given, &e) != 0)
 		return storage_reply_verror(r, &e, STORAGE_BAD_QUERY);
 	return 0;
 }

@@ -437,7 +437,8 @@ static struct json_object *columns_or_reply(struct req *r, struct json_object *a
 			continue;
 		}
 		if (validate_json(storage_column_body, c, &in, NULL, &ve) != 0) {
-			column_error(&e, "columns[%zu].%s", i, ve.message);
+			verror_nest(&ve, "columns[%zu]", i);
+			column_error(&e, "%s", ve.message);
 			continue;
 		}
 		problem = column_name_problem(in.name, strlen(in.name));

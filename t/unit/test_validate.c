@@ -98,6 +98,8 @@ static const struct json_case json_cases[] = {
 	{ "{\"name\":\"a\",\"even\":3}", VERR_INVALID, "even" },
 	/* the first error in table order, whatever the key order */
 	{ "{\"port\":0,\"name\":\"abcdef\"}", VERR_RANGE, "name" },
+	/* a bad value is named before an absent required field */
+	{ "{\"port\":0}", VERR_RANGE, "port" },
 };
 
 static void test_json_bounds(void)
@@ -156,6 +158,102 @@ static void test_json_values(void)
 	CU_ASSERT_FALSE(validate_given(fields, given, "secret"));
 	CU_ASSERT_FALSE(validate_given(fields, given, "opts"));
 	CU_ASSERT_FALSE(validate_given(fields, given, "nothing"));
+	json_object_put(body);
+}
+
+/* --- every refusal, and paths ------------------------------------------------ */
+
+struct seen {
+	enum verr_code code[8];
+	char field[8][VERR_FIELD_MAX + 1];
+	size_t n, stop_at;
+};
+
+static int record(const struct verror *e, void *arg)
+{
+	struct seen *s = arg;
+
+	if (s->n < 8) {
+		s->code[s->n] = e->code;
+		memcpy(s->field[s->n], e->field, sizeof e->field);
+	}
+	s->n++;
+	return s->n == s->stop_at ? -1 : 0;
+}
+
+static void test_json_each(void)
+{
+	struct json_object *body = json_tokener_parse(
+	    "{\"port\":0,\"extra\":1,\"on\":true,\"list\":[]}");
+	struct seen s = { .stop_at = 0 };
+	struct in in;
+	vgiven given;
+
+	memset(&in, 0, sizeof in);
+	/* the unknown key, then the rows in table order, name's absence where
+	 * its row stands */
+	CU_ASSERT_EQUAL(validate_json_each(fields, body, &in, 0, &given, record, &s), 4);
+	CU_ASSERT_EQUAL_FATAL(s.n, 4);
+	CU_ASSERT_EQUAL(s.code[0], VERR_UNKNOWN);
+	CU_ASSERT_STRING_EQUAL(s.field[0], "extra");
+	CU_ASSERT_EQUAL(s.code[1], VERR_REQUIRED);
+	CU_ASSERT_STRING_EQUAL(s.field[1], "name");
+	CU_ASSERT_EQUAL(s.code[2], VERR_RANGE);
+	CU_ASSERT_STRING_EQUAL(s.field[2], "port");
+	CU_ASSERT_EQUAL(s.code[3], VERR_RANGE);
+	CU_ASSERT_STRING_EQUAL(s.field[3], "list");
+	/* the good field was still taken, and said to be given */
+	CU_ASSERT_TRUE(in.on);
+	CU_ASSERT_TRUE(validate_given(fields, given, "on"));
+
+	/* open: keys not in the table are the caller's */
+	memset(&s, 0, sizeof s);
+	CU_ASSERT_EQUAL(validate_json_each(fields, body, &in, VALIDATE_OPEN, NULL,
+	                                   record, &s), 3);
+	CU_ASSERT_EQUAL(s.code[0], VERR_REQUIRED);
+
+	/* fn stops the walk */
+	memset(&s, 0, sizeof s);
+	s.stop_at = 2;
+	CU_ASSERT_EQUAL(validate_json_each(fields, body, &in, 0, NULL, record, &s), 2);
+	json_object_put(body);
+
+	/* not an object: one refusal */
+	body = json_object_new_array();
+	memset(&s, 0, sizeof s);
+	CU_ASSERT_EQUAL(validate_json_each(fields, body, &in, 0, NULL, record, &s), 1);
+	CU_ASSERT_EQUAL(s.code[0], VERR_NOT_OBJECT);
+	json_object_put(body);
+}
+
+static void test_nest(void)
+{
+	struct json_object *body = json_tokener_parse("{\"name\":\"abcdef\"}");
+	char longer[VERR_FIELD_MAX + 10];
+	struct in in;
+	struct verror e;
+
+	CU_ASSERT_EQUAL_FATAL(validate_json(fields, body, &in, NULL, &e), -1);
+	verror_nest(&e, "documents[%d]", 3);
+	CU_ASSERT_STRING_EQUAL(e.field, "documents[3].name");
+	CU_ASSERT_STRING_EQUAL(e.message, "documents[3].name must be 1 to 5 characters long");
+	json_object_put(body);
+
+	body = json_object_new_string("x");
+	CU_ASSERT_EQUAL_FATAL(validate_json(fields, body, &in, NULL, &e), -1);
+	verror_nest(&e, "jobs[%d].input", 0);
+	CU_ASSERT_STRING_EQUAL(e.field, "jobs[0].input");
+	CU_ASSERT_STRING_EQUAL(e.message, "jobs[0].input must be an object");
+	json_object_put(body);
+
+	/* a path longer than the field's buffer is cut, not overrun */
+	body = json_tokener_parse("{\"name\":\"abcdef\"}");
+	memset(longer, 'p', sizeof longer - 1);
+	longer[sizeof longer - 1] = '\0';
+	CU_ASSERT_EQUAL_FATAL(validate_json(fields, body, &in, NULL, &e), -1);
+	verror_nest(&e, "%s", longer);
+	CU_ASSERT_EQUAL(strlen(e.field), VERR_FIELD_MAX);
+	CU_ASSERT(strlen(e.message) < sizeof e.message);
 	json_object_put(body);
 }
 
@@ -264,6 +362,8 @@ int suite_validate(void)
 	static const struct test_case tests[] = {
 		{ "json: every bound at max and max + 1", test_json_bounds },
 		{ "json: typed values and what was given", test_json_values },
+		{ "json: every refusal in order, open tables, stopping", test_json_each },
+		{ "json: a refusal put under a path", test_nest },
 		{ "query: every bound at max and max + 1", test_query_bounds },
 		{ "query: typed values and what was given", test_query_values },
 		{ NULL, NULL },

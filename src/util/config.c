@@ -401,6 +401,25 @@ int config_set(struct config *c, const char *key, const char *value,
 	return -1;
 }
 
+const char *config_key_name(size_t i)
+{
+	return i < sizeof keys / sizeof keys[0] ? keys[i].name : NULL;
+}
+
+const char *config_key_differing(const struct config *a, const struct config *b)
+{
+	for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+		const struct key *k = &keys[i];
+		const char *x = (const char *)a + k->off, *y = (const char *)b + k->off;
+
+		/* A string ends at its NUL; what lies past it is not its value. */
+		if ((k->type == K_STR || k->type == K_PROVIDER)
+		    ? strncmp(x, y, k->size) != 0 : memcmp(x, y, k->size) != 0)
+			return k->name;
+	}
+	return NULL;
+}
+
 /* One line without its newline into buf (CONFIG_LINE_MAX + 1 bytes).
  * Returns 1 for a line, 0 at end of file, -1 too long, -2 a NUL byte,
  * -3 a read error. */

@@ -171,6 +171,14 @@ int config_accounts_check(const struct config *c, char *err, size_t errlen);
 int config_set(struct config *c, const char *key, const char *value,
                char *err, size_t errlen);
 
+/* The name of key i of the key table, or NULL past its end: what the
+ * sample configuration and the manual must cover. */
+const char *config_key_name(size_t i);
+
+/* The first key whose value differs between a and b, or NULL when none
+ * does. */
+const char *config_key_differing(const struct config *a, const struct config *b);
+
 /* Read the JWT secret file named by the config (needed by serve and token).
  * Refuses a missing file, an empty secret or one shorter than 32 bytes. */
 int config_load_jwt_secret(struct config *c, char *err, size_t errlen);

@@ -48,6 +48,10 @@ const struct route storage_table_routes[] = {
 	  ROUTE_AUTH_JWT, "STORAGE_EXPLORER.READ" },
 	{ "POST", "/storage-explorer/tables/{table_id}/datasets/{dataset_id}",
 	  storage_link_post, ROUTE_AUTH_JWT, "STORAGE_EXPLORER.WRITE" },
+	{ "DELETE", "/storage-explorer/tables/{table_id}/datasets/{dataset_id}",
+	  storage_link_delete, ROUTE_AUTH_JWT, "STORAGE_EXPLORER.WRITE" },
+	{ "POST", "/storage-explorer/tables/{table_id}/datasets/{dataset_id}/sync",
+	  storage_link_sync_post, ROUTE_AUTH_JWT, "STORAGE_EXPLORER.WRITE" },
 	ROUTES_END
 };
 

@@ -358,9 +358,6 @@ check(!mysql("SELECT COUNT(*) FROM work_queue WHERE status IN ('queued', 'runnin
 my @dup_items = mysql("SELECT kind, ref_id, COUNT(*) FROM work_queue WHERE kind = "
 	. "'storage_infer' GROUP BY kind, ref_id, payload HAVING COUNT(*) > 1");
 check(!@dup_items, 'each uploaded file is one queue item (never queued twice)');
-my @dup_loads = mysql("SELECT ref_id FROM work_queue WHERE kind = 'storage_link_load' "
-	. "AND status = 'queued' GROUP BY ref_id HAVING COUNT(*) > 1");
-check(!@dup_loads, 'never two loads of one table waiting');
 my @failed = mysql("SELECT kind, LEFT(IFNULL(error, ''), 120) FROM work_queue WHERE status = 'failed'");
 print "    failed item: $_->[0]: $_->[1]\n" for @failed;
 check(!grep({ $_->[0] ne 'runner_sweep' } @failed), 'no work item failed for good');

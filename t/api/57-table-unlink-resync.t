@@ -4,7 +4,8 @@
 # upload, never two at once); POST .../sync reloads by hand; DELETE unlinks
 # (inactive, the rows stay, not reloaded any more); linking again makes it
 # active and reloads; a version that no longer fits fails the link and
-# leaves the rows; another customer gets 404 everywhere.
+# leaves the rows; another customer gets 404 everywhere; a sluice work
+# killed mid-reload leaves the old rows and the reload runs again.
 
 use strict;
 use warnings;
@@ -20,6 +21,11 @@ my ($cid, $tok) = customer_with_token("rs-a-$t");
 my ($cid_b, $tok_b) = customer_with_token("rs-b-$t");
 my (undef, $reader) = customer_with_token("rs-a-$t", 'STORAGE_EXPLORER.READ');
 my $folder = "resync/$t";
+
+END {
+	local ($?, $@);
+	eval { dev('work-start'); 1 } or print STDERR "# restarting sluice work failed: $@";
+}
 
 # A version of the file: one row per [id, name, amount].
 sub csv_of { join '', "id,name,amount\n", map { "$_->[0],$_->[1],$_->[2]\n" } @_ }
@@ -214,5 +220,46 @@ is($e->{sync_status}, 'failed', 'the reload failed') or diag explain $e;
 is($e->{status}, 'inactive', 'the link inactive');
 like($e->{error} // '', qr/no column 'name'/, 'the error names the column');
 is_deeply(wh_rows(), [ @v6 ], 'the table keeps its rows');
+
+# --- sluice work killed with kill -9 in the middle of a reload ------------------------------------------
+
+my $big_table = create_table($tok, 'orders_big', [ { name => 'id', type => 'BIGINT', nullable => false },
+	{ name => 'name', type => 'VARCHAR(40)' }, { name => 'amount', type => 'DECIMAL(12,2)' } ]);
+my $btid = $big_table->{table_id};
+my $bwh = "`$big_table->{warehouse_schema}`.`$big_table->{warehouse_table}`";
+my $bfolder = "resync-big/$t";
+$res = upload($tok, $bfolder, [ 'big.csv', csv_of(@v1) ]);
+my $bds = $res->{json}{files}[0]{dataset_id};
+is(wait_dataset($tok, $bds)->{status}, 'ready', 'a small first version');
+json_response_is(link_dataset($tok, $btid, $bds), 201, undef, 'linked');
+is(wait_quiet($tok, $btid, $bds)->{row_count}, 3, 'its 3 rows loaded');
+
+my $N = 300000;
+$res = upload($tok, $bfolder, [ 'big.csv', csv_of(map { [ $_, "n$_", "$_.50" ] } 1 .. $N) ]);
+is($res->{status}, 201, "a version of $N rows");
+# Mid-reload: the load's uncommitted rows are neither the old 3 nor all.
+my $dirty = sub { scalar mysql("SET SESSION TRANSACTION ISOLATION LEVEL READ UNCOMMITTED; "
+			      . "SELECT COUNT(*) FROM $bwh") };
+ok(wait_until(120, sub {
+	my $n = $dirty->();
+	$n > 3 && $n < $N;
+}, 0.05), 'the reload is under way') or diag 'dirty count ' . $dirty->();
+my $work = do { open my $fh, '<', env('SLUICE_WORK_PID') or die $!; my $p = <$fh>; $p =~ s/\s+//g; $p };
+ok(kill('KILL', $work), "kill -9 sluice work $work");
+ok(wait_until(10, sub { !proc_alive($work) }), 'sluice work is gone');
+is_deeply([ mysql("SELECT id, name, amount FROM $bwh ORDER BY id") ], [ @v1 ],
+	  'the table holds the old rows, none of the new');
+ok(wait_until(30, sub { $dirty->() == 3 }, 0.1), 'the killed load rolled back');
+is(mysql("SELECT status FROM work_queue WHERE kind = 'storage_link_load' AND ref_id = '$btid' "
+	 . "ORDER BY id DESC LIMIT 1"), 'running', 'its queue row still claimed by the dead process');
+my $r = dev('work-start');
+is($r->{exit}, 0, 'a new sluice work') or diag $r->{err};
+$e = wait_quiet($tok, $btid, $bds);
+is($e->{sync_status}, 'done', 'the reload ran again') or diag explain $e;
+is($e->{row_count}, $N, "row_count $N");
+is_deeply([ mysql("SELECT COUNT(*), COUNT(DISTINCT id), MIN(id), MAX(id) FROM $bwh") ], [ [ $N, $N, 1, $N ] ],
+	  'the table holds the new rows, each once');
+is(mysql("SELECT attempts FROM work_queue WHERE kind = 'storage_link_load' AND ref_id = '$btid' "
+	 . "ORDER BY id DESC LIMIT 1"), 2, 'on its second attempt');
 
 done_testing();

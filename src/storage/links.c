@@ -293,6 +293,17 @@ static int link_of_caller(struct req *r, const char *customer, char link_id[UUID
 	return found == 1 ? 0 : storage_reply(r, STORAGE_LINK_NOT_FOUND);
 }
 
+void storage_link_state_json(struct json_object *o, struct db_stmt *st, unsigned col)
+{
+	json_object_object_add(o, "status", json_object_new_string(db_col_str(st, col)));
+	json_object_object_add(o, "sync_status", json_object_new_string(db_col_str(st, col + 1)));
+	json_object_object_add(o, "row_count", json_object_new_int64(db_col_ll(st, col + 2)));
+	json_object_object_add(o, "last_sync", db_col_null(st, col + 3) ? NULL
+	                       : storage_json_time(db_col_str(st, col + 3)));
+	json_object_object_add(o, "error", db_col_null(st, col + 4) ? NULL
+	                       : json_object_new_string(db_col_str(st, col + 4)));
+}
+
 /* Answer status with the link as it now is: the Link object's fields and
  * its load's sync_status, row_count, last_sync and error. */
 static int link_reply(struct req *r, int status, const char *link_id)
@@ -315,13 +326,7 @@ static int link_reply(struct req *r, int status, const char *link_id)
 	json_object_object_add(o, "table_id", json_object_new_string(db_col_str(st, 1)));
 	json_object_object_add(o, "dataset_id", json_object_new_string(db_col_str(st, 2)));
 	json_object_object_add(o, "linked_at", storage_json_time(db_col_str(st, 3)));
-	json_object_object_add(o, "status", json_object_new_string(db_col_str(st, 4)));
-	json_object_object_add(o, "sync_status", json_object_new_string(db_col_str(st, 5)));
-	json_object_object_add(o, "row_count", json_object_new_int64(db_col_ll(st, 6)));
-	json_object_object_add(o, "last_sync", db_col_null(st, 7) ? NULL
-	                       : storage_json_time(db_col_str(st, 7)));
-	json_object_object_add(o, "error", db_col_null(st, 8) ? NULL
-	                       : json_object_new_string(db_col_str(st, 8)));
+	storage_link_state_json(o, st, 4);
 	db_done(st);
 	return resp_json(r, status, o);
 }

@@ -18,6 +18,7 @@
 #include "storage/table_name.h"
 
 struct db;
+struct db_stmt;
 struct json_object;
 struct req;
 struct tab_cell;
@@ -148,6 +149,9 @@ int storage_link_post(struct req *r);
 int storage_link_delete(struct req *r);
 int storage_link_sync_post(struct req *r);
 int storage_table_datasets_get(struct req *r);
+/* A link's state into o from st's columns col .. col + 4: status,
+ * sync_status, row_count, last_sync, error (as table_links has them). */
+void storage_link_state_json(struct json_object *o, struct db_stmt *st, unsigned col);
 
 /* --- the background load (link_load.c) --------------------------------------- */
 

@@ -51,6 +51,8 @@ static const struct {
 	    "The dataset's columns do not fit the table" },
 	[STORAGE_DATASET_NOT_FOUND] = { 404, "dataset_not_found", "Dataset not found" },
 	[STORAGE_TABLE_NOT_FOUND] = { 404, "table_not_found", "Table not found" },
+	[STORAGE_LINK_NOT_FOUND] = { 404, "link_not_found",
+	    "The dataset is not linked to this table" },
 	[STORAGE_FILE_NOT_FOUND] = { 404, "file_not_found", NULL },
 	[STORAGE_PATH_CONFLICT] = { 409, "path_conflict",
 	    "The path is a folder in the storage area" },
@@ -60,6 +62,8 @@ static const struct {
 	    "The warehouse already has a table of this name" },
 	[STORAGE_LINK_EXISTS] = { 409, "already_linked",
 	    "The dataset is already linked to this table" },
+	[STORAGE_LINK_INACTIVE] = { 409, "link_inactive", "The link is inactive: link "
+	    "the dataset to the table again to load it" },
 	[STORAGE_DATASET_NOT_INFERRED] = { 409, "dataset_not_ready",
 	    "The dataset's schema is not inferred yet: link it once its status is ready" },
 	[STORAGE_DATASET_INFERENCE_FAILED] = { 409, "dataset_not_ready", "The dataset's "

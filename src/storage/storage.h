@@ -130,11 +130,13 @@ enum storage_err {
 	STORAGE_SCHEMA_INCOMPATIBLE,      /* 400 [counts] + details */
 	STORAGE_DATASET_NOT_FOUND,        /* 404 */
 	STORAGE_TABLE_NOT_FOUND,          /* 404 */
+	STORAGE_LINK_NOT_FOUND,           /* 404 */
 	STORAGE_FILE_NOT_FOUND,           /* 404 {error, file_path}: no message */
 	STORAGE_PATH_CONFLICT,            /* 409 [file_path] */
 	STORAGE_TABLE_EXISTS,             /* 409 (+ table_id when known) */
 	STORAGE_WAREHOUSE_TABLE_EXISTS,   /* 409 [schema.table] */
 	STORAGE_LINK_EXISTS,              /* 409 (+ link_id when known) */
+	STORAGE_LINK_INACTIVE,            /* 409 + link_id */
 	STORAGE_DATASET_NOT_INFERRED,     /* 409 [dataset status] */
 	STORAGE_DATASET_INFERENCE_FAILED, /* 409 */
 	STORAGE_DATASET_NO_SCHEMA,        /* 409 */

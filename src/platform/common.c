@@ -85,6 +85,16 @@ int platform_run_id_check(const char *in)
 	return 0;
 }
 
+int platform_connection_id_parse(const char *in, char out[UUID_STR_LEN])
+{
+	if (platform_pipeline_id_parse(in, out) != 0)
+		return -1;
+	for (char *p = out; *p != '\0'; p++)
+		if (*p == '_')
+			*p = '-';
+	return 0;
+}
+
 int platform_pipeline_id_new(char out[PIPELINE_ID_LEN + 1])
 {
 	return uuid_v4(out, '_');

@@ -12,6 +12,7 @@
 use strict;
 use warnings;
 
+use IO::Select;
 use IO::Socket::INET;
 use JSON::PP ();
 use Test::More;
@@ -143,6 +144,8 @@ is_deeply([ @{ $res->{json} }{qw(host port database user plugin name)} ],
 	  '... each changed, the others kept');
 is_deeply($res->{json}{options}, { sslmode => 'prefer' }, '... options replaced');
 is(sealed_row($eid)->[0], $seal_e, '... the password, not sent, is untouched');
+is(patch($eid, { name => undef, user => 'source' })->{status}, 200, 'name null');
+is(get_conn($eid)->{name}, "edit-$tag", '... keeps the name');
 is(patch($eid, { options => undef })->{status}, 200, 'options null');
 is_deeply(get_conn($eid)->{options}, {}, '... clears them');
 
@@ -220,9 +223,22 @@ my $silent = IO::Socket::INET->new(LocalAddr => '127.0.0.1', LocalPort => 0, Lis
 	or die "listen: $!";
 is(patch($cid, { port => $silent->sockport })->{status}, 200,
    'set-up: the connection on a port that never answers');
-$res = check($cid);
+# While one test waits on it, the test stack's two workers have no second
+# test share (a quarter of the pool, at least one): another test answers
+# 429 at once instead of taking the other worker too.
+my $bg = start_requests(clients => 1, requests => 1, method => 'POST',
+	path => "/platform/connections/$cid/test", opts => { token => $token, timeout => 60 });
+ok(IO::Select->new($silent)->can_read(30), 'the test reached the silent server');
+my $held = $silent->accept;
+json_response_is(check($eid), 429,
+	{ detail => 'Too many connection tests at once; try again shortly' },
+	'a second test meanwhile: 429');
+is(http(GET => "/platform/connections/$cid", { token => $token })->{status}, 200,
+   '... and the other worker still answers the rest');
+($res) = $bg->finish;
 is($res->{status}, 422, 'a silent server: 422 within the timeout') or diag describe($res);
 is($res->{json}{detail}{error}, 'timeout', '... timeout');
+close $held;
 is(patch($eid, { port => $silent->sockport, database => 'source' })->{status}, 200,
    'set-up: PostgreSQL on the silent port');
 $res = check($eid);

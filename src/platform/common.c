@@ -85,11 +85,16 @@ int platform_run_id_check(const char *in)
 	return 0;
 }
 
-int platform_connection_id_parse(const char *in, char out[UUID_STR_LEN])
+int platform_connection_ref_or_reply(struct req *r, char id[UUID_STR_LEN])
 {
-	if (platform_pipeline_id_parse(in, out) != 0)
-		return -1;
-	for (char *p = out; *p != '\0'; p++)
+	struct verror e;
+
+	if (validate_query(vfields_none, r, NULL, NULL, &e) != 0)
+		return platform_reply_verror(r, &e);
+	/* A pipeline id's forms, written back with hyphens. */
+	if (platform_pipeline_id_parse(req_param(r, "connection_id"), id) != 0)
+		return platform_reply(r, PLATFORM_CONNECTION_NOT_FOUND);
+	for (char *p = id; *p != '\0'; p++)
 		if (*p == '_')
 			*p = '-';
 	return 0;

@@ -240,13 +240,10 @@ static int conn_check(struct req *r)
 	struct outcome o = { .ok = false };
 	char id[UUID_STR_LEN];
 	struct json_object *out;
-	struct verror e;
 	enum dbkind kind;
 
-	if (validate_query(vfields_none, r, NULL, NULL, &e) != 0)
-		return platform_reply_verror(r, &e);
-	if (platform_connection_id_parse(req_param(r, "connection_id"), id) != 0)
-		return platform_reply(r, PLATFORM_CONNECTION_NOT_FOUND);
+	if (platform_connection_ref_or_reply(r, id) != 0)
+		return -1;
 	if (!r->cfg->connection_key_loaded)
 		return resp_internal(r, "connection key not loaded");
 	if (req_db_or_reply(r) == NULL)

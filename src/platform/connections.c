@@ -219,12 +219,9 @@ static int conn_list(struct req *r)
 static int conn_get(struct req *r)
 {
 	char id[UUID_STR_LEN];
-	struct verror e;
 
-	if (validate_query(vfields_none, r, NULL, NULL, &e) != 0)
-		return platform_reply_verror(r, &e);
-	if (platform_connection_id_parse(req_param(r, "connection_id"), id) != 0)
-		return platform_reply(r, PLATFORM_CONNECTION_NOT_FOUND);
+	if (platform_connection_ref_or_reply(r, id) != 0)
+		return -1;
 	if (req_db_or_reply(r) == NULL)
 		return -1;
 	return conn_reply_one(r, 200, id);
@@ -278,10 +275,8 @@ static int conn_patch(struct req *r)
 	vgiven given;
 	long long n;
 
-	if (validate_query(vfields_none, r, NULL, NULL, &e) != 0)
-		return platform_reply_verror(r, &e);
-	if (platform_connection_id_parse(req_param(r, "connection_id"), id) != 0)
-		return platform_reply(r, PLATFORM_CONNECTION_NOT_FOUND);
+	if (platform_connection_ref_or_reply(r, id) != 0)
+		return -1;
 	if ((body = req_json_body_or_reply(r)) == NULL)
 		return -1;
 	conn_patch_fields(fields);
@@ -336,13 +331,10 @@ static int conn_delete(struct req *r)
 {
 	struct json_object *o;
 	char id[UUID_STR_LEN];
-	struct verror e;
 	long long n;
 
-	if (validate_query(vfields_none, r, NULL, NULL, &e) != 0)
-		return platform_reply_verror(r, &e);
-	if (platform_connection_id_parse(req_param(r, "connection_id"), id) != 0)
-		return platform_reply(r, PLATFORM_CONNECTION_NOT_FOUND);
+	if (platform_connection_ref_or_reply(r, id) != 0)
+		return -1;
 	if (req_db_or_reply(r) == NULL)
 		return -1;
 	/* jobs.connection_id refuses (RESTRICT) while a job uses it. */

@@ -53,9 +53,11 @@ void platform_job_id_make(char out[JOB_ID_MAX + 1], const char *pipeline_id,
                           int index);
 /* 0, or -1 when the run id is not 32 lowercase hex characters. */
 int platform_run_id_check(const char *in);
-/* The canonical (lowercase, hyphens) form of a connection id written with
- * '-' or '_', or -1 when in is not a UUID. */
-int platform_connection_id_parse(const char *in, char out[PIPELINE_ID_LEN + 1]);
+/* The {connection_id} of a connection route that takes no query string:
+ * 0 with its canonical form (lowercase, hyphens; the path may use '-' or
+ * '_') in id, or -1 after answering 400 (a query parameter) or 404 (not a
+ * UUID, which answers as an unknown id). */
+int platform_connection_ref_or_reply(struct req *r, char id[PIPELINE_ID_LEN + 1]);
 /* Fresh random ids from the CSPRNG; 0 or -1. */
 int platform_pipeline_id_new(char out[PIPELINE_ID_LEN + 1]);
 

@@ -22,6 +22,7 @@
 
 #include "db/queue.h"
 #include "http/router.h"
+#include "http/pagination.h"
 #include "http/validate.h"
 
 struct config;
@@ -196,9 +197,9 @@ int storage_refresh_result(struct db *db, const char *customer_id,
 /* The query parameters of the listings, as rows of their vfield tables:
  * page >= 1 (default 1), limit 1 .. 100 (default 20), and folder_path, a
  * folder checked as paths.c says ("" for the root; given says it came). */
-#define STORAGE_PAGE_MAX 1000000000LL
-#define STORAGE_PAGE_LIMIT_DEFAULT 20
-#define STORAGE_PAGE_LIMIT_MAX 100
+#define STORAGE_PAGE_MAX PAGE_MAX                  /* http/pagination.h */
+#define STORAGE_PAGE_LIMIT_DEFAULT PAGE_LIMIT_DEFAULT
+#define STORAGE_PAGE_LIMIT_MAX PAGE_LIMIT_MAX
 
 struct storage_folder {
 	bool given;

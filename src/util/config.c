@@ -96,6 +96,7 @@ static const struct key keys[] = {
 	NUM(memory_default_mb, 1, 1048576),
 	NUM(memory_max_mb, 1, 1048576),
 	STR(connection_key_file, true),
+	NUM(connection_test_timeout_s, 2, 30),
 
 	STR(warehouse_host, false),
 	NUM(warehouse_port, 1, 65535),
@@ -216,6 +217,7 @@ void config_defaults(struct config *c)
 	c->memory_default_mb = 2048;
 	c->memory_max_mb = 12000;
 	strcpy(c->connection_key_file, "/etc/sluice/connection.key");
+	c->connection_test_timeout_s = 5;
 
 	c->warehouse_host[0] = '\0';
 	c->warehouse_port = 3306;

@@ -66,6 +66,7 @@ struct config {
 	int memory_default_mb;
 	int memory_max_mb;
 	char connection_key_file[CONFIG_PATH_MAX];   /* AES-256-GCM key, hex */
+	int connection_test_timeout_s;        /* POST .../test: connect and read */
 
 	/* warehouse (db/warehouse.c): empty host and socket = the service
 	 * database's own server; warehouse_user is the loader account */

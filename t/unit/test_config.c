@@ -95,7 +95,10 @@ static void test_sample_is_the_defaults(void)
 	CU_ASSERT_PTR_NULL(strchr(text, '@'));
 
 	config_defaults(&defaults);
-	CU_ASSERT_EQUAL_FATAL(load_text(text, &loaded, path, sizeof path, err, sizeof err), 0);
+	if (load_text(text, &loaded, path, sizeof path, err, sizeof err) != 0) {
+		fprintf(stderr, "\nthe sample does not load: %s\n", err);
+		CU_FAIL_FATAL("sluice.conf.sample.in does not load");
+	}
 	CU_ASSERT_PTR_NULL(config_key_differing(&defaults, &loaded));
 	if (config_key_differing(&defaults, &loaded) != NULL)
 		fprintf(stderr, "\nsample differs at %s\n", config_key_differing(&defaults, &loaded));

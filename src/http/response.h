@@ -28,6 +28,12 @@ int resp_empty(struct req *r, int status);
 /* {"detail": "..."} - the common error body. */
 int resp_detail(struct req *r, int status, const char *detail);
 
+/* The Pagination object of a listing (storage-explorer-api.md), one shape
+ * for every paged listing: current_page, total_pages, total_items,
+ * items_per_page, has_next, has_previous.  page >= 1, limit >= 1. */
+struct json_object *resp_pagination(long long page, long long limit,
+                                    long long total);
+
 const char *resp_status_text(int status);
 
 /* Unit tests (r->out NULL): everything written so far, NUL-terminated. */

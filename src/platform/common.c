@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "db/db.h"
+#include "http/errors.h"
 #include "http/request.h"
 #include "platform/platform.h"
 #include "util/uuid.h"
@@ -83,6 +84,19 @@ int platform_run_id_check(const char *in)
 		if (!isdigit((unsigned char)*p) && !(*p >= 'a' && *p <= 'f'))
 			return -1;
 	return 0;
+}
+
+const char *platform_run_ref_or_reply(struct req *r)
+{
+	const char *id = req_param(r, "run_id");
+
+	if (platform_query_or_reply(r, NULL, NULL) != 0)
+		return NULL;
+	if (platform_run_id_check(id) != 0) {
+		platform_reply(r, PLATFORM_RUN_UNKNOWN);
+		return NULL;
+	}
+	return req_db_or_reply(r) != NULL ? id : NULL;
 }
 
 int platform_pipeline_id_new(char out[PIPELINE_ID_LEN + 1])

@@ -685,7 +685,7 @@ static int tables_list(struct req *r)
 		return -1;
 	o = json_object_new_object();
 	json_object_object_add(o, "tables", arr);
-	json_object_object_add(o, "pagination", storage_pagination(q.page, q.limit, total));
+	json_object_object_add(o, "pagination", resp_pagination(q.page, q.limit, total));
 	return resp_json(r, 200, o);
 }
 

@@ -129,6 +129,28 @@ is_deeply([ @$listed{qw(status trigger started_at finished_at rows_loaded)} ],
 	  [ @$d{qw(status trigger started_at finished_at rows_loaded)} ],
 	  'the listing shows the same run');
 
+# --- a failed run: its error and each task's ------------------------------------------------
+
+my $fp = make_pipeline(name => 'run-get-fail', jobs => [
+	tap_job(schema => $schema, config => { generate => 10, fail_after => 3, exit_code => 7 }),
+	tap_job(schema => $schema, config => { generate => 2 }) ]);
+my @fjobs = map { $_->{job_id} } @{ $fp->{jobs} };
+my $frun = execute_run($fp->{pipeline_id});
+ok(wait_run($frun, 90), 'the failing run finished');
+my $fd = get("/platform/pipeline_run/$frun")->{json}{data};
+is($fd->{status}, 'FAILED', 'a failed run: FAILED');
+like($fd->{error} // '', qr/^\Q$fjobs[0].extract_load\E: \S/, 'its error names the task');
+is($fd->{tasks}[0]{status}, 'FAILED', 'the failing task FAILED');
+like($fd->{tasks}[0]{error} // '', qr/\S/, 'with its error');
+is($fd->{tasks}[1]{status}, 'SUCCESS', 'the independent task SUCCESS');
+is($fd->{tasks}[1]{error}, undef, 'without an error');
+my $ft = $fp->{jobs}[1]{output}{raw}{table_name};
+is($fd->{tasks}[1]{rows_loaded},
+   scalar mysql('SELECT COUNT(*) FROM `' . wh_schema($demo_id, $schema) . "`.`$ft`"),
+   'its rows are the rows in its table');
+is($fd->{rows_loaded}, $fd->{tasks}[0]{rows_loaded} + $fd->{tasks}[1]{rows_loaded},
+   'the run\'s rows are the sum of its tasks\'');
+
 # --- unknown, malformed, another customer's ----------------------------------------------------
 
 my $unknown = 'f' x 32;
@@ -220,6 +242,7 @@ refused(get("/platform/pipeline/$fid/pipeline_run?$_->[0]"), $_->[1], "bad $_->[
 	[ 'since=2026-13-01', 'since' ],
 	[ 'since=2026-02-30T00:00:00Z', 'since' ],
 	[ 'since=yesterday', 'since' ],
+	[ 'since=0001-01-01T00:00:00%2B01:00', 'since' ],   # before the year 1
 	[ 'since=', 'since' ],
 	[ 'until=2026-01-01T24:00:00Z', 'until' ],
 	[ 'until=1735689600', 'until' ],

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "db/db.h"
+#include "http/errors.h"
 #include "http/request.h"
 #include "platform/platform.h"
 #include "util/uuid.h"
@@ -87,10 +88,8 @@ int platform_run_id_check(const char *in)
 
 int platform_connection_ref_or_reply(struct req *r, char id[UUID_STR_LEN])
 {
-	struct verror e;
-
-	if (validate_query(vfields_none, r, NULL, NULL, &e) != 0)
-		return platform_reply_verror(r, &e);
+	if (platform_query_or_reply(r, NULL, NULL) != 0)
+		return -1;
 	/* A pipeline id's forms, written back with hyphens. */
 	if (platform_pipeline_id_parse(req_param(r, "connection_id"), id) != 0)
 		return platform_reply(r, PLATFORM_CONNECTION_NOT_FOUND);
@@ -98,6 +97,19 @@ int platform_connection_ref_or_reply(struct req *r, char id[UUID_STR_LEN])
 		if (*p == '_')
 			*p = '-';
 	return 0;
+}
+
+const char *platform_run_ref_or_reply(struct req *r)
+{
+	const char *id = req_param(r, "run_id");
+
+	if (platform_query_or_reply(r, NULL, NULL) != 0)
+		return NULL;
+	if (platform_run_id_check(id) != 0) {
+		platform_reply(r, PLATFORM_RUN_UNKNOWN);
+		return NULL;
+	}
+	return req_db_or_reply(r) != NULL ? id : NULL;
 }
 
 int platform_pipeline_id_new(char out[PIPELINE_ID_LEN + 1])

@@ -187,6 +187,15 @@ int platform_reply_verror(struct req *r, const struct verror *e)
 	return platform_reply_text(r, PLATFORM_BAD_REQUEST, e->message);
 }
 
+int platform_query_or_reply(struct req *r, const struct vfield *fields, void *out)
+{
+	struct verror e;
+
+	if (validate_query(fields != NULL ? fields : vfields_none, r, out, NULL, &e) != 0)
+		return platform_reply_verror(r, &e);
+	return 0;
+}
+
 int platform_reply_warnings(struct req *r, enum platform_err err,
                             struct json_object *warnings)
 {

@@ -264,6 +264,8 @@ static int pipeline_memory_put(struct req *r)
 	long long mb, n;
 	int rc;
 
+	if (platform_query_or_reply(r, NULL, NULL) != 0)
+		return -1;
 	if (platform_pipeline_id_parse(req_param(r, "pipeline_id"), id) != 0)
 		return platform_reply(r, PLATFORM_PIPELINE_UNKNOWN);
 	if (amount_or_reply(r, &mb) != 0 || req_db_or_reply(r) == NULL)
@@ -294,6 +296,8 @@ static int job_memory_put(struct req *r)
 	long long mb, n;
 	int rc;
 
+	if (platform_query_or_reply(r, NULL, NULL) != 0)
+		return -1;
 	if (platform_job_id_parse(req_param(r, "job_id"), id, pid, NULL) != 0)
 		return platform_reply(r, PLATFORM_JOB_UNKNOWN);
 	if (amount_or_reply(r, &mb) != 0)
@@ -347,6 +351,8 @@ static int job_reset_state(struct req *r)
 	long long n;
 	int rc;
 
+	if (platform_query_or_reply(r, NULL, NULL) != 0)
+		return -1;
 	if (platform_job_id_parse(req_param(r, "job_id"), id, NULL, NULL) != 0)
 		return platform_reply(r, PLATFORM_JOB_NOT_FOUND);
 	if ((rc = job_begin(r, id, &j)) <= 0)
@@ -476,6 +482,8 @@ static int reply_sync_done(struct req *r, const struct job_row *j,
 /* A PATCH's job id (path) and JSON body; NULL once 404 or 400 was answered. */
 static struct json_object *job_patch_or_reply(struct req *r, char id[JOB_ID_MAX + 1])
 {
+	if (platform_query_or_reply(r, NULL, NULL) != 0)
+		return NULL;
 	if (platform_job_id_parse(req_param(r, "job_id"), id, NULL, NULL) != 0) {
 		platform_reply(r, PLATFORM_JOB_NOT_FOUND);
 		return NULL;

@@ -621,14 +621,15 @@ out:
 
 int pipeline_create(struct req *r)
 {
-	struct json_object *body = req_json_body_or_reply(r);
+	struct json_object *body;
 	struct pipeline_spec *ps;
 	struct platform_verr v;
 	char id[PIPELINE_ID_LEN + 1];
 	struct strbuf b = { 0 };
 	int rc;
 
-	if (body == NULL)
+	if (platform_query_or_reply(r, NULL, NULL) != 0 ||
+	    (body = req_json_body_or_reply(r)) == NULL)
 		return -1;
 	ps = arena_alloc(r->arena, sizeof *ps);
 	platform_verr_init(&v);

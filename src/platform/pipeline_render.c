@@ -316,16 +316,25 @@ static int pipelines_write(struct strbuf *b, struct row **rows, size_t nrows,
 	return n;
 }
 
-/* The JSON array of the customer's pipelines with their jobs into b. */
-int pipelines_render(struct req *r, struct strbuf *b)
+/* The JSON array of the customer's pipelines with their jobs into b: all
+ * of them (limit < 0), or limit from offset in creation order. */
+int pipelines_render(struct req *r, struct strbuf *b, long long limit,
+                     long long offset)
 {
 	struct db_stmt *st;
 	struct row **rows;
 	size_t n;
 	int rc;
 
-	st = db_query(r->db, PIPELINE_SELECT "WHERE p.customer_id = ?"
-	              , "s", r->id.customer_id);
+	if (limit < 0)
+		st = db_query(r->db, PIPELINE_SELECT "WHERE p.customer_id = ?"
+		              , "s", r->id.customer_id);
+	else    /* the page's pipelines first, then their jobs joined */
+		st = db_query(r->db, PIPELINE_SELECT "WHERE p.customer_id = ? AND "
+		              "p.seq IN (SELECT seq FROM (SELECT seq FROM pipelines "
+		              "WHERE customer_id = ? ORDER BY seq LIMIT ? OFFSET ?) pg)",
+		              "ssii", r->id.customer_id, r->id.customer_id, limit,
+		              offset);
 	if (st == NULL)
 		return db_last_err(r->db);
 	rc = rows_load(r, st, &rows, &n);

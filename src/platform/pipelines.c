@@ -10,6 +10,7 @@
 
 #include "db/db.h"
 #include "http/errors.h"
+#include "http/pagination.h"
 #include "http/request.h"
 #include "http/response.h"
 #include "platform/pipelines.h"
@@ -147,15 +148,69 @@ out:
 
 /* ==== handlers ============================================================ */
 
-static int pipelines_list(struct req *r)
+/* The listing's paging, in the storage explorer's shape: without page and
+ * limit the whole array the spec gives; with either, one page of it in
+ * {"pipelines": [...], "pagination": {...}}. */
+#define PIPELINES_PAGE_MAX          1000000000LL
+#define PIPELINES_LIMIT_DEFAULT     20
+#define PIPELINES_LIMIT_MAX         100
+
+struct pipelines_page {
+	long long page, limit;            /* 0: not given */
+};
+
+const struct vfield platform_pipelines_query[] = {
+	{ "page", V_INT, 0, 1, PIPELINES_PAGE_MAX, NULL, NULL,
+	  VOFF(struct pipelines_page, page) },
+	{ "limit", V_INT, 0, 1, PIPELINES_LIMIT_MAX, NULL, NULL,
+	  VOFF(struct pipelines_page, limit) },
+	VFIELDS_END
+};
+
+/* One page as {"pipelines": [...], "pagination": {...}} into b. */
+static int pipelines_page_render(struct req *r, struct strbuf *b,
+                                 struct pipelines_page q)
 {
-	struct strbuf b = { 0 };
-	struct verror e;
+	struct db_stmt *st;
+	struct json_object *pg;
+	long long total;
 	int rc;
 
-	if (validate_query(vfields_none, r, NULL, NULL, &e) != 0)
-		return platform_reply_verror(r, &e);
-	if (db_ensure(r->db) != DB_OK || (rc = pipelines_render(r, &b)) != 0) {
+	st = db_query(r->db, "SELECT COUNT(*) FROM pipelines WHERE customer_id = ?",
+	              "s", r->id.customer_id);
+	if (st == NULL)
+		return db_last_err(r->db);
+	rc = db_fetch(st);
+	total = db_col_ll(st, 0);
+	db_done(st);
+	if (rc < 0)
+		return db_last_err(r->db);
+	strbuf_adds(b, "{\"pipelines\":");
+	if ((rc = pipelines_render(r, b, q.limit, (q.page - 1) * q.limit)) != 0)
+		return rc;
+	pg = pagination_json(q.page, q.limit, total);
+	strbuf_adds(b, ",\"pagination\":");
+	strbuf_adds(b, json_object_to_json_string_ext(pg, JSON_C_TO_STRING_PLAIN));
+	strbuf_add(b, "}", 1);
+	json_object_put(pg);
+	return 0;
+}
+
+static int pipelines_list(struct req *r)
+{
+	struct pipelines_page q = { 0, 0 };
+	struct strbuf b = { 0 };
+	int rc;
+
+	if (platform_query_or_reply(r, platform_pipelines_query, &q) != 0)
+		return -1;
+	if (q.page != 0 || q.limit != 0) {
+		q.page = q.page != 0 ? q.page : 1;
+		q.limit = q.limit != 0 ? q.limit : PIPELINES_LIMIT_DEFAULT;
+	}
+	if (db_ensure(r->db) != DB_OK ||
+	    (rc = q.page != 0 ? pipelines_page_render(r, &b, q)
+	                      : pipelines_render(r, &b, -1, 0)) != 0) {
 		int unavailable = !db_connected(r->db);
 
 		strbuf_free(&b);
@@ -173,6 +228,8 @@ static int pipeline_get(struct req *r)
 	struct strbuf b = { 0 };
 	int rc;
 
+	if (platform_query_or_reply(r, NULL, NULL) != 0)
+		return -1;
 	if (platform_pipeline_id_parse(req_param(r, "pipeline_id"), id) != 0)
 		return platform_reply(r, PLATFORM_PIPELINE_NOT_FOUND);
 	if (req_db_or_reply(r) == NULL)
@@ -193,6 +250,8 @@ static int pipeline_delete_handler(struct req *r)
 	struct json_object *o;
 	int rc;
 
+	if (platform_query_or_reply(r, NULL, NULL) != 0)
+		return -1;
 	if (name == NULL || name[0] == '\0')
 		return platform_reply(r, PLATFORM_CUSTOMER_NAME_MISSING);
 	if (r->id.customer_name == NULL || strcmp(name, r->id.customer_name) != 0)
@@ -225,7 +284,8 @@ static int pause_or_resume(struct req *r, int paused)
 	time_t next;
 	int rc;
 
-	if (platform_pipeline_ref_or_reply(r, PLATFORM_PIPELINE_NOT_FOUND, id) != 0 ||
+	if (platform_query_or_reply(r, NULL, NULL) != 0 ||
+	    platform_pipeline_ref_or_reply(r, PLATFORM_PIPELINE_NOT_FOUND, id) != 0 ||
 	    req_db_or_reply(r) == NULL)
 		return -1;
 	rc = pipeline_set_paused(r, id, paused, &next);

@@ -16,9 +16,11 @@ struct strbuf;
  * free it. */
 int jb_reply(struct req *r, int status, struct strbuf *b);
 
-/* The caller's pipelines with their jobs as a JSON array.  0 or a negative
- * db error. */
-int pipelines_render(struct req *r, struct strbuf *b);
+/* The caller's pipelines with their jobs as a JSON array: all of them
+ * (limit < 0), or limit of them from offset in creation order.  0 or a
+ * negative db error. */
+int pipelines_render(struct req *r, struct strbuf *b, long long limit,
+                     long long offset);
 
 /* One Pipeline object; with detail also "paused" and "tasks".  1 written,
  * 0 no such pipeline of the caller, or a negative db error. */

@@ -58,6 +58,10 @@ int platform_run_id_check(const char *in);
  * '_') in id, or -1 after answering 400 (a query parameter) or 404 (not a
  * UUID, which answers as an unknown id). */
 int platform_connection_ref_or_reply(struct req *r, char id[PIPELINE_ID_LEN + 1]);
+/* The {run_id} of the path of a route that takes no query, with the
+ * database at hand; or NULL after answering 400 (a query parameter), the
+ * PipelineRunNotFound 404 (a malformed id) or a database failure. */
+const char *platform_run_ref_or_reply(struct req *r);
 /* Fresh random ids from the CSPRNG; 0 or -1. */
 int platform_pipeline_id_new(char out[PIPELINE_ID_LEN + 1]);
 
@@ -117,6 +121,9 @@ int platform_reply(struct req *r, enum platform_err err);
 int platform_reply_text(struct req *r, enum platform_err err, const char *text);
 /* A body or query the validator refused: 400 {"detail": e->message}. */
 int platform_reply_verror(struct req *r, const struct verror *e);
+/* The query string against fields (NULL: the route takes none, so any
+ * parameter is refused); 0, or -1 after the 400 naming the parameter. */
+int platform_query_or_reply(struct req *r, const struct vfield *fields, void *out);
 /* The MigrationWarning row with its warnings (array of strings, taken). */
 int platform_reply_warnings(struct req *r, enum platform_err err,
                             struct json_object *warnings);
@@ -167,6 +174,7 @@ extern const struct vfield platform_input_body[];
 extern const struct vfield platform_output_body[];
 extern const struct vfield platform_raw_body[];
 extern const struct vfield platform_run_query[];
+extern const struct vfield platform_pipelines_query[];
 extern const struct vfield platform_log_query[];
 extern const struct vfield platform_memory_body[];
 extern const struct vfield platform_input_patch_body[];

@@ -104,15 +104,13 @@ out:
 
 static int run_cancel(struct req *r)
 {
-	const char *run_id = req_param(r, "run_id");
+	const char *run_id = platform_run_ref_or_reply(r);
 	const char *by = r->id.sub;
 	char status[16] = "", msg[96];
 	struct json_object *o, *d;
 	int rc;
 
-	if (platform_run_id_check(run_id) != 0)
-		return platform_reply(r, PLATFORM_RUN_UNKNOWN);
-	if (req_db_or_reply(r) == NULL)
+	if (run_id == NULL)
 		return -1;
 	if (by == NULL || by[0] == '\0' || strlen(by) > CANCEL_BY_MAX)
 		by = "a user";

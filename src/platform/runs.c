@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include <json-c/json.h>
 
@@ -21,6 +22,7 @@
 #include "platform/platform.h"
 #include "util/log.h"
 #include "util/str.h"
+#include "util/timeutil.h"
 #include "util/uuid.h"
 
 #define RUNS_LIMIT_DEFAULT 100
@@ -125,7 +127,8 @@ static int run_execute(struct req *r)
 	char pipeline_id[PIPELINE_ID_LEN + 1], run_id[RUN_ID_LEN + 1];
 	struct json_object *d;
 
-	if (platform_pipeline_ref_or_reply(r, PLATFORM_PIPELINE_UNKNOWN,
+	if (platform_query_or_reply(r, NULL, NULL) != 0 ||
+	    platform_pipeline_ref_or_reply(r, PLATFORM_PIPELINE_UNKNOWN,
 	                                   pipeline_id) != 0)
 		return -1;
 	if (auth_customer_ensure_or_reply(r) == NULL)
@@ -156,47 +159,228 @@ static struct json_object *run_render(const struct db_stmt *st)
 	return o;
 }
 
-/* The run listing's query: a page of runs. */
-struct page {
-	long long limit, offset;
+/* The run listing's query: a page of runs, optionally filtered.  since
+ * and until bound created_at (when the run was asked for: every run has
+ * one), since inclusive, until exclusive. */
+struct run_time {
+	char sql[64];                 /* "YYYY-MM-DD hh:mm:ss.mmm" UTC, "" absent */
+	long long ms;                 /* since the epoch, for since <= until */
 };
 
+struct run_query {
+	long long limit, offset;
+	int status, trigger;          /* index in run_statuses / run_triggers, -1 */
+	struct run_time since, until;
+};
+
+/* As pipeline_runs' CHECKs spell them, and as the listing renders them. */
+static const char *const run_statuses[] = {
+	"CREATED", "RUNNING", "SUCCESS", "FAILED", NULL
+};
+static const char *const run_triggers[] = { "manual", "schedule", NULL };
+
+/* V_CHECK of since/until: the service's one timestamp grammar
+ * (util/timeutil.h), kept to the millisecond as created_at is. */
+static int run_time_check(struct json_object *v, void *out, char *msg, size_t len)
+{
+	struct run_time *t = out;
+	struct time_iso iso;
+	struct tm tm;
+	time_t s;
+	int ms = 0;
+
+	if (time_iso_parse(json_object_get_string(v), 0, &iso) != 0) {
+		snprintf(msg, len, "must be an ISO 8601 timestamp "
+		         "(YYYY-MM-DD[Thh:mm:ss[.fff][Z|+hh:mm]])");
+		return -1;
+	}
+	s = time_iso_utc(&iso);
+	for (int i = 0, end = 0; i < 3; i++) {     /* the fraction's ms, cut */
+		end = end || iso.frac[i] == '\0';
+		ms = ms * 10 + (end ? 0 : iso.frac[i] - '0');
+	}
+	if (gmtime_r(&s, &tm) == NULL || tm.tm_year + 1900 < 1) {
+		snprintf(msg, len, "is before the year 1");
+		return -1;
+	}
+	snprintf(t->sql, sizeof t->sql, "%04d-%02d-%02d %02d:%02d:%02d.%03d",
+	         tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
+	         tm.tm_min, tm.tm_sec, ms);
+	t->ms = (long long)s * 1000 + ms;
+	return 0;
+}
+
 const struct vfield platform_run_query[] = {
-	{ "limit", V_INT, 0, 1, RUNS_LIMIT_MAX, NULL, NULL, VOFF(struct page, limit) },
-	{ "offset", V_INT, 0, 0, OFFSET_MAX, NULL, NULL, VOFF(struct page, offset) },
+	{ "limit", V_INT, 0, 1, RUNS_LIMIT_MAX, NULL, NULL,
+	  VOFF(struct run_query, limit) },
+	{ "offset", V_INT, 0, 0, OFFSET_MAX, NULL, NULL,
+	  VOFF(struct run_query, offset) },
+	{ "status", V_ENUM, 0, 0, 0, run_statuses, NULL,
+	  VOFF(struct run_query, status) },
+	{ "trigger", V_ENUM, 0, 0, 0, run_triggers, NULL,
+	  VOFF(struct run_query, trigger) },
+	{ "since", V_CHECK, 0, 0, 0, NULL, run_time_check,
+	  VOFF(struct run_query, since) },
+	{ "until", V_CHECK, 0, 0, 0, NULL, run_time_check,
+	  VOFF(struct run_query, until) },
 	VFIELDS_END
 };
+
+static const char *choice_or_null(const char *const *choices, int i)
+{
+	return i >= 0 ? choices[i] : NULL;
+}
+
+static const char *time_or_null(const struct run_time *t)
+{
+	return t->sql[0] != '\0' ? t->sql : NULL;
+}
+
+/* The query; 0, or -1 after a 400 naming the parameter. */
+static int run_query_parse(struct req *r, struct run_query *q)
+{
+	if (platform_query_or_reply(r, platform_run_query, q) != 0)
+		return -1;
+	if (q->since.sql[0] != '\0' && q->until.sql[0] != '\0' &&
+	    q->since.ms > q->until.ms)
+		return platform_reply_text(r, PLATFORM_BAD_REQUEST,
+		                           "since must not be later than until");
+	return 0;
+}
 
 static int run_list(struct req *r)
 {
 	char pipeline_id[PIPELINE_ID_LEN + 1];
-	struct page q = { RUNS_LIMIT_DEFAULT, 0 };
+	struct run_query q = { .limit = RUNS_LIMIT_DEFAULT, .status = -1,
+	                       .trigger = -1 };
+	const char *status, *trigger, *since, *until;
 	struct json_object *runs, *d;
-	struct verror e;
 	int rc;
 
+	if (run_query_parse(r, &q) != 0)
+		return -1;
 	if (platform_pipeline_id_parse(req_param(r, "pipeline_id"), pipeline_id) != 0)
 		return platform_reply(r, PLATFORM_PIPELINE_UNKNOWN);
-	if (validate_query(platform_run_query, r, &q, NULL, &e) != 0)
-		return platform_reply_verror(r, &e);
 	if (req_db_or_reply(r) == NULL)
 		return -1;
 	rc = row_exists(r, "SELECT 1 FROM pipelines WHERE id = ? AND customer_id = ?",
 	                pipeline_id);
 	if (rc <= 0)
 		return rc < 0 ? -1 : platform_reply(r, PLATFORM_PIPELINE_UNKNOWN);
-	/* Newest first; the id breaks ties within one millisecond. */
+	status = choice_or_null(run_statuses, q.status);
+	trigger = choice_or_null(run_triggers, q.trigger);
+	since = time_or_null(&q.since);
+	until = time_or_null(&q.until);
+	/* Newest first; the id breaks ties within one millisecond.  A filter
+	 * left out binds NULL and selects every run. */
 	runs = req_rows_or_reply(r, db_query(r->db, "SELECT id, status, trigger_type, "
 	    ISO_MS("started_at") ", " ISO_MS("finished_at") ", rows_loaded FROM "
-	    "pipeline_runs WHERE pipeline_id = ? AND customer_id = ? ORDER BY "
-	    "created_at DESC, id DESC LIMIT ? OFFSET ?", "ssii", pipeline_id,
-	    r->id.customer_id, q.limit, q.offset), run_render);
+	    "pipeline_runs WHERE pipeline_id = ? AND customer_id = ? "
+	    "AND (? IS NULL OR status = ?) AND (? IS NULL OR trigger_type = ?) "
+	    "AND (? IS NULL OR created_at >= ?) AND (? IS NULL OR created_at < ?) "
+	    "ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?", "ssssssssssii",
+	    pipeline_id, r->id.customer_id, status, status, trigger, trigger,
+	    since, since, until, until, q.limit, q.offset), run_render);
 	if (runs == NULL)
 		return -1;
 	d = json_object_new_object();
 	json_object_object_add(d, "pipeline_id", json_object_new_string(pipeline_id));
 	json_object_object_add(d, "runs", runs);
 	return reply_data(r, d);
+}
+
+/* --- GET /platform/pipeline_run/{run_id} ----------------------------------------- */
+
+#define DURATION_MS(from, to) \
+	"TIMESTAMPDIFF(MICROSECOND, " from ", " to ") DIV 1000"
+
+static struct json_object *ll_or_null(const struct db_stmt *st, unsigned col)
+{
+	return db_col_null(st, col) ? NULL : json_object_new_int64(db_col_ll(st, col));
+}
+
+/* A task of the run: run_task_status, ordered as the pipeline's graph
+ * orders its tasks (a task no longer in the graph comes last). */
+static struct json_object *task_render(const struct db_stmt *st)
+{
+	struct json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "task_id", json_object_new_string(db_col_str(st, 0)));
+	json_object_object_add(o, "job_id", str_or_null(st, 1));
+	json_object_object_add(o, "kind", str_or_null(st, 2));
+	json_object_object_add(o, "status", json_object_new_string(db_col_str(st, 3)));
+	json_object_object_add(o, "started_at", str_or_null(st, 4));
+	json_object_object_add(o, "finished_at", str_or_null(st, 5));
+	json_object_object_add(o, "duration_ms", ll_or_null(st, 6));
+	json_object_object_add(o, "rows_loaded", json_object_new_int64(db_col_ll(st, 7)));
+	json_object_object_add(o, "error", str_or_null(st, 8));
+	return o;
+}
+
+/* The run of the caller as an object, or NULL: *found 0 when no such run
+ * of the caller, or -1 after answering a database failure. */
+static struct json_object *run_detail(struct req *r, const char *run_id, int *found)
+{
+	struct db_stmt *st;
+	struct json_object *o;
+	int rc;
+
+	st = db_query(r->db, "SELECT id, pipeline_id, status, trigger_type, attempt, "
+	    ISO_MS("created_at") ", " ISO_MS("started_at") ", " ISO_MS("finished_at")
+	    ", " DURATION_MS("started_at", "finished_at") ", rows_loaded, error, "
+	    ISO_MS("cancel_requested_at") " FROM pipeline_runs WHERE id = ? AND "
+	    "customer_id = ?", "ss", run_id, r->id.customer_id);
+	if (st == NULL || (rc = db_fetch(st)) < 0) {
+		db_done(st);
+		*found = resp_db_error(r, db_last_err(r->db));
+		return NULL;
+	}
+	*found = rc;
+	if (rc == 0) {
+		db_done(st);
+		return NULL;
+	}
+	o = json_object_new_object();
+	json_object_object_add(o, "run_id", json_object_new_string(db_col_str(st, 0)));
+	json_object_object_add(o, "pipeline_id", json_object_new_string(db_col_str(st, 1)));
+	json_object_object_add(o, "status", json_object_new_string(db_col_str(st, 2)));
+	json_object_object_add(o, "trigger", json_object_new_string(db_col_str(st, 3)));
+	json_object_object_add(o, "attempt", json_object_new_int64(db_col_ll(st, 4)));
+	json_object_object_add(o, "queued_at", str_or_null(st, 5));
+	json_object_object_add(o, "started_at", str_or_null(st, 6));
+	json_object_object_add(o, "finished_at", str_or_null(st, 7));
+	json_object_object_add(o, "duration_ms", ll_or_null(st, 8));
+	json_object_object_add(o, "rows_loaded", json_object_new_int64(db_col_ll(st, 9)));
+	json_object_object_add(o, "error", str_or_null(st, 10));
+	json_object_object_add(o, "cancel_requested_at", str_or_null(st, 11));
+	db_done(st);
+	return o;
+}
+
+static int run_get(struct req *r)
+{
+	const char *run_id = platform_run_ref_or_reply(r);
+	struct json_object *run, *tasks;
+	int found;
+
+	if (run_id == NULL)
+		return -1;
+	if ((run = run_detail(r, run_id, &found)) == NULL)
+		return found < 0 ? -1 : platform_reply(r, PLATFORM_RUN_UNKNOWN);
+	/* The run row above proved the customer's: its tasks are its own. */
+	tasks = req_rows_or_reply(r, db_query(r->db, "SELECT t.task_id, o.job_id, "
+	    "o.kind, t.status, " ISO_MS("t.started_at") ", " ISO_MS("t.finished_at")
+	    ", " DURATION_MS("t.started_at", "t.finished_at") ", t.rows_loaded, "
+	    "t.error FROM run_task_status t JOIN pipeline_runs pr ON pr.id = t.run_id "
+	    "LEFT JOIN orchestration_tasks o ON o.pipeline_id = pr.pipeline_id AND "
+	    "o.task_id = t.task_id WHERE t.run_id = ? ORDER BY o.position IS NULL, "
+	    "o.position, t.task_id", "s", run_id), task_render);
+	if (tasks == NULL) {
+		json_object_put(run);
+		return -1;
+	}
+	json_object_object_add(run, "tasks", tasks);
+	return reply_data(r, run);
 }
 
 /* --- GET /platform/pipeline/pipeline_run/{run_id}/logs ----------------------------- */
@@ -238,10 +422,8 @@ static int logs_parse(struct req *r, struct log_filter *f)
 {
 	struct log_query q = { -1, NULL, 0, LOGS_LIMIT_DEFAULT };
 	size_t from = 0;              /* DEBUG and up */
-	struct verror e;
-
-	if (validate_query(platform_log_query, r, &q, NULL, &e) != 0)
-		return platform_reply_verror(r, &e);
+	if (platform_query_or_reply(r, platform_log_query, &q) != 0)
+		return -1;
 	if (q.level >= 0)
 		from = (size_t)q.level + 1;     /* levels[] starts at DEBUG */
 	for (size_t i = 0; i < 4; i++)
@@ -333,5 +515,7 @@ const struct route platform_run_routes[] = {
 	  ROUTE_AUTH_JWT, "PLATFORM.READ" },
 	{ "GET", "/platform/pipeline/pipeline_run/{run_id}/logs", run_logs,
 	  ROUTE_AUTH_JWT, "PLATFORM.READ" },
+	{ "GET", "/platform/pipeline_run/{run_id}", run_get, ROUTE_AUTH_JWT,
+	  "PLATFORM.READ" },
 	ROUTES_END
 };

@@ -9,6 +9,7 @@
 #include "auth/auth.h"
 #include "db/db.h"
 #include "http/errors.h"
+#include "http/pagination.h"
 #include "http/request.h"
 #include "http/response.h"
 #include "storage/storage.h"
@@ -213,6 +214,6 @@ static int datasets_list(struct req *r)
 		return -1;
 	o = json_object_new_object();
 	json_object_object_add(o, "datasets", arr);
-	json_object_object_add(o, "pagination", storage_pagination(q.page, q.limit, total));
+	json_object_object_add(o, "pagination", pagination_json(q.page, q.limit, total));
 	return resp_json(r, 200, o);
 }

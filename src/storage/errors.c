@@ -178,12 +178,6 @@ int storage_body_or_reply(struct req *r, const struct vfield *fields, void *out,
 
 /* --- listings ------------------------------------------------------------------- */
 
-struct json_object *storage_pagination(long long page, long long limit,
-                                       long long total)
-{
-	return pagination_json(page, limit, total);
-}
-
 struct json_object *storage_json_time(const char *t)
 {
 	char buf[40];

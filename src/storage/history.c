@@ -8,6 +8,7 @@
 #include "auth/auth.h"
 #include "db/db.h"
 #include "http/errors.h"
+#include "http/pagination.h"
 #include "http/request.h"
 #include "http/response.h"
 #include "storage/storage.h"
@@ -113,6 +114,6 @@ int storage_history_get(struct req *r)
 	/* upload_id first, files last: the fields in the spec's order */
 	o = json_object_new_object();
 	json_object_object_add(o, "uploads", arr);
-	json_object_object_add(o, "pagination", storage_pagination(q.page, q.limit, total));
+	json_object_object_add(o, "pagination", pagination_json(q.page, q.limit, total));
 	return resp_json(r, 200, o);
 }

@@ -226,10 +226,6 @@ int storage_folder_check(struct json_object *v, void *out, char *msg, size_t len
  * left "" for an empty value (the caller says it is required). */
 int storage_file_check(struct json_object *v, void *out, char *msg, size_t len);
 
-/* The Pagination object. */
-struct json_object *storage_pagination(long long page, long long limit,
-                                       long long total);
-
 /* A DATETIME(3) column ("2026-11-23 10:00:00.123") as ISO 8601 UTC with
  * milliseconds, or JSON null. */
 struct json_object *storage_json_time(const char *dbtime);

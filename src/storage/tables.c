@@ -21,6 +21,7 @@
 #include "db/db.h"
 #include "db/warehouse.h"
 #include "http/errors.h"
+#include "http/pagination.h"
 #include "http/request.h"
 #include "http/response.h"
 #include "http/validate.h"
@@ -689,7 +690,7 @@ static int tables_list(struct req *r)
 		return -1;
 	o = json_object_new_object();
 	json_object_object_add(o, "tables", arr);
-	json_object_object_add(o, "pagination", storage_pagination(q.page, q.limit, total));
+	json_object_object_add(o, "pagination", pagination_json(q.page, q.limit, total));
 	return resp_json(r, 200, o);
 }
 

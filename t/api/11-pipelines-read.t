@@ -66,9 +66,10 @@ mysql("UPDATE job_state SET incremental_column_value = '2026-11-01T00:00:00Z' "
       . "WHERE job_id = '$a->{pipeline_id}_0'");
 mysql("UPDATE job_state SET state = '{\"bookmarks\":{}}' WHERE job_id = '$a->{pipeline_id}_2'");
 
-# The listing takes no query parameter: any is refused by name.
-json_response_is(http(GET => '/platform/pipelines?limit=10', { token => $mine }), 400,
-	{ detail => 'limit is not a known query parameter' }, 'list: unknown query parameter');
+# The listing takes page and limit only (t/api/15-pipelines-paging.t): any
+# other parameter is refused by name.
+json_response_is(http(GET => '/platform/pipelines?offset=10', { token => $mine }), 400,
+	{ detail => 'offset is not a known query parameter' }, 'list: unknown query parameter');
 
 my $res = http(GET => '/platform/pipelines', { token => $mine });
 json_response_is($res, 200, undef, 'list');

@@ -34,6 +34,7 @@ static const struct vtable {
 	BODY(platform_job_body), BODY(platform_input_body),
 	BODY(platform_output_body), BODY(platform_raw_body),
 	QUERY(platform_run_query), QUERY(platform_log_query),
+	QUERY(platform_pipelines_query),
 	BODY(platform_memory_body), BODY(platform_input_patch_body),
 	BODY(platform_pipeline_ref_body), BODY(platform_sync_mode_body),
 	BODY(storage_refresh_body), QUERY(storage_download_query),

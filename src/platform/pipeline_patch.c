@@ -48,8 +48,10 @@ const struct vfield platform_job_patch_id[] = {
 
 /* The top-level fields null may clear: no schedule (manual runs only),
  * UTC, the server's run time limit. */
+enum { CLEAR_CRON, CLEAR_TZ, CLEAR_TIMEOUT };
 static const char *const clearable[] = {
-	"cron", "cron_timezone", "run_timeout_s", NULL
+	[CLEAR_CRON] = "cron", [CLEAR_TZ] = "cron_timezone",
+	[CLEAR_TIMEOUT] = "run_timeout_s", NULL
 };
 
 /* Room for a copy of a create table's rows (7 and 4 now) with job_id. */
@@ -58,14 +60,13 @@ static const char *const clearable[] = {
 /* One job of the body, checked against the table only. */
 struct job_patch {
 	struct job_patch_in in;
-	vgiven given;                     /* rows of job_fields */
 	char id[JOB_ID_MAX + 1];          /* canonical; "" when malformed */
 };
 
 struct patch {
 	struct pipeline_in in;
 	vgiven given;                     /* rows of platform_pipeline_body */
-	bool cleared[3];                  /* clearable[i] was null */
+	bool cleared[CLEAR_TIMEOUT + 1];  /* clearable[i] was null */
 	size_t njobs;
 	struct job_patch *jobs;
 };
@@ -86,11 +87,6 @@ static void rows_optional(struct vfield out[ROWS_MAX],
 		out[n++].flags &= ~(unsigned)V_REQUIRED;
 	}
 	out[n] = (struct vfield)VFIELDS_END;
-}
-
-static bool given(const struct vfield *fields, vgiven g, const char *name)
-{
-	return validate_given(fields, g, name);
 }
 
 static bool is_null(struct json_object *o, const char *key)
@@ -141,8 +137,7 @@ static void job_parse(struct req *r, struct platform_verr *v, size_t i,
 	rows_optional(fields, platform_job_patch_id, platform_job_body);
 	fields[1 + JOB_MEMORY_ROW].max = r->cfg->memory_max_mb;
 	snprintf(prefix, sizeof prefix, "jobs[%zu]", i);
-	platform_verr_validate_given(v, prefix, fields, jo, &jp->in, true,
-	                             &jp->given);
+	platform_verr_validate(v, prefix, fields, jo, &jp->in, true);
 	nulls_check(v, prefix, jo, fields, NULL);
 	if (jp->in.job_id != NULL &&
 	    (platform_job_id_parse(jp->in.job_id, jp->id, pid, NULL) != 0 ||
@@ -258,8 +253,9 @@ static struct json_object *merged(struct json_object *hold,
 {
 	struct json_object *base = NULL, *m;
 
-	json_object_deep_copy(cur, &base, NULL);
-	if (drop != NULL)
+	if (cur != NULL)
+		json_object_deep_copy(cur, &base, NULL);
+	if (drop != NULL && base != NULL)
 		json_object_object_del(base, drop);
 	m = merge_patch(base, patch);
 	json_object_array_add(hold, m);
@@ -413,17 +409,21 @@ struct schedule {
 	time_t next;
 };
 
+/* Whether the body gave the top-level field name a value. */
+static bool has(const struct patch *p, const char *name)
+{
+	return validate_given(platform_pipeline_body, p->given, name);
+}
+
 static void schedule_check(struct platform_verr *v, const struct patch *p,
                            struct json_object *cur, struct schedule *s)
 {
-	bool cron_given = given(platform_pipeline_body, p->given, "cron");
-	bool tz_given = given(platform_pipeline_body, p->given, "cron_timezone");
+	bool cron_set = has(p, "cron") || p->cleared[CLEAR_CRON];
+	bool tz_set = has(p, "cron_timezone") || p->cleared[CLEAR_TZ];
 
-	s->cron = cron_given ? p->in.cron : p->cleared[0] ? NULL
-	        : get_str(cur, "cron");
-	s->tz = tz_given ? p->in.cron_timezone : p->cleared[1] ? NULL
-	      : get_str(cur, "cron_timezone");
-	s->changed = cron_given || tz_given || p->cleared[0] || p->cleared[1];
+	s->cron = cron_set ? p->in.cron : get_str(cur, "cron");
+	s->tz = tz_set ? p->in.cron_timezone : get_str(cur, "cron_timezone");
+	s->changed = cron_set || tz_set;
 	s->next = 0;
 	if (!s->changed)
 		return;
@@ -437,7 +437,7 @@ static void schedule_check(struct platform_verr *v, const struct patch *p,
 static long long pipeline_write(struct req *r, const char *id,
                                 const struct patch *p, const struct schedule *s)
 {
-	const struct vfield *f = platform_pipeline_body;
+	bool timeout_set = has(p, "run_timeout_s") || p->cleared[CLEAR_TIMEOUT];
 	char next[TIME_SQL_LEN];
 
 	return db_exec(r->db, "UPDATE pipelines SET name = IF(?, ?, name), "
@@ -446,11 +446,10 @@ static long long pipeline_write(struct req *r, const char *id,
 	    "cron = IF(?, ?, cron), cron_timezone = IF(?, ?, cron_timezone), "
 	    "next_run_at = IF(?, ?, next_run_at) WHERE id = ?",
 	    "isisiiiiisisiss",
-	    (long long)given(f, p->given, "name"), p->in.name,
-	    (long long)given(f, p->given, "description"), p->in.description,
-	    (long long)given(f, p->given, "retries"), p->in.retries,
-	    (long long)(given(f, p->given, "run_timeout_s") || p->cleared[2]),
-	    p->in.run_timeout_s,
+	    (long long)has(p, "name"), p->in.name,
+	    (long long)has(p, "description"), p->in.description,
+	    (long long)has(p, "retries"), p->in.retries,
+	    (long long)timeout_set, p->in.run_timeout_s,
 	    (long long)s->changed, s->cron, (long long)s->changed, s->tz,
 	    (long long)s->changed, time_sql(next, s->next), id);
 }
@@ -505,7 +504,7 @@ static int patch_tx(struct req *r, const char *id, const struct patch *p,
                     struct platform_verr *v)
 {
 	struct job_change *jc = arena_alloc(r->arena, (p->njobs + 1) * sizeof *jc);
-	struct json_object *cur = NULL, *hold = json_object_new_array();
+	struct json_object *cur = NULL, *hold;
 	struct schedule s;
 	bool busy;
 	long long n;
@@ -513,7 +512,8 @@ static int patch_tx(struct req *r, const char *id, const struct patch *p,
 
 	memset(jc, 0, (p->njobs + 1) * sizeof *jc);
 	if ((rc = db_begin(r->db)) != 0)
-		goto out;
+		return rc;
+	hold = json_object_new_array();
 	if ((rc = pipeline_lock_idle(r, id)) < 0)
 		goto out;
 	if (rc == PIPELINE_MISSING) {

@@ -19,6 +19,7 @@ use JobsFixture;
 use RunnerFixture;
 
 my $token = env('SLUICE_DEMO_TOKEN');
+my $cid = env('SLUICE_DEMO_CUSTOMER_ID');
 my $NOT_FOUND = { detail => 'Pipeline not found' };
 my ($other, $other_id) = customer_token('patch-other-14');
 
@@ -135,7 +136,6 @@ is(patch($p, { cron => '30 4 * * *' })->{status}, 200, 'cron again');
 is(next_run_at($p), next_utc(4, 30), 'the next firing is back');
 
 # Paused: a new cron waits for resume.
-my $cid = env('SLUICE_DEMO_CUSTOMER_ID');
 is(http(POST => '/platform/pipeline/pause', { token => $token,
 	json => { customer_id => $cid, pipeline_id => $p } })->{status}, 200, 'pause');
 is(patch($p, { cron => '0 1 * * *' })->{status}, 200, 'PATCH cron of a paused pipeline');
@@ -300,6 +300,38 @@ is(wait_run($run, 30)->{status}, 'FAILED', 'the run ended');
 $res = patch($bp, { name => 'after the run', retries => 2 });
 is($res->{status}, 200, 'PATCH after the run: 200') or diag describe($res);
 is(detail($bp)->{retries}, 2, 'applied');
+
+# --- PATCH racing execute: the run has the settings from before or after, never a mix ----------
+#
+# The runner's first log line says which retries the run was given
+# ("attempt 1 of retries + 1").  A PATCH that won the pipeline's lock
+# answers 200 and the run, created after it, has the new value; one that
+# came second finds the run and answers 409, changing nothing.
+
+my $race = make_pipeline(name => 'patch-race', jobs => [ tap_job(config => { generate => 1 }) ]);
+my $rp = $race->{pipeline_id};
+my $retries = 0;
+for my $i (1 .. 4) {
+	my $pa = start_requests(path => "/platform/pipeline/$rp", method => 'PATCH', requests => 1,
+		opts => { token => $token, json => { retries => $i, run_timeout_s => 100 + $i } });
+	my $ex = start_requests(path => '/platform/pipeline/execute', method => 'POST', requests => 1,
+		opts => { token => $token, json => { pipeline_id => $rp, customer_id => $cid } });
+	my ($pr) = $pa->finish;
+	my ($er) = $ex->finish;
+	is($er->{status}, 200, "round $i: execute 200") or diag explain $er;
+	ok($pr->{status} == 200 || $pr->{status} == 409, "round $i: PATCH 200 or 409")
+		or diag explain $pr;
+	$retries = $i if $pr->{status} == 200;
+	my $run = $er->{json}{data}{run_id};
+	my $row = wait_run($run, 60);
+	is($row && $row->{status}, 'SUCCESS', "round $i: the run ended");
+	my ($claimed) = grep { /run claimed by/ } log_messages($run);
+	like($claimed // '', qr/attempt 1 of \Q@{[ $retries + 1 ]}\E\)/,
+	     "round $i: the run was given retries $retries (PATCH $pr->{status})");
+	my $d = detail($rp);
+	is_deeply([ $d->{retries} // 0, $d->{run_timeout_s} ], [ $retries, $retries ? 100 + $retries : undef ],
+		  "round $i: both fields, or neither, were written");
+}
 
 # --- other customers, unknown ids, authentication ---------------------------------------------
 

@@ -427,24 +427,22 @@ static void job_output(struct req *r, struct platform_verr *v, struct vpath *p,
 		                  "%s is larger than %d bytes", p->prefix, JOB_JSON_MAX);
 }
 
-void pipeline_job_input_check(struct req *r, struct platform_verr *v,
-                              const char *prefix, struct json_object *input,
-                              struct job_new *js)
+void pipeline_job_check(struct req *r, struct platform_verr *v,
+                        const char *prefix, struct json_object *input,
+                        struct json_object *output, struct job_new *js)
 {
-	struct vpath p;
+	struct vpath p, sub;
 
-	if (str_copy(p.prefix, sizeof p.prefix, prefix) == 0)
-		job_input(r, v, &p, input, js);
-}
-
-void pipeline_job_output_check(struct req *r, struct platform_verr *v,
-                               const char *prefix, struct json_object *output,
-                               struct job_new *js)
-{
-	struct vpath p;
-
-	if (str_copy(p.prefix, sizeof p.prefix, prefix) == 0)
-		job_output(r, v, &p, output, js);
+	if (str_copy(p.prefix, sizeof p.prefix, prefix) != 0)
+		return;                    /* ours: never too long */
+	if (input != NULL) {
+		vp_child(&sub, &p, "input");
+		job_input(r, v, &sub, input, js);
+	}
+	if (output != NULL) {
+		vp_child(&sub, &p, "output");
+		job_output(r, v, &sub, output, js);
+	}
 }
 
 static void job_validate(struct req *r, struct platform_verr *v, size_t i,
@@ -452,22 +450,15 @@ static void job_validate(struct req *r, struct platform_verr *v, size_t i,
 {
 	struct vfield fields[sizeof platform_job_body / sizeof platform_job_body[0]];
 	struct job_in in = { NULL, NULL, NULL, 0 };
-	struct vpath p, sub;
+	char prefix[32];
 
 	memcpy(fields, platform_job_body, sizeof fields);
 	fields[JOB_MEMORY_ROW].max = r->cfg->memory_max_mb;
-	snprintf(p.prefix, sizeof p.prefix, "jobs[%zu]", i);
-	platform_verr_validate(v, p.prefix, fields, jo, &in, true);
+	snprintf(prefix, sizeof prefix, "jobs[%zu]", i);
+	platform_verr_validate(v, prefix, fields, jo, &in, true);
 	js->name = in.name;
 	js->memory_mb = in.memory_mb;
-	if (in.input != NULL) {
-		vp_child(&sub, &p, "input");
-		job_input(r, v, &sub, in.input, js);
-	}
-	if (in.output != NULL) {
-		vp_child(&sub, &p, "output");
-		job_output(r, v, &sub, in.output, js);
-	}
+	pipeline_job_check(r, v, prefix, in.input, in.output, js);
 }
 
 void pipeline_schedule_check(struct platform_verr *v, const char *cron,
@@ -518,20 +509,12 @@ static void pipeline_validate(struct req *r, struct platform_verr *v,
 int pipeline_connection_check(struct req *r, const char *connection_id,
                               const char *field, struct platform_verr *v)
 {
-	struct db_stmt *st;
-	int rc;
+	int rc = db_first_row(r->db, db_query(r->db, "SELECT 1 FROM connections "
+	    "WHERE id = ? AND customer_id = ? LOCK IN SHARE MODE", "ss",
+	    connection_id, r->id.customer_id), NULL, 0);
 
-	st = db_query(r->db, "SELECT 1 FROM connections WHERE id = ? "
-	              "AND customer_id = ? LOCK IN SHARE MODE", "ss",
-	              connection_id, r->id.customer_id);
-	if (st == NULL)
-		return db_last_err(r->db);
-	rc = db_fetch(st);
-	db_done(st);
-	if (rc < 0)
-		return db_last_err(r->db);
-	if (rc == 1)
-		return 0;
+	if (rc != 0)
+		return rc < 0 ? rc : 0;
 	platform_verr_add(v, field, "UNKNOWN_CONNECTION",
 	                  "connection_id is not a connection of this customer");
 	return 1;

@@ -362,14 +362,14 @@ static void job_check(struct req *r, struct platform_verr *v, size_t i,
 {
 	struct json_object *cur = job_find(jobs, jp->id), *m;
 	const char *connector;
-	char prefix[48];
+	char job[32], prefix[48];
 	size_t before;
 
 	if (jp->id[0] == '\0')
 		return;                       /* refused by job_parse */
-	snprintf(prefix, sizeof prefix, "jobs[%zu]", i);
+	snprintf(job, sizeof job, "jobs[%zu]", i);
 	if (cur == NULL) {
-		refuse(v, prefix, "job_id", "UNKNOWN_JOB", "is not a job of this "
+		refuse(v, job, "job_id", "UNKNOWN_JOB", "is not a job of this "
 		       "pipeline");
 		return;
 	}
@@ -387,7 +387,7 @@ static void job_check(struct req *r, struct platform_verr *v, size_t i,
 		m = merged(hold, get(cur, "input"), jp->in.job.input,
 		           "incremental_column_value");
 		before = platform_verr_count(v);
-		pipeline_job_input_check(r, v, prefix, m, &jc->js);
+		pipeline_job_check(r, v, job, m, NULL, &jc->js);
 		if (platform_verr_count(v) == before)
 			input_safety(v, prefix, get(cur, "input"), m, &jc->js);
 	}
@@ -395,7 +395,7 @@ static void job_check(struct req *r, struct platform_verr *v, size_t i,
 		snprintf(prefix, sizeof prefix, "jobs[%zu].output", i);
 		m = merged(hold, get(cur, "output"), jp->in.job.output, NULL);
 		before = platform_verr_count(v);
-		pipeline_job_output_check(r, v, prefix, m, &jc->js);
+		pipeline_job_check(r, v, job, NULL, m, &jc->js);
 		if (platform_verr_count(v) == before)
 			output_safety(v, prefix, get(cur, "input"), get(cur, "output"), m);
 	}

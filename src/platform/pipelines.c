@@ -47,27 +47,19 @@ static const char *const delete_sql[] = {
  * or change under it. */
 int pipeline_lock_idle(struct req *r, const char *id)
 {
-	struct db_stmt *st;
 	int rc;
 
-	st = db_query(r->db, "SELECT 1 FROM pipelines WHERE id = ? AND "
-	              "customer_id = ? FOR UPDATE", "ss", id, r->id.customer_id);
-	if (st == NULL)
-		return db_last_err(r->db);
-	rc = db_fetch(st);
-	db_done(st);
+	rc = db_first_row(r->db, db_query(r->db, "SELECT 1 FROM pipelines "
+	    "WHERE id = ? AND customer_id = ? FOR UPDATE", "ss", id,
+	    r->id.customer_id), NULL, 0);
 	if (rc <= 0)
-		return rc < 0 ? db_last_err(r->db) : PIPELINE_MISSING;
-	st = db_query(r->db, "SELECT 1 FROM pipeline_runs WHERE pipeline_id = ? "
-	              "AND status IN ('CREATED', 'RUNNING') UNION ALL "
-	              "SELECT 1 FROM jobs WHERE pipeline_id = ? AND "
-	              "job_status = 'RUNNING' LIMIT 1", "ss", id, id);
-	if (st == NULL)
-		return db_last_err(r->db);
-	rc = db_fetch(st);
-	db_done(st);
+		return rc < 0 ? rc : PIPELINE_MISSING;
+	rc = db_first_row(r->db, db_query(r->db, "SELECT 1 FROM pipeline_runs "
+	    "WHERE pipeline_id = ? AND status IN ('CREATED', 'RUNNING') "
+	    "UNION ALL SELECT 1 FROM jobs WHERE pipeline_id = ? AND "
+	    "job_status = 'RUNNING' LIMIT 1", "ss", id, id), NULL, 0);
 	if (rc < 0)
-		return db_last_err(r->db);
+		return rc;
 	return rc == 1 ? PIPELINE_ACTIVE : PIPELINE_IDLE;
 }
 

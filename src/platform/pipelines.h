@@ -70,14 +70,12 @@ struct job_new {
 	long long memory_mb;                 /* 0: not set */
 };
 
-/* A job's input or output object checked as create checks it, every
- * refusal added to v under prefix ("jobs[0].input"); js gets the values. */
-void pipeline_job_input_check(struct req *r, struct platform_verr *v,
-                              const char *prefix, struct json_object *input,
-                              struct job_new *js);
-void pipeline_job_output_check(struct req *r, struct platform_verr *v,
-                               const char *prefix, struct json_object *output,
-                               struct job_new *js);
+/* A job's input and output objects (either may be NULL) checked as create
+ * checks them, every refusal added to v under prefix ("jobs[0]" gives
+ * "jobs[0].input.plugin"); js gets the values. */
+void pipeline_job_check(struct req *r, struct platform_verr *v,
+                        const char *prefix, struct json_object *input,
+                        struct json_object *output, struct job_new *js);
 
 /* cron and cron_timezone as create checks them (INVALID_TIMEZONE,
  * INVALID_CRON into v; *tz NULL once refused).  *next: the cron's next

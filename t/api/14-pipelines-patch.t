@@ -216,6 +216,18 @@ is($d->{jobs}[2]{input}{plugin}, 'mariadb', 'GET: plugin');
 is_deeply($d->{jobs}[2]{output}, { plugin => 'mariadb', raw => { table_name => 't_full_v2',
 	table_schema => 'raw14' } }, 'GET: output merged');
 
+# Another connection of the caller (a rotated credential): allowed for any job.
+my $conn = '0d0d0d0d-1111-4222-8333-444444444414';
+mysql("INSERT IGNORE INTO connections (id, customer_id, name, plugin, host, port, database_name, "
+      . "user_name, password_enc) VALUES ('$conn', " . sql_quote($cid) . ", 'conn-14', 'mysql', "
+      . "'db', 3306, 'd', 'u', REPEAT('x', 40))");
+$res = patch($p, { jobs => [ { job_id => $j[1], input => { connection_id => $conn } } ] });
+is($res->{status}, 200, 'an incremental job moves to another connection of the caller')
+	or diag describe($res);
+is(detail($p)->{jobs}[1]{input}{connection_id}, $conn, 'GET: connection_id');
+is(scalar mysql('SELECT connection_id FROM jobs WHERE id = ' . sql_quote($j[1])), $conn,
+   'the job references it');
+
 # Refused: what would orphan state, and what create refuses.
 $before = detail($p);
 my @unsafe = (

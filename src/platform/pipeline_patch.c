@@ -28,6 +28,7 @@
 #include "http/validate.h"
 #include "platform/pipelines.h"
 #include "platform/platform.h"
+#include "platform/sync_mode.h"
 #include "util/arena.h"
 #include "util/config.h"
 #include "util/strbuf.h"
@@ -317,6 +318,48 @@ static void input_safety(struct platform_verr *v, const char *prefix,
 		       "POST /platform/jobs/jdbc/{jobId}/sync-mode");
 }
 
+/* The strings of a JSON array (create's checks let only names through). */
+static struct sync_list names_of(struct req *r, struct json_object *a)
+{
+	size_t n = json_object_is_type(a, json_type_array)
+	         ? json_object_array_length(a) : 0;
+	struct sync_list l = { arena_alloc(r->arena, (n + 1) * sizeof *l.v), 0 };
+
+	for (size_t i = 0; i < n; i++)
+		l.v[l.n++] = json_object_get_string(json_object_array_get_idx(a, i));
+	return l;
+}
+
+/* A new column_include_list of an incremental jdbc job under sync-mode's
+ * rule: it must hold the incremental column (and, for
+ * incremental_with_qualify, the primary keys), or the run could not track
+ * the bookmark (or deduplicate).  Sync-mode lets "force" override this for
+ * a change of load type; a list that breaks the job as it stands is
+ * refused outright. */
+static void include_risks(struct req *r, struct platform_verr *v,
+                          const char *prefix, struct json_object *m,
+                          const struct job_new *js)
+{
+	struct sync_job job = { .connector = "jdbc" };
+	struct sync_request req = { .target = sync_load_parse(js->load_type),
+	                            .column_name = js->inc_name };
+	struct sync_result *res = arena_alloc(r->arena, sizeof *res);
+
+	job.include = names_of(r, get(m, "column_include_list"));
+	req.primary_keys = names_of(r, get(m, "primary_keys"));
+	if (req.target == SYNC_FULL_LOAD || job.include.n == 0)
+		return;
+	memset(res, 0, sizeof *res);
+	sync_risk_warnings(&job, &req, res);
+	for (size_t i = 0; i < res->nwarnings; i++) {
+		char field[FIELD_MAX];
+
+		snprintf(field, sizeof field, "%s.column_include_list", prefix);
+		platform_verr_add(v, field, "COLUMN_INCLUDE_RISK", "%s",
+		                  res->warnings[i].message);
+	}
+}
+
 static void output_safety(struct platform_verr *v, const char *prefix,
                           struct json_object *cur_input,
                           struct json_object *cur, struct json_object *m)
@@ -390,6 +433,9 @@ static void job_check(struct req *r, struct platform_verr *v, size_t i,
 		pipeline_job_check(r, v, job, m, NULL, &jc->js);
 		if (platform_verr_count(v) == before)
 			input_safety(v, prefix, get(cur, "input"), m, &jc->js);
+		if (platform_verr_count(v) == before &&
+		    get(jp->in.job.input, "column_include_list") != NULL)
+			include_risks(r, v, prefix, m, &jc->js);
 	}
 	if (jp->in.job.output != NULL) {
 		snprintf(prefix, sizeof prefix, "jobs[%zu].output", i);

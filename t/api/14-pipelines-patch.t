@@ -252,6 +252,8 @@ my @unsafe = (
 	  'jobs[0].input.incremental_column_name', 'USE_SYNC_MODE' ],
 	[ 'primary_keys', { job_id => $j[1], input => { primary_keys => [ 'id' ] } },
 	  'jobs[0].input.primary_keys', 'USE_SYNC_MODE' ],
+	[ 'a list without the incremental column', { job_id => $j[1], input => { column_include_list =>
+	  [ 'id', 'total' ] } }, 'jobs[0].input.column_include_list', 'COLUMN_INCLUDE_RISK' ],
 	[ 'the bookmark', { job_id => $j[1], input => { incremental_column_value => '2024-01-01' } },
 	  'jobs[0].input.incremental_column_value', 'INVALID_FIELD' ],
 	[ 'a jdbc plugin create refuses', { job_id => $j[2], input => { plugin => 'db2' } },

@@ -68,6 +68,9 @@ static const struct {
 	[PLATFORM_PIPELINE_BUSY] = { 409, SHAPE_DETAIL, NULL,
 	    "Pipeline has a run in progress; wait for it to finish before "
 	    "deleting" },
+	[PLATFORM_PIPELINE_BUSY_PATCH] = { 409, SHAPE_DETAIL, NULL,
+	    "Pipeline has a run in progress; change it after the run ends, so "
+	    "that no run works with half-changed settings" },
 	[PLATFORM_RUN_ACTIVE] = { 409, SHAPE_DETAIL, NULL,
 	    "A run of this pipeline is already CREATED or RUNNING" },
 	[PLATFORM_RUN_FINISHED] = { 409, SHAPE_DETAIL, NULL,
@@ -279,14 +282,23 @@ static int collect_one(const struct verror *e, void *arg)
 	return 0;
 }
 
-int platform_verr_validate(struct platform_verr *v, const char *prefix,
-                           const struct vfield *fields,
-                           struct json_object *obj, void *out, bool strict)
+int platform_verr_validate_given(struct platform_verr *v, const char *prefix,
+                                 const struct vfield *fields,
+                                 struct json_object *obj, void *out,
+                                 bool strict, vgiven *given)
 {
 	struct collect c = { v, prefix };
 
 	return validate_json_each(fields, obj, out, strict ? 0 : VALIDATE_OPEN,
-	                          NULL, collect_one, &c) > 0 ? -1 : 0;
+	                          given, collect_one, &c) > 0 ? -1 : 0;
+}
+
+int platform_verr_validate(struct platform_verr *v, const char *prefix,
+                           const struct vfield *fields,
+                           struct json_object *obj, void *out, bool strict)
+{
+	return platform_verr_validate_given(v, prefix, fields, obj, out, strict,
+	                                    NULL);
 }
 
 void platform_verr_require(struct platform_verr *v, const char *field)

@@ -50,16 +50,6 @@
 
 /* ==== validation of a create body ========================================= */
 
-/* A job of a create body, validated; written as a jobs row (runner/connector.h
- * has the job as a run sees it: struct job_spec). */
-struct job_new {
-	const char *name, *connector, *connection_id;
-	const char *input, *output;          /* JSON text to store */
-	const char *load_type, *inc_name, *inc_type;
-	const char *primary_keys, *columns;  /* JSON array text or NULL */
-	long long memory_mb;                 /* 0: not set */
-};
-
 struct pipeline_spec {
 	const char *name, *description, *cron;
 	const char *cron_timezone;           /* NULL: UTC */
@@ -188,12 +178,6 @@ static const char *input_stored(struct req *r, struct json_object *in)
  * Input and output objects also carry the connector's own settings, stored
  * as given: their tables list what sluice reads, and other keys pass. */
 
-struct pipeline_in {
-	const char *name, *description, *cron, *cron_timezone;
-	long long retries, run_timeout_s;
-	struct json_object *jobs;
-};
-
 #define PIN(m) VOFF(struct pipeline_in, m)
 
 const struct vfield platform_pipeline_body[] = {
@@ -210,16 +194,10 @@ const struct vfield platform_pipeline_body[] = {
 	VFIELDS_END
 };
 
-struct job_in {
-	const char *name;
-	struct json_object *input, *output;
-	long long memory_mb;
-};
-
 #define JIN(m) VOFF(struct job_in, m)
 
-/* memory_allocated_mb's maximum is the config's memory_max_mb. */
-#define JOB_MEMORY_ROW 3
+/* memory_allocated_mb's maximum is the config's memory_max_mb (row
+ * JOB_MEMORY_ROW). */
 const struct vfield platform_job_body[] = {
 	{ "name", V_STR, 0, 1, JOB_NAME_MAX, NULL, NULL, JIN(name) },
 	{ "input", V_OBJ, V_REQUIRED, 0, 0, NULL, NULL, JIN(input) },
@@ -449,27 +427,60 @@ static void job_output(struct req *r, struct platform_verr *v, struct vpath *p,
 		                  "%s is larger than %d bytes", p->prefix, JOB_JSON_MAX);
 }
 
+void pipeline_job_check(struct req *r, struct platform_verr *v,
+                        const char *prefix, struct json_object *input,
+                        struct json_object *output, struct job_new *js)
+{
+	struct vpath p, sub;
+
+	if (str_copy(p.prefix, sizeof p.prefix, prefix) != 0)
+		return;                    /* ours: never too long */
+	if (input != NULL) {
+		vp_child(&sub, &p, "input");
+		job_input(r, v, &sub, input, js);
+	}
+	if (output != NULL) {
+		vp_child(&sub, &p, "output");
+		job_output(r, v, &sub, output, js);
+	}
+}
+
 static void job_validate(struct req *r, struct platform_verr *v, size_t i,
                          struct json_object *jo, struct job_new *js)
 {
 	struct vfield fields[sizeof platform_job_body / sizeof platform_job_body[0]];
 	struct job_in in = { NULL, NULL, NULL, 0 };
-	struct vpath p, sub;
+	char prefix[32];
 
 	memcpy(fields, platform_job_body, sizeof fields);
 	fields[JOB_MEMORY_ROW].max = r->cfg->memory_max_mb;
-	snprintf(p.prefix, sizeof p.prefix, "jobs[%zu]", i);
-	platform_verr_validate(v, p.prefix, fields, jo, &in, true);
+	snprintf(prefix, sizeof prefix, "jobs[%zu]", i);
+	platform_verr_validate(v, prefix, fields, jo, &in, true);
 	js->name = in.name;
 	js->memory_mb = in.memory_mb;
-	if (in.input != NULL) {
-		vp_child(&sub, &p, "input");
-		job_input(r, v, &sub, in.input, js);
+	pipeline_job_check(r, v, prefix, in.input, in.output, js);
+}
+
+void pipeline_schedule_check(struct platform_verr *v, const char *cron,
+                             const char **tz, time_t *next)
+{
+	char err[160];
+	struct cron c;
+
+	*next = 0;
+	if (*tz != NULL && !cron_tz_valid(*tz)) {
+		platform_verr_add(v, "cron_timezone", "INVALID_TIMEZONE",
+		                  "cron_timezone must name a zone of the IANA time "
+		                  "zone database, such as Europe/Berlin");
+		*tz = NULL;
 	}
-	if (in.output != NULL) {
-		vp_child(&sub, &p, "output");
-		job_output(r, v, &sub, in.output, js);
-	}
+	if (cron == NULL)
+		return;
+	if (cron_parse(cron, &c, err, sizeof err) != 0)
+		platform_verr_add(v, "cron", "INVALID_CRON", "cron is not valid: %s",
+		                  err);
+	else if (cron_next_tz(&c, *tz, time(NULL), next) != 0)
+		platform_verr_add(v, "cron", "INVALID_CRON", "cron never fires");
 }
 
 static void pipeline_validate(struct req *r, struct platform_verr *v,
@@ -477,7 +488,6 @@ static void pipeline_validate(struct req *r, struct platform_verr *v,
                               struct pipeline_spec *ps)
 {
 	struct pipeline_in in = { 0 };
-	char err[160];
 
 	platform_verr_validate(v, "", platform_pipeline_body, body, &in, true);
 	ps->name = in.name;
@@ -486,23 +496,7 @@ static void pipeline_validate(struct req *r, struct platform_verr *v,
 	ps->cron_timezone = in.cron_timezone;
 	ps->retries = in.retries;
 	ps->run_timeout_s = in.run_timeout_s;
-	if (ps->cron_timezone != NULL && !cron_tz_valid(ps->cron_timezone)) {
-		platform_verr_add(v, "cron_timezone", "INVALID_TIMEZONE",
-		                  "cron_timezone must name a zone of the IANA time "
-		                  "zone database, such as Europe/Berlin");
-		ps->cron_timezone = NULL;
-	}
-	if (ps->cron != NULL) {
-		struct cron c;
-
-		if (cron_parse(ps->cron, &c, err, sizeof err) != 0)
-			platform_verr_add(v, "cron", "INVALID_CRON",
-			                  "cron is not valid: %s", err);
-		else if (cron_next_tz(&c, ps->cron_timezone, time(NULL),
-		                      &ps->next_run) != 0)
-			platform_verr_add(v, "cron", "INVALID_CRON",
-			                  "cron never fires");
-	}
+	pipeline_schedule_check(v, ps->cron, &ps->cron_timezone, &ps->next_run);
 	ps->njobs = in.jobs != NULL ? json_object_array_length(in.jobs) : 0;
 	for (size_t i = 0; i < ps->njobs; i++)
 		job_validate(r, v, i, json_object_array_get_idx(in.jobs, i),
@@ -512,33 +506,35 @@ static void pipeline_validate(struct req *r, struct platform_verr *v,
 /* ==== writing ============================================================= */
 
 
-/* Every connection_id must be a connection of the caller; the shared lock
- * keeps it from being deleted before the jobs reference it.  0, 1 when an
- * error was recorded, or a negative db error. */
+int pipeline_connection_check(struct req *r, const char *connection_id,
+                              const char *field, struct platform_verr *v)
+{
+	int rc = db_first_row(r->db, db_query(r->db, "SELECT 1 FROM connections "
+	    "WHERE id = ? AND customer_id = ? LOCK IN SHARE MODE", "ss",
+	    connection_id, r->id.customer_id), NULL, 0);
+
+	if (rc != 0)
+		return rc < 0 ? rc : 0;
+	platform_verr_add(v, field, "UNKNOWN_CONNECTION",
+	                  "connection_id is not a connection of this customer");
+	return 1;
+}
+
+/* Every connection_id of the jobs.  0, 1 when an error was recorded, or a
+ * negative db error. */
 static int connections_check(struct req *r, struct pipeline_spec *ps,
                              struct platform_verr *v)
 {
 	for (size_t i = 0; i < ps->njobs; i++) {
-		struct db_stmt *st;
 		char field[64];
 		int rc;
 
 		if (ps->jobs[i].connection_id == NULL)
 			continue;
-		st = db_query(r->db, "SELECT 1 FROM connections WHERE id = ? "
-		              "AND customer_id = ? LOCK IN SHARE MODE", "ss",
-		              ps->jobs[i].connection_id, r->id.customer_id);
-		if (st == NULL)
-			return db_last_err(r->db);
-		rc = db_fetch(st);
-		db_done(st);
-		if (rc < 0)
-			return db_last_err(r->db);
-		if (rc == 0) {
-			snprintf(field, sizeof field, "jobs[%zu].input.connection_id", i);
-			platform_verr_add(v, field, "UNKNOWN_CONNECTION",
-			    "connection_id is not a connection of this customer");
-		}
+		snprintf(field, sizeof field, "jobs[%zu].input.connection_id", i);
+		if ((rc = pipeline_connection_check(r, ps->jobs[i].connection_id,
+		                                    field, v)) < 0)
+			return rc;
 	}
 	return platform_verr_count(v) > 0;
 }

@@ -43,34 +43,25 @@ static const char *const delete_sql[] = {
 	"DELETE FROM pipelines WHERE id = ?",
 };
 
-enum { DEL_OK = 0, DEL_NOT_FOUND = 1, DEL_RUNNING = 2 };
-
-/* Lock the caller's pipeline row; then refuse while a run is active.
- * DEL_OK, DEL_NOT_FOUND, DEL_RUNNING or a negative db error. */
-static int delete_check(struct req *r, const char *id)
+/* A delete and a PATCH take the same lock and ask the same question: a
+ * run that has started (or is about to) must not see its pipeline vanish
+ * or change under it. */
+int pipeline_lock_idle(struct req *r, const char *id)
 {
-	struct db_stmt *st;
 	int rc;
 
-	st = db_query(r->db, "SELECT 1 FROM pipelines WHERE id = ? AND "
-	              "customer_id = ? FOR UPDATE", "ss", id, r->id.customer_id);
-	if (st == NULL)
-		return db_last_err(r->db);
-	rc = db_fetch(st);
-	db_done(st);
+	rc = db_first_row(r->db, db_query(r->db, "SELECT 1 FROM pipelines "
+	    "WHERE id = ? AND customer_id = ? FOR UPDATE", "ss", id,
+	    r->id.customer_id), NULL, 0);
 	if (rc <= 0)
-		return rc < 0 ? db_last_err(r->db) : DEL_NOT_FOUND;
-	st = db_query(r->db, "SELECT 1 FROM pipeline_runs WHERE pipeline_id = ? "
-	              "AND status IN ('CREATED', 'RUNNING') UNION ALL "
-	              "SELECT 1 FROM jobs WHERE pipeline_id = ? AND "
-	              "job_status = 'RUNNING' LIMIT 1", "ss", id, id);
-	if (st == NULL)
-		return db_last_err(r->db);
-	rc = db_fetch(st);
-	db_done(st);
+		return rc < 0 ? rc : PIPELINE_MISSING;
+	rc = db_first_row(r->db, db_query(r->db, "SELECT 1 FROM pipeline_runs "
+	    "WHERE pipeline_id = ? AND status IN ('CREATED', 'RUNNING') "
+	    "UNION ALL SELECT 1 FROM jobs WHERE pipeline_id = ? AND "
+	    "job_status = 'RUNNING' LIMIT 1", "ss", id, id), NULL, 0);
 	if (rc < 0)
-		return db_last_err(r->db);
-	return rc == 1 ? DEL_RUNNING : DEL_OK;
+		return rc;
+	return rc == 1 ? PIPELINE_ACTIVE : PIPELINE_IDLE;
 }
 
 static int pipeline_delete(struct req *r, const char *id)
@@ -79,7 +70,7 @@ static int pipeline_delete(struct req *r, const char *id)
 
 	if ((rc = db_begin(r->db)) != 0)
 		return rc;
-	if ((rc = delete_check(r, id)) != DEL_OK)
+	if ((rc = pipeline_lock_idle(r, id)) != PIPELINE_IDLE)
 		goto out;
 	for (size_t i = 0; i < sizeof delete_sql / sizeof delete_sql[0]; i++) {
 		long long n = db_exec(r->db, delete_sql[i], "s", id);
@@ -91,7 +82,7 @@ static int pipeline_delete(struct req *r, const char *id)
 	}
 	rc = db_commit(r->db);
 out:
-	if (rc != DEL_OK)
+	if (rc != PIPELINE_IDLE)
 		db_rollback(r->db);
 	return rc;
 }
@@ -261,9 +252,9 @@ static int pipeline_delete_handler(struct req *r)
 	if (req_db_or_reply(r) == NULL)
 		return -1;
 	rc = pipeline_delete(r, id);
-	if (rc == DEL_NOT_FOUND)
+	if (rc == PIPELINE_MISSING)
 		return platform_reply(r, PLATFORM_PIPELINE_NOT_FOUND);
-	if (rc == DEL_RUNNING)
+	if (rc == PIPELINE_ACTIVE)
 		return platform_reply(r, PLATFORM_PIPELINE_BUSY);
 	if (rc != 0) {
 		log_kv(LOG_ERROR, "pipeline delete rolled back", "pipeline_id=%s "
@@ -326,6 +317,8 @@ const struct route platform_pipeline_routes[] = {
 	{ "GET",    "/platform/pipeline/{pipeline_id}", pipeline_get,
 	  ROUTE_AUTH_JWT, "PLATFORM.READ" },
 	{ "DELETE", "/platform/pipeline/{pipeline_id}", pipeline_delete_handler,
+	  ROUTE_AUTH_JWT, "PLATFORM.WRITE" },
+	{ "PATCH",  "/platform/pipeline/{pipeline_id}", pipeline_patch,
 	  ROUTE_AUTH_JWT, "PLATFORM.WRITE" },
 	ROUTES_END
 };

@@ -1,11 +1,16 @@
 /* pipelines.h - what the pipeline files share: the JSON text the Pipeline
- * and Job objects are written into (pipeline_render.c) and the create
- * handler (pipeline_create.c), routed by pipelines.c. */
+ * and Job objects are written into (pipeline_render.c), the create handler
+ * and its checks (pipeline_create.c), which PATCH (pipeline_patch.c) runs
+ * again on a changed pipeline, and the lock both PATCH and DELETE take
+ * (pipelines.c); all routed by pipelines.c. */
 #ifndef SLUICE_PIPELINES_H
 #define SLUICE_PIPELINES_H
 
 #include <stddef.h>
+#include <time.h>
 
+struct json_object;
+struct platform_verr;
 struct req;
 struct strbuf;
 
@@ -28,5 +33,62 @@ int pipeline_render(struct req *r, const char *id, int detail, struct strbuf *b)
 
 /* POST /platform/pipeline. */
 int pipeline_create(struct req *r);
+
+/* PATCH /platform/pipeline/{pipeline_id} (pipeline_patch.c). */
+int pipeline_patch(struct req *r);
+
+/* Lock the caller's pipeline row until the transaction ends, then see
+ * whether a run is in progress (a run CREATED or RUNNING, or a job
+ * RUNNING): PIPELINE_IDLE, PIPELINE_MISSING (no such pipeline of the
+ * caller), PIPELINE_ACTIVE, or a negative db error. */
+enum { PIPELINE_IDLE = 0, PIPELINE_MISSING = 1, PIPELINE_ACTIVE = 2 };
+int pipeline_lock_idle(struct req *r, const char *id);
+
+/* --- the checks of a create body (pipeline_create.c) ----------------------- */
+
+/* platform_pipeline_body's values. */
+struct pipeline_in {
+	const char *name, *description, *cron, *cron_timezone;
+	long long retries, run_timeout_s;
+	struct json_object *jobs;
+};
+
+/* platform_job_body's values; its memory_allocated_mb row, whose maximum
+ * is the config's memory_max_mb, is JOB_MEMORY_ROW. */
+struct job_in {
+	const char *name;
+	struct json_object *input, *output;
+	long long memory_mb;
+};
+#define JOB_MEMORY_ROW 3
+
+/* A job's input and output, validated: what its jobs row holds
+ * (runner/connector.h has the job as a run sees it: struct job_spec). */
+struct job_new {
+	const char *name, *connector, *connection_id;
+	const char *input, *output;          /* JSON text to store */
+	const char *load_type, *inc_name, *inc_type;
+	const char *primary_keys, *columns;  /* JSON array text or NULL */
+	long long memory_mb;                 /* 0: not set */
+};
+
+/* A job's input and output objects (either may be NULL) checked as create
+ * checks them, every refusal added to v under prefix ("jobs[0]" gives
+ * "jobs[0].input.plugin"); js gets the values. */
+void pipeline_job_check(struct req *r, struct platform_verr *v,
+                        const char *prefix, struct json_object *input,
+                        struct json_object *output, struct job_new *js);
+
+/* cron and cron_timezone as create checks them (INVALID_TIMEZONE,
+ * INVALID_CRON into v; *tz NULL once refused).  *next: the cron's next
+ * firing after now in *tz, 0 when there is no cron or it was refused. */
+void pipeline_schedule_check(struct platform_verr *v, const char *cron,
+                             const char **tz, time_t *next);
+
+/* connection_id must be one of the caller's connections, share-locked so
+ * that it is not deleted before the transaction ends.  0; 1 when refused
+ * (UNKNOWN_CONNECTION on field, added to v); or a negative db error. */
+int pipeline_connection_check(struct req *r, const char *connection_id,
+                              const char *field, struct platform_verr *v);
 
 #endif

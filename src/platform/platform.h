@@ -87,6 +87,7 @@ enum platform_err {
 	PLATFORM_CONNECTION_EXISTS,       /* 409 {"detail"} */
 	PLATFORM_CONNECTION_IN_USE,
 	PLATFORM_PIPELINE_BUSY,
+	PLATFORM_PIPELINE_BUSY_PATCH,
 	PLATFORM_RUN_ACTIVE,
 	PLATFORM_RUN_FINISHED,
 	PLATFORM_JOB_RUNNING_RESET,
@@ -152,6 +153,11 @@ void platform_verr_add_verror(struct platform_verr *v, const char *prefix,
 int platform_verr_validate(struct platform_verr *v, const char *prefix,
                            const struct vfield *fields,
                            struct json_object *obj, void *out, bool strict);
+/* The same, telling which rows were given (a PATCH's fields). */
+int platform_verr_validate_given(struct platform_verr *v, const char *prefix,
+                                 const struct vfield *fields,
+                                 struct json_object *obj, void *out,
+                                 bool strict, vgiven *given);
 void platform_verr_require(struct platform_verr *v, const char *field);
 size_t platform_verr_count(const struct platform_verr *v);
 int platform_reply_validation(struct req *r, enum platform_err err,
@@ -180,5 +186,6 @@ extern const struct vfield platform_memory_body[];
 extern const struct vfield platform_input_patch_body[];
 extern const struct vfield platform_pipeline_ref_body[];
 extern const struct vfield platform_sync_mode_body[];
+extern const struct vfield platform_job_patch_id[];
 
 #endif

@@ -333,10 +333,9 @@ static void ignored_fields(const struct sync_request *req,
 		            "were ignored");
 }
 
-/* Warnings that risk data block the change unless force is true. */
-static void risk_warnings(const struct sync_job *job,
-                          const struct sync_request *req,
-                          struct sync_result *res)
+void sync_risk_warnings(const struct sync_job *job,
+                        const struct sync_request *req,
+                        struct sync_result *res)
 {
 	char missing[SYNC_MSG_MAX / 2];
 	size_t len = 0;
@@ -439,7 +438,7 @@ void sync_decide(const struct sync_job *job_in, const struct sync_request *req,
 	}
 	res->clear_bookmark = res->action != SYNC_PRESERVE;
 	if (res->changed)
-		risk_warnings(job, req, res);
+		sync_risk_warnings(job, req, res);
 }
 
 bool sync_blocked(const struct sync_result *res, const struct sync_request *req)

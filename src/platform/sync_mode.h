@@ -112,6 +112,14 @@ size_t sync_request_parse(struct json_object *body, struct sync_request *req,
 void sync_decide(const struct sync_job *job, const struct sync_request *req,
                  struct sync_result *res);
 
+/* The warnings that risk data of job's settings as req would leave them,
+ * added to res: the incremental column or a primary key outside a
+ * non-empty column_include_list, a RUNNING job.  sync_decide adds them to
+ * a change; PATCH of a pipeline checks a new column_include_list. */
+void sync_risk_warnings(const struct sync_job *job,
+                        const struct sync_request *req,
+                        struct sync_result *res);
+
 /* Some warning risks data and the request did not say force: answer 409. */
 bool sync_blocked(const struct sync_result *res, const struct sync_request *req);
 

@@ -37,6 +37,7 @@ static const struct vtable {
 	QUERY(platform_pipelines_query),
 	BODY(platform_memory_body), BODY(platform_input_patch_body),
 	BODY(platform_pipeline_ref_body), BODY(platform_sync_mode_body),
+	BODY(platform_job_patch_id),
 	BODY(storage_refresh_body), QUERY(storage_download_query),
 	QUERY(storage_history_query), QUERY(storage_upload_query),
 	BODY(storage_validate_name_body), BODY(storage_column_body),

@@ -546,6 +546,66 @@ out:
 	return rc;
 }
 
+int wh_table_columns(struct wh *w, const char *schema, const char *table,
+                     wh_column_fn fn, void *arg, char *err, size_t errlen)
+{
+	const char *sql = "SELECT COLUMN_NAME, COLUMN_TYPE, IS_NULLABLE, "
+	                  "LEFT(COLUMN_COMMENT, 64) FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = ? "
+	                  "AND TABLE_NAME = ? ORDER BY ORDINAL_POSITION";
+	char got[4][WH_IDENT_MAX * 4 + 1];
+	unsigned long lens[6];
+	const char *v[2];
+	MYSQL_STMT *st = NULL;
+	MYSQL_BIND in[2], out[4];
+	int rc = -1, f, n = 0;
+
+	v[0] = schema_or_default(w, schema);
+	v[1] = table;
+	if (!wh_schema_is_warehouse(v[0]) || !wh_ident_ok(v[1])) {
+		set_err(w, err, errlen, "warehouse", "invalid schema or table name");
+		return -1;
+	}
+	if ((st = mysql_stmt_init(w->conn)) == NULL) {
+		conn_err(w, err, errlen, "warehouse");
+		return -1;
+	}
+	memset(in, 0, sizeof in);
+	memset(out, 0, sizeof out);
+	for (int i = 0; i < 2; i++) {
+		lens[4 + i] = (unsigned long)strlen(v[i]);
+		in[i].buffer_type = MYSQL_TYPE_STRING;
+		in[i].buffer = (void *)(uintptr_t)v[i];
+		in[i].buffer_length = lens[4 + i];
+		in[i].length = &lens[4 + i];
+	}
+	for (int i = 0; i < 4; i++) {
+		out[i].buffer_type = MYSQL_TYPE_STRING;
+		out[i].buffer = got[i];
+		out[i].buffer_length = sizeof got[i];
+		out[i].length = &lens[i];
+	}
+	if (mysql_stmt_prepare(st, sql, (unsigned long)strlen(sql)) != 0 ||
+	    mysql_stmt_bind_param(st, in) != 0 || mysql_stmt_execute(st) != 0 ||
+	    mysql_stmt_store_result(st) != 0 || mysql_stmt_bind_result(st, out) != 0) {
+		set_err(w, err, errlen, "warehouse", mysql_stmt_error(st));
+		goto out;
+	}
+	while ((f = mysql_stmt_fetch(st)) == 0 || f == MYSQL_DATA_TRUNCATED) {
+		for (int i = 0; i < 4; i++)
+			got[i][lens[i] < sizeof got[i] ? lens[i] : sizeof got[i] - 1] = '\0';
+		fn(arg, got[0], got[1], strcmp(got[2], "YES") == 0, got[3]);
+		n++;
+	}
+	if (f == 1) {
+		set_err(w, err, errlen, "warehouse", mysql_stmt_error(st));
+		goto out;
+	}
+	rc = n;
+out:
+	mysql_stmt_close(st);
+	return rc;
+}
+
 int wh_table_drop(struct wh *w, const char *schema, const char *table,
                   char *err, size_t errlen)
 {

@@ -35,6 +35,7 @@
 #include <json-c/json.h>
 
 #include "db/warehouse.h"
+#include "db/wh_evolve.h"
 #include "runner/connector.h"
 #include "runner/connectors/jdbc.h"
 #include "util/config.h"
@@ -643,6 +644,32 @@ static int create_table(struct task_env *env, struct plan *p, const char *table,
 	return rc;
 }
 
+/* An existing destination follows its source: columns whose source type
+ * widened are widened (a narrowing or an incompatible change fails here,
+ * before any DDL), then the columns it lacks are added (the include list
+ * grew).  Both commit before the rows' transaction, and leave the rows
+ * already there as they were. */
+static int evolve_table(struct task_env *env, struct plan *p, char *err, size_t errlen)
+{
+	struct wh_column *wc = calloc(p->ncols ? p->ncols : 1, sizeof *wc);
+	int rc;
+
+	if (wc == NULL) {
+		str_errf(err, errlen, "out of memory");
+		return -1;
+	}
+	for (size_t i = 0; i < p->ncols; i++) {
+		wc[i].name = p->cols[i]->name;
+		wc[i].sql_type = p->cols[i]->wh_type;
+		wc[i].nullable = true;
+	}
+	rc = wh_table_evolve(env->wh, p->dest_schema, p->dest_table, wc, p->ncols,
+	                     WH_EVOLVE_NARROWING_FAILS, run_log_widened, env->log,
+	                     err, errlen);
+	free(wc);
+	return rc < 0 ? -1 : 0;
+}
+
 /* An existing destination gets the columns it lacks (the include list grew). */
 static int add_missing_columns(struct task_env *env, struct plan *p,
                                char *err, size_t errlen)
@@ -901,6 +928,7 @@ int jdbc_extract_load(const struct job_spec *job, struct task_env *env,
 	if (append) {
 		/* Rows go straight into the destination, the bookmark with them. */
 		if (create_table(env, &p, p.dest_table, WH_CREATE_IF_NOT_EXISTS, err, errlen) != 0 ||
+		    evolve_table(env, &p, err, errlen) != 0 ||
 		    add_missing_columns(env, &p, err, errlen) != 0)
 			goto out;
 		if (wh_begin(env->wh) != 0) {

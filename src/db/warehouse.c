@@ -446,26 +446,25 @@ void wh_rollback(struct wh *w)
 
 /* --- tables ------------------------------------------------------------------------ */
 
-int wh_table_exists(struct wh *w, const char *schema, const char *table,
-                    char *err, size_t errlen)
+/* sql, whose two parameters are a table's schema and name, executed with
+ * its result stored; NULL with err. */
+static MYSQL_STMT *table_query(struct wh *w, const char *sql, const char *schema,
+                               const char *table, char *err, size_t errlen)
 {
-	const char *sql = "SELECT 1 FROM information_schema.TABLES "
-	                  "WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?";
-	MYSQL_STMT *st = NULL;
+	MYSQL_STMT *st;
 	MYSQL_BIND b[2];
 	unsigned long lens[2];
 	const char *v[2];
-	int rc = -1, f;
 
 	v[0] = schema_or_default(w, schema);
 	v[1] = table;
 	if (!wh_schema_is_warehouse(v[0]) || !wh_ident_ok(v[1])) {
 		set_err(w, err, errlen, "warehouse", "invalid schema or table name");
-		return -1;
+		return NULL;
 	}
 	if ((st = mysql_stmt_init(w->conn)) == NULL) {
 		conn_err(w, err, errlen, "warehouse");
-		return -1;
+		return NULL;
 	}
 	memset(b, 0, sizeof b);
 	for (int i = 0; i < 2; i++) {
@@ -479,8 +478,22 @@ int wh_table_exists(struct wh *w, const char *schema, const char *table,
 	    mysql_stmt_bind_param(st, b) != 0 || mysql_stmt_execute(st) != 0 ||
 	    mysql_stmt_store_result(st) != 0) {
 		set_err(w, err, errlen, "warehouse", mysql_stmt_error(st));
-		goto out;
+		mysql_stmt_close(st);
+		return NULL;
 	}
+	return st;
+}
+
+int wh_table_exists(struct wh *w, const char *schema, const char *table,
+                    char *err, size_t errlen)
+{
+	MYSQL_STMT *st = table_query(w, "SELECT 1 FROM information_schema.TABLES "
+	                             "WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?",
+	                             schema, table, err, errlen);
+	int rc = -1, f;
+
+	if (st == NULL)
+		return -1;
 	f = mysql_stmt_fetch(st);
 	if (f == 1) {
 		set_err(w, err, errlen, "warehouse", mysql_stmt_error(st));
@@ -534,6 +547,47 @@ int wh_tables_like(struct wh *w, const char *like, int min_age_s,
 		names[0][lens[0] < sizeof names[0] ? lens[0] : sizeof names[0] - 1] = '\0';
 		names[1][lens[1] < sizeof names[1] ? lens[1] : sizeof names[1] - 1] = '\0';
 		fn(arg, names[0], names[1]);
+		n++;
+	}
+	if (f == 1) {
+		set_err(w, err, errlen, "warehouse", mysql_stmt_error(st));
+		goto out;
+	}
+	rc = n;
+out:
+	mysql_stmt_close(st);
+	return rc;
+}
+
+int wh_table_columns(struct wh *w, const char *schema, const char *table,
+                     wh_column_fn fn, void *arg, char *err, size_t errlen)
+{
+	MYSQL_STMT *st = table_query(w, "SELECT COLUMN_NAME, COLUMN_TYPE, IS_NULLABLE, "
+	                             "LEFT(COLUMN_COMMENT, 64) FROM information_schema.COLUMNS "
+	                             "WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? "
+	                             "ORDER BY ORDINAL_POSITION", schema, table, err, errlen);
+	char got[4][WH_IDENT_MAX * 4 + 1];
+	unsigned long lens[4];
+	MYSQL_BIND out[4];
+	int rc = -1, f, n = 0;
+
+	if (st == NULL)
+		return -1;
+	memset(out, 0, sizeof out);
+	for (int i = 0; i < 4; i++) {
+		out[i].buffer_type = MYSQL_TYPE_STRING;
+		out[i].buffer = got[i];
+		out[i].buffer_length = sizeof got[i];
+		out[i].length = &lens[i];
+	}
+	if (mysql_stmt_bind_result(st, out) != 0) {
+		set_err(w, err, errlen, "warehouse", mysql_stmt_error(st));
+		goto out;
+	}
+	while ((f = mysql_stmt_fetch(st)) == 0 || f == MYSQL_DATA_TRUNCATED) {
+		for (int i = 0; i < 4; i++)
+			got[i][lens[i] < sizeof got[i] ? lens[i] : sizeof got[i] - 1] = '\0';
+		fn(arg, got[0], got[1], strcmp(got[2], "YES") == 0, got[3]);
 		n++;
 	}
 	if (f == 1) {

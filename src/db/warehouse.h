@@ -108,6 +108,14 @@ int wh_table_drop(struct wh *w, const char *schema, const char *table,
 typedef void (*wh_table_fn)(void *arg, const char *schema, const char *table);
 int wh_tables_like(struct wh *w, const char *like, int min_age_s,
                    wh_table_fn fn, void *arg, char *err, size_t errlen);
+/* Call fn for every column of schema.table, in table order: its name, its
+ * MariaDB COLUMN_TYPE ("varchar(200)", "decimal(12,2)"), whether it is
+ * nullable, and its comment ("" for none).  How many columns (0: no such
+ * table), or -1 with err. */
+typedef void (*wh_column_fn)(void *arg, const char *name, const char *type,
+                             bool nullable, const char *comment);
+int wh_table_columns(struct wh *w, const char *schema, const char *table,
+                     wh_column_fn fn, void *arg, char *err, size_t errlen);
 /* Atomically replace schema.table by schema.staging (RENAME TABLE of both
  * in one statement; the old table is dropped after).  When table does not
  * exist the staging table is simply renamed. */

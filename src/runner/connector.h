@@ -139,6 +139,10 @@ void run_log_info(struct run_log *l, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 void run_log_warning(struct run_log *l, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+/* The WARNING of a destination column widened to follow its source, as a
+ * wh_evolve_fn (db/wh_evolve.h) whose arg is the task's struct run_log;
+ * a column the table lacks (from NULL) is not logged here. */
+void run_log_widened(void *log, const char *column, const char *from, const char *to);
 void run_log_error(struct run_log *l, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 

@@ -176,6 +176,13 @@ void run_log_warning(struct run_log *l, const char *fmt, ...)
 	va_end(ap);
 }
 
+void run_log_widened(void *log, const char *column, const char *from, const char *to)
+{
+	if (log != NULL && from != NULL)
+		run_log_warning(log, "column %s widened from %s to %s: the source's "
+		                "type changed", column, from, to);
+}
+
 void run_log_error(struct run_log *l, const char *fmt, ...)
 {
 	va_list ap;

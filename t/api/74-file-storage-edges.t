@@ -42,8 +42,8 @@ my $jid = $p->{job_ids}[0];
 my $run = run_pipeline($token, $cid, $p->{pipeline_id});
 is($run->{status}, 'FAILED', 'bad files: the run FAILED');
 my $errors = log_text($token, $run->{run_id}, level => 'ERROR');
-like($errors, qr/^ERROR t74\/bad\/2-second\.csv: .*abc/m,
-	'bad files: an ERROR line names the file whose value does not fit')
+like($errors, qr/^ERROR t74\/bad\/2-second\.csv: column id: the source's type LONGTEXT does not fit BIGINT/m,
+	'bad files: an ERROR line names the file and the column its values do not fit')
 	or diag(log_text($token, $run->{run_id}));
 like($errors, qr/^ERROR t74\/bad\/3-broken\.jsonl: line 2: invalid JSON/m,
 	'bad files: an ERROR line names the unreadable file and its line');

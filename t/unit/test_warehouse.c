@@ -1,9 +1,11 @@
 /* test_warehouse.c - the pure parts of the warehouse: identifier checks and
  * quoting (the last line of defence before a name reaches SQL text). */
+#include <stdio.h>
 #include <string.h>
 
 #include "suites.h"
 #include "db/warehouse.h"
+#include "db/wh_evolve.h"
 #include "util/config.h"
 
 struct ident_case {
@@ -222,6 +224,74 @@ static void test_config_accounts(void)
 	CU_ASSERT_PTR_NOT_NULL(strstr(err, "db_name"));
 }
 
+/* The widening lattice: a column of type existing meets a source of type
+ * wanted (existing as information_schema writes it, wanted as DDL). */
+static const struct {
+	const char *existing, *wanted;
+	enum wh_change change;
+	const char *to;                /* the column's type after the change */
+} change_cases[] = {
+	{ "varchar(200)", "VARCHAR(200)", WH_TYPE_SAME, "VARCHAR(200)" },
+	{ "varchar(200)", "VARCHAR(500)", WH_TYPE_WIDEN, "VARCHAR(500)" },
+	{ "varchar(500)", "VARCHAR(200)", WH_TYPE_NARROWER, "VARCHAR(500)" },
+	{ "varchar(255)", "TEXT", WH_TYPE_WIDEN, "TEXT" },
+	{ "char(36)", "VARCHAR(45)", WH_TYPE_WIDEN, "VARCHAR(45)" },
+	{ "longtext", "VARCHAR(255)", WH_TYPE_NARROWER, "LONGTEXT" },
+	{ "int(11)", "INT", WH_TYPE_SAME, "INT" },
+	{ "int(11)", "BIGINT", WH_TYPE_WIDEN, "BIGINT" },
+	{ "bigint(20)", "INT", WH_TYPE_NARROWER, "BIGINT" },
+	{ "int(10) unsigned", "INT", WH_TYPE_WIDEN, "BIGINT" },
+	{ "bigint(20) unsigned", "BIGINT", WH_TYPE_WIDEN, "DECIMAL(20,0)" },
+	{ "tinyint(1)", "BOOLEAN", WH_TYPE_SAME, "TINYINT" },
+	{ "decimal(10,2)", "DECIMAL(12,2)", WH_TYPE_WIDEN, "DECIMAL(12,2)" },
+	{ "decimal(10,2)", "DECIMAL(12,4)", WH_TYPE_WIDEN, "DECIMAL(12,4)" },
+	{ "decimal(10,2)", "DECIMAL(10,4)", WH_TYPE_WIDEN, "DECIMAL(12,4)" },
+	{ "decimal(38,6)", "DECIMAL(38,8)", WH_TYPE_WIDEN, "DECIMAL(40,8)" },
+	{ "decimal(12,4)", "DECIMAL(10,2)", WH_TYPE_NARROWER, "DECIMAL(12,4)" },
+	{ "decimal(65,30)", "DECIMAL(38,38)", WH_TYPE_INCOMPATIBLE, "DECIMAL(65,30)" },
+	{ "int(11)", "DECIMAL(12,2)", WH_TYPE_WIDEN, "DECIMAL(12,2)" },
+	{ "int(11)", "DECIMAL(10,2)", WH_TYPE_WIDEN, "DECIMAL(12,2)" },
+	{ "bigint(20)", "DECIMAL(38,6)", WH_TYPE_WIDEN, "DECIMAL(38,6)" },
+	{ "decimal(9,0)", "INT", WH_TYPE_WIDEN, "INT" },
+	{ "int(11)", "DOUBLE", WH_TYPE_WIDEN, "DOUBLE" },
+	{ "bigint(20)", "DOUBLE", WH_TYPE_INCOMPATIBLE, "BIGINT" },
+	{ "decimal(38,6)", "DOUBLE", WH_TYPE_INCOMPATIBLE, "DECIMAL(38,6)" },
+	{ "float", "DOUBLE", WH_TYPE_WIDEN, "DOUBLE" },
+	{ "date", "DATETIME(6)", WH_TYPE_WIDEN, "DATETIME(6)" },
+	{ "date", "DATETIME", WH_TYPE_WIDEN, "DATETIME" },
+	{ "datetime", "DATETIME(3)", WH_TYPE_WIDEN, "DATETIME(3)" },
+	{ "datetime(6)", "DATE", WH_TYPE_NARROWER, "DATETIME(6)" },
+	{ "time", "TIME(6)", WH_TYPE_WIDEN, "TIME(6)" },
+	{ "varchar(500)", "INT", WH_TYPE_NARROWER, "VARCHAR(500)" },
+	{ "varchar(11)", "INT", WH_TYPE_NARROWER, "VARCHAR(11)" },
+	{ "varchar(10)", "INT", WH_TYPE_INCOMPATIBLE, "VARCHAR(10)" },
+	{ "varchar(5)", "INT", WH_TYPE_INCOMPATIBLE, "VARCHAR(5)" },
+	{ "longtext", "DATETIME(6)", WH_TYPE_NARROWER, "LONGTEXT" },
+	{ "double", "DECIMAL(38,6)", WH_TYPE_NARROWER, "DOUBLE" },
+	{ "double", "BIGINT", WH_TYPE_NARROWER, "DOUBLE" },
+	{ "int(11)", "VARCHAR(20)", WH_TYPE_INCOMPATIBLE, "INT" },
+	{ "date", "BIGINT", WH_TYPE_INCOMPATIBLE, "DATE" },
+	{ "varbinary(16)", "BLOB", WH_TYPE_WIDEN, "BLOB" },
+	{ "blob", "VARCHAR(10)", WH_TYPE_INCOMPATIBLE, "BLOB" },
+	{ "year(4)", "YEAR", WH_TYPE_SAME, "YEAR(4)" },
+	{ "enum('a','b')", "VARCHAR(255)", WH_TYPE_INCOMPATIBLE, "ENUM('A','B')" },
+};
+
+static void test_type_change(void)
+{
+	for (size_t i = 0; i < sizeof change_cases / sizeof change_cases[0]; i++) {
+		char to[WH_TYPE_TEXT_MAX];
+		enum wh_change c = wh_type_change(change_cases[i].existing,
+		                                  change_cases[i].wanted, to);
+
+		if (c != change_cases[i].change || strcmp(to, change_cases[i].to) != 0)
+			fprintf(stderr, "\n  %s <- %s: %d %s\n", change_cases[i].existing,
+			        change_cases[i].wanted, (int)c, to);
+		CU_ASSERT_EQUAL(c, change_cases[i].change);
+		CU_ASSERT_STRING_EQUAL(to, change_cases[i].to);
+	}
+}
+
 int suite_warehouse(void)
 {
 	static const struct test_case tests[] = {
@@ -234,6 +304,7 @@ int suite_warehouse(void)
 		{ "wh_schema_physical values", test_schema_physical },
 		{ "wh_schema_reserved", test_schema_reserved },
 		{ "config_accounts_check", test_config_accounts },
+		{ "wh_type_change lattice", test_type_change },
 		{ NULL, NULL },
 	};
 	return suite_add("warehouse", tests);

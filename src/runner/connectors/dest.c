@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "db/warehouse.h"
+#include "db/wh_evolve.h"
 #include "runner/connectors/dest.h"
 #include "util/str.h"
 
@@ -88,10 +89,39 @@ static long long exec_sb(struct wh *w, struct strbuf *b, char *err, size_t errle
 	return wh_exec(w, b->p, err, errlen);
 }
 
+/* The existing table's columns follow cols' types (db/wh_evolve.h). */
+static int evolve(struct wh *w, const char *schema, const char *table,
+                  const struct dest_col *cols, size_t ncols,
+                  const struct dest_evolve *ev, char *err, size_t errlen)
+{
+	struct wh_column *wc = calloc(ncols ? ncols : 1, sizeof *wc);
+	char (*types)[32] = calloc(ncols ? ncols : 1, sizeof *types);
+	int rc = -1;
+
+	if (wc == NULL || types == NULL) {
+		str_errf(err, errlen, "out of memory");
+		goto out;
+	}
+	for (size_t i = 0; i < ncols; i++) {
+		dest_sql_type(&cols[i], types[i], sizeof types[i]);
+		wc[i].name = cols[i].name;
+		wc[i].sql_type = types[i];
+		wc[i].nullable = true;
+	}
+	rc = wh_table_evolve(w, schema, table, wc, ncols, ev != NULL ? ev->flags : 0,
+	                     ev != NULL ? ev->fn : NULL, ev != NULL ? ev->arg : NULL,
+	                     err, errlen) < 0 ? -1 : 0;
+out:
+	free(wc);
+	free(types);
+	return rc;
+}
+
 int dest_table_ensure(struct wh *w, const char *schema, const char *table,
                       const struct dest_col *cols, size_t ncols,
                       const char *const *keys, size_t nkeys,
-                      const char *index_col, char *err, size_t errlen)
+                      const char *index_col, const struct dest_evolve *ev,
+                      char *err, size_t errlen)
 {
 	struct strbuf b = { 0 };
 	int exists, rc = -1;
@@ -145,7 +175,11 @@ int dest_table_ensure(struct wh *w, const char *schema, const char *table,
 		rc = 1;
 		goto out;
 	}
-	/* An existing table: only what it lacks is added. */
+	/* An existing table: widened where its source widened (refused, with
+	 * nothing altered, where a type does not fit), then what it lacks is
+	 * added. */
+	if (evolve(w, schema, table, cols, ncols, ev, err, errlen) != 0)
+		goto out;
 	strbuf_adds(&b, "ALTER TABLE ");
 	dest_table_name(&b, schema, table);
 	for (size_t i = 0; i < ncols; i++) {

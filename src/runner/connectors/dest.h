@@ -13,6 +13,7 @@
 #include <stddef.h>
 
 #include "db/warehouse.h"
+#include "db/wh_evolve.h"
 #include "util/strbuf.h"
 
 struct wh;
@@ -51,16 +52,28 @@ void dest_ident(struct strbuf *b, const char *name);
 
 /* ---- tables ----------------------------------------------------------- */
 
+/* How an existing table follows its source's types (db/wh_evolve.h):
+ * wh_table_evolve's flags, and the function told of each widened or
+ * absent column (with arg). */
+struct dest_evolve {
+	int flags;
+	wh_evolve_fn fn;
+	void *arg;
+};
+
 /* Make schema.table hold cols: CREATE SCHEMA IF NOT EXISTS, then CREATE
  * TABLE IF NOT EXISTS with the columns (PRIMARY KEY over keys when nkeys >
  * 0, an index over index_col when not NULL), then, for a table that already
- * existed, ADD COLUMN IF NOT EXISTS of each column (added columns are
- * always nullable; existing columns keep their types).  DDL: the caller has
- * no transaction open.  1 created, 0 already there, -1 error in err. */
+ * existed, wh_table_evolve of the columns (ev, which may be NULL: widened
+ * where cols' types are wider; an incompatible type fails before any DDL)
+ * and ADD COLUMN IF NOT EXISTS of each column (added columns are always
+ * nullable).  DDL: the caller has no transaction open.  1 created, 0
+ * already there, -1 error in err. */
 int dest_table_ensure(struct wh *w, const char *schema, const char *table,
                       const struct dest_col *cols, size_t ncols,
                       const char *const *keys, size_t nkeys,
-                      const char *index_col, char *err, size_t errlen);
+                      const char *index_col, const struct dest_evolve *ev,
+                      char *err, size_t errlen);
 
 /* ---- row writer --------------------------------------------------------- */
 

@@ -17,9 +17,13 @@
  * saved (state_save_processed_file); a failure rolls all of it back.
  *
  * The destination table is created from the first file loaded into it
- * (types inferred by infer_file), plus _source_file and _source_row; a
- * later file with columns the table lacks adds them (types inferred from
- * that file).  Existing columns keep their types. */
+ * (types inferred by infer_file), plus _source_file and _source_row.  Each
+ * later file's types are inferred too: a column whose values widened (more
+ * decimal places, a DATE column with times) is widened first, a column the
+ * table lacks is added, and a type the table cannot take fails the file
+ * before any DDL (db/wh_evolve.h).  When the file's rows then fail, the
+ * columns added for it (or the table created for it) are removed again;
+ * a widening stays, harmless to the rows already there. */
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
@@ -70,20 +74,12 @@ struct fs_list {
 	bool truncated;
 };
 
-/* A destination column this run knows the type of. */
-struct fs_col {
-	char name[DEST_NAME_MAX];
-	enum dest_kind kind;
-};
-
 struct fs_run {
 	const struct job_spec *job;
 	struct task_env *env;
 	const char *schema, *table;
 	struct tab_opts opts;
-	struct fs_col *cols;             /* columns ensured in this run */
-	size_t ncols;
-	bool table_ready;
+	bool table_ready;                /* the destination exists */
 };
 
 /* ==== paths ================================================================ */
@@ -412,14 +408,6 @@ void file_storage_column_names(const struct tab_cell *cells, size_t n,
 	}
 }
 
-static struct fs_col *run_col(struct fs_run *r, const char *name)
-{
-	for (size_t i = 0; i < r->ncols; i++)
-		if (strcasecmp(r->cols[i].name, name) == 0)
-			return &r->cols[i];
-	return NULL;
-}
-
 /* ==== one file =================================================================== */
 
 struct header_grab {
@@ -523,38 +511,57 @@ static int load_row(void *arg, const struct tab_cell *cells, size_t n)
 	return 0;
 }
 
-/* Create the table, or add the columns of names it may lack (types from
- * this file's inference).  0; -2 when the file cannot be read (reason in
- * err); -1 on a warehouse error. */
+/* What ensuring a file's columns changed in the table, to be undone when
+ * the file's rows fail: the table created for it, or the columns added. */
+struct fs_ddl {
+	struct task_env *env;
+	bool made;
+	char (*added)[DEST_NAME_MAX];
+	size_t nadded, cap;
+};
+
+static void fs_evolved(void *arg, const char *column, const char *from, const char *to)
+{
+	struct fs_ddl *d = arg;
+
+	if (from != NULL)
+		run_log_widened(d->env->log, column, from, to);
+	else if (d->nadded < d->cap)
+		snprintf(d->added[d->nadded++], DEST_NAME_MAX, "%s", column);
+}
+
+/* Make the table hold the file's columns with the types inferred from this
+ * file: create it, or widen the columns whose values widened and add those
+ * it lacks (a type the table cannot take fails here, before any DDL).
+ * kinds[i] is the type of names[i] in this file, for its values.  0; -2
+ * when the file cannot be read (reason in err); -1 when the table cannot
+ * take the file (a column named in err) or on a warehouse error. */
 static int ensure_columns(struct fs_run *r, const char *path, const char *shown,
                           enum tab_format fmt, char (*names)[DEST_NAME_MAX],
-                          size_t n, char *err, size_t errlen)
+                          size_t n, enum dest_kind *kinds, struct fs_ddl *ddl,
+                          char *err, size_t errlen)
 {
 	struct infer_result ir = { 0 };
 	struct dest_col *cols = NULL;
-	struct fs_col *grown;
-	size_t nc = 0, nnew = 0;
+	struct dest_evolve ev = { 0, fs_evolved, ddl };
+	size_t nc = 0;
 	int rc = -1, made;
 
-	for (size_t i = 0; i < n; i++)
-		if (run_col(r, names[i]) == NULL)
-			nnew++;
-	if (r->table_ready && nnew == 0)
-		return 0;
 	if (infer_file(path, fmt, &r->opts, &ir, err, errlen) != 0)
 		return -2;
-	if ((grown = realloc(r->cols, (r->ncols + n + 1) * sizeof *grown)) != NULL)
-		r->cols = grown;
-	if (grown == NULL || (cols = calloc(n + 2, sizeof *cols)) == NULL) {
+	if ((cols = calloc(n + 2, sizeof *cols)) == NULL ||
+	    (ddl->added = calloc(n + 2, sizeof *ddl->added)) == NULL) {
 		str_errf(err, errlen, "out of memory");
 		goto out;
 	}
+	ddl->cap = n + 2;
 	for (size_t i = 0; i < n; i++) {
 		struct dest_col *c = &cols[nc++];
 
 		snprintf(c->name, sizeof c->name, "%s", names[i]);
 		c->nullable = true;
 		c->kind = i < ir.ncols ? kind_of(&ir.cols[i], &c->scale) : DEST_TEXT;
+		kinds[i] = c->kind;
 	}
 	snprintf(cols[nc].name, DEST_NAME_MAX, "%s", FS_SOURCE_FILE);
 	cols[nc].kind = DEST_TEXT;
@@ -564,25 +571,53 @@ static int ensure_columns(struct fs_run *r, const char *path, const char *shown,
 	cols[nc].kind = DEST_BIGINT;
 	cols[nc++].nullable = true;
 	made = dest_table_ensure(r->env->wh, r->schema, r->table, cols, nc, NULL, 0,
-	                         FS_SOURCE_FILE, err, errlen);
+	                         FS_SOURCE_FILE, &ev, err, errlen);
 	if (made < 0)
 		goto out;
+	ddl->made = made == 1;
 	if (made)
 		LOGI(r->env, "table %s.%s created with %zu columns, types inferred "
 		     "from %s", r->schema, r->table, nc, shown);
-	for (size_t i = 0; i < n; i++) {
-		if (run_col(r, cols[i].name) != NULL)
-			continue;
-		snprintf(r->cols[r->ncols].name, DEST_NAME_MAX, "%s", cols[i].name);
-		r->cols[r->ncols].kind = cols[i].kind;
-		r->ncols++;
-	}
+	else if (ddl->nadded > 0)
+		LOGI(r->env, "%s: %zu columns added to %s.%s", shown, ddl->nadded,
+		     r->schema, r->table);
 	r->table_ready = true;
 	rc = 0;
 out:
 	free(cols);
 	infer_result_free(&ir);
 	return rc;
+}
+
+/* The file's rows failed: the table created for it, or the columns added
+ * for it, go again (they hold no row: the load rolled back). */
+static void undo_ddl(struct fs_run *r, struct fs_ddl *ddl)
+{
+	struct strbuf b = { 0 };
+	char err[256];
+
+	if (ddl->made) {
+		if (wh_table_drop(r->env->wh, r->schema, r->table, err, sizeof err) == 0)
+			r->table_ready = false;
+		else
+			LOGW(r->env, "table %s.%s created for a file that failed is left: %s",
+			     r->schema, r->table, err);
+		return;
+	}
+	if (ddl->nadded == 0)
+		return;
+	strbuf_adds(&b, "ALTER TABLE ");
+	dest_ident(&b, r->schema);
+	strbuf_adds(&b, ".");
+	dest_ident(&b, r->table);
+	for (size_t i = 0; i < ddl->nadded; i++) {
+		strbuf_adds(&b, i > 0 ? ", DROP COLUMN IF EXISTS " : " DROP COLUMN IF EXISTS ");
+		dest_ident(&b, ddl->added[i]);
+	}
+	if (b.oom || wh_exec(r->env->wh, b.p, err, sizeof err) < 0)
+		LOGW(r->env, "%zu columns added for a file that failed are left in %s.%s",
+		     ddl->nadded, r->schema, r->table);
+	strbuf_free(&b);
 }
 
 static int txn_delete_old(struct fs_run *r, const struct fs_file *f,
@@ -620,6 +655,7 @@ static int load_file(struct fs_run *r, int fd, const struct fs_file *f,
 	struct tab_sink ls = { load_header, load_row, NULL };
 	struct tab_stats stats = { 0 };
 	struct loader ld = { .r = r, .path = f->path };
+	struct fs_ddl ddl = { .env = r->env };
 	const char **colnames = NULL;
 	char path[64], why[512] = "";
 	long long removed = 0;
@@ -636,13 +672,6 @@ static int load_file(struct fs_run *r, int fd, const struct fs_file *f,
 		str_errf(err, errlen, "%s: %s", f->path, h.oom ? "out of memory" : why);
 		goto out;
 	}
-	if (h.names != NULL) {
-		tr = ensure_columns(r, path, f->path, fmt, h.names, h.n, why, sizeof why);
-		if (tr != 0) {
-			str_errf(err, errlen, "%s: %s", f->path, why);
-			goto out;
-		}
-	}
 	ld.nfile = h.n;
 	ld.kinds = calloc(h.n + 1, sizeof *ld.kinds);
 	ld.vals = calloc(h.n + 2, sizeof *ld.vals);
@@ -655,12 +684,16 @@ static int load_file(struct fs_run *r, int fd, const struct fs_file *f,
 		rc = -1;
 		goto out;
 	}
-	for (size_t i = 0; i < h.n; i++) {
-		struct fs_col *c = run_col(r, h.names[i]);
-
-		ld.kinds[i] = c != NULL ? c->kind : DEST_TEXT;
-		colnames[i] = h.names[i];
+	if (h.names != NULL) {
+		tr = ensure_columns(r, path, f->path, fmt, h.names, h.n, ld.kinds, &ddl,
+		                    why, sizeof why);
+		if (tr != 0) {
+			str_errf(err, errlen, "%s: %s", f->path, why);
+			goto out;
+		}
 	}
+	for (size_t i = 0; i < h.n; i++)
+		colnames[i] = h.names[i];
 	colnames[h.n] = FS_SOURCE_FILE;
 	colnames[h.n + 1] = FS_SOURCE_ROW;
 
@@ -718,6 +751,8 @@ static int load_file(struct fs_run *r, int fd, const struct fs_file *f,
 		goto out;
 	}
 	in_txn = false;
+	ddl.made = false;                 /* the rows are in: the DDL stays */
+	ddl.nadded = 0;
 	if (state_after_commit(r->env, why, sizeof why) != 0) {
 		str_errf(err, errlen, "%s: %s", f->path, why);
 		goto out;
@@ -737,6 +772,9 @@ static int load_file(struct fs_run *r, int fd, const struct fs_file *f,
 out:
 	if (in_txn)
 		wh_rollback(r->env->wh);
+	if (rc != 0)
+		undo_ddl(r, &ddl);
+	free(ddl.added);
 	dest_writer_free(ld.wr);
 	free(h.names);
 	free(ld.kinds);
@@ -885,6 +923,5 @@ out:
 	if (area >= 0)
 		close(area);
 	list_free(&l);
-	free(r.cols);
 	return rc;
 }

@@ -7,7 +7,10 @@
  *   incremental               rows whose incremental column is greater than
  *                             the bookmark, in that column's order, appended;
  *                             the bookmark moves to the largest value loaded
- *                             in the same commit as the rows.  Without a
+ *                             in the same commit as the rows; columns
+ *                             whose source type widened are widened first,
+ *                             a narrowed or incompatible one fails the run
+ *                             before any DDL (db/wh_evolve.h).  Without a
  *                             bookmark (first run, after reset-state) the
  *                             run is a full load (staging + swap) that then
  *                             sets the bookmark.
@@ -35,6 +38,7 @@
 #include <json-c/json.h>
 
 #include "db/warehouse.h"
+#include "db/wh_evolve.h"
 #include "runner/connector.h"
 #include "runner/connectors/jdbc.h"
 #include "util/config.h"
@@ -622,25 +626,54 @@ static void staging_name(const char *schema, const char *table, char *out, size_
 	snprintf(out, cap, "_sluice_stage_%016llx", (unsigned long long)h);
 }
 
-static int create_table(struct task_env *env, struct plan *p, const char *table,
-                        int flags, char *err, size_t errlen)
+/* The plan's columns as the warehouse takes them (free it); NULL with err. */
+static struct wh_column *plan_wh_columns(const struct plan *p, char *err, size_t errlen)
 {
-	struct wh_column *wc = calloc(p->ncols, sizeof *wc);
-	int rc;
+	struct wh_column *wc = calloc(p->ncols ? p->ncols : 1, sizeof *wc);
 
 	if (wc == NULL) {
 		str_errf(err, errlen, "out of memory");
-		return -1;
+		return NULL;
 	}
 	for (size_t i = 0; i < p->ncols; i++) {
 		wc[i].name = p->cols[i]->name;
 		wc[i].sql_type = p->cols[i]->wh_type;
 		wc[i].nullable = true;       /* a later NOT NULL change must not fail a load */
 	}
+	return wc;
+}
+
+static int create_table(struct task_env *env, struct plan *p, const char *table,
+                        int flags, char *err, size_t errlen)
+{
+	struct wh_column *wc = plan_wh_columns(p, err, errlen);
+	int rc;
+
+	if (wc == NULL)
+		return -1;
 	rc = wh_table_create(env->wh, p->dest_schema, table, wc, p->ncols, flags,
 	                     err, errlen);
 	free(wc);
 	return rc;
+}
+
+/* An existing destination follows its source: columns whose source type
+ * widened are widened (a narrowing or an incompatible change fails here,
+ * before any DDL), then the columns it lacks are added (the include list
+ * grew).  Both commit before the rows' transaction, and leave the rows
+ * already there as they were. */
+static int evolve_table(struct task_env *env, struct plan *p, char *err, size_t errlen)
+{
+	struct wh_column *wc = plan_wh_columns(p, err, errlen);
+	int rc;
+
+	if (wc == NULL)
+		return -1;
+	rc = wh_table_evolve(env->wh, p->dest_schema, p->dest_table, wc, p->ncols,
+	                     WH_EVOLVE_NARROWING_FAILS, run_log_widened, env->log,
+	                     err, errlen);
+	free(wc);
+	return rc < 0 ? -1 : 0;
 }
 
 /* An existing destination gets the columns it lacks (the include list grew). */
@@ -901,6 +934,7 @@ int jdbc_extract_load(const struct job_spec *job, struct task_env *env,
 	if (append) {
 		/* Rows go straight into the destination, the bookmark with them. */
 		if (create_table(env, &p, p.dest_table, WH_CREATE_IF_NOT_EXISTS, err, errlen) != 0 ||
+		    evolve_table(env, &p, err, errlen) != 0 ||
 		    add_missing_columns(env, &p, err, errlen) != 0)
 			goto out;
 		if (wh_begin(env->wh) != 0) {

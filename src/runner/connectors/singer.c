@@ -745,6 +745,7 @@ static int on_schema(struct singer *s, struct json_object *msg, char *err,
 	struct json_object *schema = NULL, *props = NULL, *keys = NULL, *req = NULL;
 	struct json_object *sig = NULL;
 	const char **keynames = NULL;
+	struct dest_evolve ev = { 0 };
 	struct stream *st;
 	size_t nkeys = 0, nstring_keys = 0, np;
 	char *sig_text = NULL;
@@ -900,8 +901,12 @@ static int on_schema(struct singer *s, struct json_object *msg, char *err,
 			goto out;
 		}
 	}
+	/* A stream's types are the coarse ones of JSON Schema: a narrower
+	 * one (integer after string) loads into the wider column. */
+	ev.fn = run_log_widened;
+	ev.arg = s->env->log;
 	made = dest_table_ensure(s->env->wh, s->schema, st->table, st->cols,
-	                         st->ncols, keynames, nkeys, NULL, err, errlen);
+	                         st->ncols, keynames, nkeys, NULL, &ev, err, errlen);
 	if (made < 0)
 		goto out;
 	LOGI(s, "stream %s: %zu columns, %s; table %s.%s %s", name, st->ncols,

@@ -120,8 +120,13 @@ sub sx_error_is {
 	local $Test::Builder::Level = $Test::Builder::Level + 1;
 	my $ok = Test::More::is($res->{status}, $status, "$name: status $status");
 	my $j = $res->{json};
-	$ok = Test::More::is_deeply([ sort keys %{ $j || {} } ], [qw(error message)],
-				    "$name: body {error, message}") && $ok;
+	# A 5xx body also names the request (docs/api.md, "Request ids").
+	my @keys = $status >= 500 ? qw(error message request_id) : qw(error message);
+	$ok = Test::More::is_deeply([ sort keys %{ $j || {} } ], \@keys,
+				    "$name: body {" . join(', ', @keys) . "}") && $ok;
+	$ok = Test::More::is($j->{request_id}, SluiceTest::header($res, 'x-request-id'),
+			     "$name: request_id is the X-Request-Id") && $ok
+		if $status >= 500;
 	$ok = Test::More::is($j->{error}, $code, "$name: error $code") && $ok;
 	if (ref $msg eq 'Regexp') {
 		$ok = Test::More::like($j->{message} // '', $msg, "$name: message") && $ok;

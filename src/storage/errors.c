@@ -60,6 +60,12 @@ static const struct {
 	    "The warehouse already has a table of this name" },
 	[STORAGE_LINK_EXISTS] = { 409, "already_linked",
 	    "The dataset is already linked to this table" },
+	[STORAGE_DATASET_LINKED] = { 409, "dataset_linked", "The dataset is linked to a "
+	    "table: unlink it first, or delete with force=true (its links go too)" },
+	[STORAGE_TABLE_LINKED] = { 409, "table_linked", "The table has active links: unlink "
+	    "its datasets first, or delete with force=true (its links go too)" },
+	[STORAGE_TABLE_BUSY] = { 409, "table_busy", "A load into the table is running: "
+	    "delete it once the load has ended" },
 	[STORAGE_DATASET_NOT_INFERRED] = { 409, "dataset_not_ready",
 	    "The dataset's schema is not inferred yet: link it once its status is ready" },
 	[STORAGE_DATASET_INFERENCE_FAILED] = { 409, "dataset_not_ready", "The dataset's "
@@ -81,6 +87,8 @@ static const struct {
 	    "The file could not be written to the storage area" },
 	[STORAGE_WAREHOUSE_ERROR] = { 500, "warehouse_error",
 	    "The warehouse could not create the table" },
+	[STORAGE_WAREHOUSE_DROP_FAILED] = { 500, "warehouse_error",
+	    "The warehouse could not drop the table: nothing was removed, try again" },
 	[STORAGE_WAREHOUSE_UNAVAILABLE] = { 503, "warehouse_unavailable",
 	    "The warehouse cannot be reached: try again later" },
 	[STORAGE_AREA_FULL] = { 507, "insufficient_storage", "The storage area is full" },

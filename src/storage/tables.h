@@ -7,7 +7,9 @@
  *                  the route table of these and of links.c
  *   links.c        POST /storage-explorer/tables/{tableId}/datasets/{datasetId}
  *                  and GET /storage-explorer/tables/{tableId}/datasets
- *   link_load.c    work kind storage_link_load: the rows into the table */
+ *   link_load.c    work kind storage_link_load: the rows into the table
+ *   table_delete.c DELETE /storage-explorer/tables/{tableId} (the warehouse
+ *                  table dropped) */
 #ifndef SLUICE_STORAGE_TABLES_H
 #define SLUICE_STORAGE_TABLES_H
 
@@ -146,6 +148,8 @@ int storage_table_columns_parse(const char *columns_json, struct storage_table *
 /* Handlers of links.c, routed by tables.c's table. */
 int storage_link_post(struct req *r);
 int storage_table_datasets_get(struct req *r);
+/* table_delete.c */
+int storage_table_delete(struct req *r);
 
 /* --- the background load (link_load.c) --------------------------------------- */
 

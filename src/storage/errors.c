@@ -15,6 +15,7 @@
 #include "http/response.h"
 #include "http/validate.h"
 #include "storage/storage.h"
+#include "tabular/tabular.h"
 
 static const struct {
 	int status;
@@ -208,4 +209,12 @@ struct json_object *storage_json_time(const char *t)
 	snprintf(buf, sizeof buf, "%.10sT%.8s%s%.4sZ", t, t + 11,
 	         n >= 23 ? "" : ".000", n >= 23 ? t + 19 : "");
 	return json_object_new_string(buf);
+}
+
+struct json_object *storage_json_format(const char *stored)
+{
+	enum tab_format f;
+
+	return json_object_new_string(tab_format_parse(stored, &f) == 0
+	                              ? tab_format_api_name(f) : stored);
 }

@@ -29,7 +29,6 @@
 #include "http/request.h"
 #include "http/response.h"
 #include "storage/storage.h"
-#include "tabular/tabular.h"
 #include "util/log.h"
 #include "util/uuid.h"
 
@@ -82,7 +81,6 @@ static struct json_object *entry_row_json(const struct db_stmt *st)
 {
 	struct json_object *o = json_object_new_object();
 	bool folder = db_col_ll(st, 0) == 0;
-	enum tab_format f;
 
 	json_object_object_add(o, "type", json_object_new_string(folder ? "folder" : "file"));
 	json_object_object_add(o, "name", json_object_new_string(db_col_str(st, 1)));
@@ -95,9 +93,7 @@ static struct json_object *entry_row_json(const struct db_stmt *st)
 	}
 	json_object_object_add(o, "dataset_id", json_object_new_string(db_col_str(st, 3)));
 	json_object_object_add(o, "file_size_bytes", json_object_new_int64(db_col_ll(st, 5)));
-	json_object_object_add(o, "file_format", json_object_new_string(
-	    tab_format_parse(db_col_str(st, 6), &f) == 0 ? tab_format_api_name(f)
-	                                               : db_col_str(st, 6)));
+	json_object_object_add(o, "file_format", storage_json_format(db_col_str(st, 6)));
 	json_object_object_add(o, "dataset_status", json_object_new_string(db_col_str(st, 7)));
 	json_object_object_add(o, "uploaded_at", storage_json_time(db_col_str(st, 8)));
 	return o;

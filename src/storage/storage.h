@@ -248,6 +248,9 @@ struct json_object *storage_pagination(long long page, long long limit,
 /* A DATETIME(3) column ("2026-11-23 10:00:00.123") as ISO 8601 UTC with
  * milliseconds, or JSON null. */
 struct json_object *storage_json_time(const char *dbtime);
+/* A stored format (csv txt json xlsx xls parquet) as the API's file_format:
+ * csv, json, excel or parquet. */
+struct json_object *storage_json_format(const char *stored);
 
 /* --- datasets (datasets.c) ------------------------------------------------- */
 

@@ -23,11 +23,7 @@ my ($reader) = sx_customer("st-files-$t", permissions => 'STORAGE_EXPLORER.READ'
 my $dir = storage_dir($cid);
 my $F = '/storage-explorer/storage/files';
 
-sub q_enc {
-	my ($s) = @_;
-	$s =~ s/([^A-Za-z0-9._~\/-])/sprintf('%%%02X', ord $1)/ge;
-	return $s;
-}
+sub q_enc { StorageTest::_q(@_) }
 
 sub ls_folder {
 	my ($folder, $q, $token) = @_;
@@ -51,6 +47,9 @@ is($res->{status}, 201, 'root: one file') or diag describe($res);
 $res = upload($other, 'docs', [ 'a.csv', "secret\n" ]);
 is($res->{status}, 201, "another customer's docs/a.csv") or diag describe($res);
 my $other_id = dataset_of($res, 'a.csv');
+$res = upload($other, 'keep', [ 'keep.csv', "theirs\n" ]);
+is($res->{status}, 201, "another customer's keep/keep.csv") or diag describe($res);
+my $odir = storage_dir($ocid);
 
 # --- listing -------------------------------------------------------------------------------
 
@@ -173,6 +172,31 @@ $res = del_file('docs/orphan.csv');
 is($res->{status}, 200, 'a file without a dataset: removed');
 is($res->{json}{dataset_id}, undef, 'no dataset_id');
 ok(!-e "$dir/docs/orphan.csv", 'orphan bytes gone');
+
+# symlinks planted in the storage area: never followed, never removed through
+symlink("$odir/keep", "$dir/evil") or die "symlink: $!";
+symlink("$odir/keep/keep.csv", "$dir/docs/evil.csv") or die "symlink: $!";
+is(del_file('evil/keep.csv')->{status}, 404, "a symlinked folder into another customer's: 404");
+is(del_file('docs/evil.csv')->{status}, 404, "a symlink to another customer's file: 404");
+ok(-f "$odir/keep/keep.csv", 'their file is intact');
+ok(-l "$dir/docs/evil.csv" && -l "$dir/evil", 'the links are left as they were');
+is_deeply(names(ls_folder('keep', '', $other)), [ 'file:keep.csv' ], 'and still listed for them');
+unlink "$dir/docs/evil.csv", "$dir/evil";
+
+# two deletes of one file at once: one removes it, the other finds nothing
+$res = upload($tok, 'race', [ 'r.csv', "id\n1\n" ]);
+is($res->{status}, 201, 'race/r.csv uploaded') or diag describe($res);
+my @both = parallel_requests(clients => 2, requests => 1, method => 'DELETE',
+			     path => "$F?file_path=race/r.csv", opts => { token => $tok });
+is_deeply([ sort map { $_->{status} } @both ], [ 200, 404 ], 'two deletes at once: 200 and 404');
+ok(!-e "$dir/race/r.csv", 'the bytes are gone');
+
+# deleted, then uploaded again: a new dataset, listed, and its bytes there
+$res = upload($tok, 'race', [ 'r.csv', "id\n2\n" ]);
+is($res->{status}, 201, 'the same path uploaded again') or diag describe($res);
+isnt(dataset_of($res, 'r.csv'), undef, 'with a dataset');
+is_deeply(names(ls_folder('race')), [ 'file:r.csv' ], 'listed again');
+ok(-f "$dir/race/r.csv", 'on disk again');
 
 sx_error_is(sx(DELETE => $F, $tok), 400, 'file_path_required', 'file_path is required',
 	    'no file_path');

@@ -61,19 +61,22 @@ const struct vfield storage_files_query[] = {
 /* The entries directly in folder p ("" or "a/b/"): each subfolder once
  * (with how many files it holds at any depth, and their bytes), then each
  * file, by name in byte order.  Derived from the datasets: a folder is
- * there while a file is in it.  Columns: kind (0 folder, 1 file), name,
- * path, dataset id, files, bytes, format, status, uploaded_at. */
+ * there while a file is in it; names compare byte for byte, as the paths on
+ * disk do.  Columns: kind (0 folder, 1 file), name, path, dataset id,
+ * files, bytes, format, status, uploaded_at. */
+#define FOLDER_PREFIX "CAST(? AS CHAR CHARACTER SET utf8mb4) COLLATE utf8mb4_bin"
 #define FILES_ENTRIES \
 	"FROM (SELECT 0 AS kind, f.name, CONCAT(f.p, f.name) AS path, NULL AS id, " \
 	"COUNT(*) AS files, SUM(f.size_bytes) AS size, NULL AS format, NULL AS status, " \
 	"NULL AS at FROM (SELECT x.p, d.size_bytes, SUBSTRING_INDEX(SUBSTRING(" \
 	"d.file_path, CHAR_LENGTH(x.p) + 1), '/', 1) AS name FROM datasets d " \
-	"JOIN (SELECT ? AS p) x WHERE d.customer_id = ? AND " \
+	"JOIN (SELECT " FOLDER_PREFIX " AS p) x WHERE d.customer_id = ? AND " \
 	"LEFT(d.file_path, CHAR_LENGTH(x.p)) = x.p AND " \
 	"LOCATE('/', d.file_path, CHAR_LENGTH(x.p) + 1) > 0) f GROUP BY f.p, f.name " \
 	"UNION ALL SELECT 1, SUBSTRING(d.file_path, CHAR_LENGTH(x.p) + 1), d.file_path, " \
 	"d.id, 1, d.size_bytes, d.format, d.status, COALESCE(u.created_at, d.created_at) " \
-	"FROM datasets d JOIN (SELECT ? AS p) x LEFT JOIN uploads u ON u.id = d.upload_id " \
+	"FROM datasets d JOIN (SELECT " FOLDER_PREFIX " AS p) x " \
+	"LEFT JOIN uploads u ON u.id = d.upload_id " \
 	"WHERE d.customer_id = ? AND LEFT(d.file_path, CHAR_LENGTH(x.p)) = x.p AND " \
 	"LOCATE('/', d.file_path, CHAR_LENGTH(x.p) + 1) = 0) e"
 
@@ -113,7 +116,8 @@ int storage_files_get(struct req *r)
 		return -1;
 	if (req_db_or_reply(r) == NULL)
 		return -1;
-	snprintf(prefix, sizeof prefix, "%s%s", q.folder.path, q.folder.path[0] != '\0' ? "/" : "");
+	snprintf(prefix, sizeof prefix, "%s%s", q.folder.path,
+	         q.folder.path[0] != '\0' ? "/" : "");
 	if (q.folder.path[0] != '\0') {
 		if (req_count_or_reply(r, db_query(r->db, "SELECT COUNT(*) FROM datasets WHERE "
 		    "customer_id = ? AND path_hash = UNHEX(SHA2(?, 256))", "ss", customer,
@@ -173,8 +177,8 @@ static bool file_stat(const struct config *cfg, const char *customer, const char
 	return true;
 }
 
-/* Unlink path when it is still the file was (a re-upload of the same path
- * after the commit is a new file and stays). */
+/* Unlink path when it still holds the file that was (a re-upload of the
+ * same path right after the commit is another file and stays). */
 static void file_unlink_if_same(const struct config *cfg, const char *customer,
                                 const char *path, const struct stat *was)
 {
@@ -229,7 +233,8 @@ static int removal_tx(struct db *db, void *arg)
 	if (x->active > 0 && !x->force)
 		return 0;
 	rc = db_first_row(db, db_query(db, "SELECT COUNT(*) FROM table_links WHERE "
-	                  "dataset_id = ?", "s", x->id), &(struct db_text){ links, sizeof links }, 1);
+	                  "dataset_id = ?", "s", x->id),
+	                  &(struct db_text){ links, sizeof links }, 1);
 	if (rc < 0)
 		return rc;
 	x->links = strtoll(links, NULL, 10);

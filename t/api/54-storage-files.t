@@ -80,6 +80,7 @@ is_deeply(names(ls_folder('docs/2024', '', $reader)), [ 'folder:deep', 'file:x.c
 	  'READ is enough to list');
 is_deeply(names(ls_folder('docs', '', $other)), [ 'file:a.csv' ],
 	  "another customer sees only its own");
+is_deeply(ls_folder('DOCS')->{json}{entries}, [], 'folder names are case-sensitive (DOCS is not docs)');
 $res = ls_folder('nowhere');
 is($res->{status}, 200, 'a folder with nothing: 200');
 is_deeply($res->{json}{entries}, [], 'no entries');

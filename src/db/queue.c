@@ -22,11 +22,13 @@ long long queue_enqueue(struct db *db, const struct queue_new *q)
 {
 	const char *tenant = q->tenant != NULL ? q->tenant
 	                     : q->customer_id != NULL ? q->customer_id : "";
+	/* The request being served, if any: the item's log lines will say
+	 * which request asked for it. */
 	long long rc = db_exec(db,
 	    "INSERT INTO work_queue (kind, ref_id, customer_id, tenant, payload, "
-	    "max_attempts, available_at) VALUES (?, ?, ?, ?, ?, ?, "
-	    "UTC_TIMESTAMP(3) + INTERVAL ? SECOND)", "sssssii",
-	    q->kind, q->ref_id, q->customer_id, tenant, q->payload,
+	    "request_id, max_attempts, available_at) VALUES (?, ?, ?, ?, ?, ?, ?, "
+	    "UTC_TIMESTAMP(3) + INTERVAL ? SECOND)", "ssssssii",
+	    q->kind, q->ref_id, q->customer_id, tenant, q->payload, log_request_id(),
 	    (long long)(q->max_attempts > 0 ? q->max_attempts : QUEUE_ATTEMPTS),
 	    (long long)(q->delay_s > 0 ? q->delay_s : 0));
 
@@ -102,9 +104,10 @@ struct claim {
  * with the statement.  0, or -1 when they do not fit. */
 static int copy_row(struct claim *c, struct db_stmt *st)
 {
-	static const unsigned cols[] = { 1, 2, 3, 4, 5 };
+	static const unsigned cols[] = { 1, 2, 3, 4, 5, 8 };
 	const char **dst[] = { &c->it->ref_id, &c->it->customer_id, &c->it->tenant,
-	                       &c->it->payload, &c->it->give_up_reason };
+	                       &c->it->payload, &c->it->give_up_reason,
+	                       &c->it->request_id };
 	size_t off = 0;
 
 	c->it->id = db_col_ll(st, 0);
@@ -158,7 +161,7 @@ static int claim_body(struct db *db, void *arg)
 		return rc;
 	for (size_t t = 0; t < ntenants; t++) {
 		st = db_query(db, "SELECT id, ref_id, customer_id, tenant, payload, "
-		    "give_up_reason, attempts, max_attempts FROM work_queue q "
+		    "give_up_reason, attempts, max_attempts, request_id FROM work_queue q "
 		    "WHERE status = 'queued' AND kind = ? AND tenant = ? "
 		    "AND available_at <= UTC_TIMESTAMP(3) AND " NOT_BUSY " "
 		    "ORDER BY available_at, id LIMIT 1 FOR UPDATE SKIP LOCKED", "ss",

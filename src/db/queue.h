@@ -44,6 +44,7 @@ struct work_item {
 	const char *tenant;             /* fairness key ("" = nobody's) */
 	const char *payload;            /* JSON text or NULL */
 	const char *give_up_reason;     /* non-NULL: settle as failed, do not run */
+	const char *request_id;         /* the request that queued it, or NULL */
 	int attempts;                   /* including this one */
 	int max_attempts;
 };

@@ -14,6 +14,7 @@
 
 enum pool_share {
 	POOL_PASSWORD_CHECKS,           /* PBKDF2 of a Basic password */
+	POOL_CONNECTION_TESTS,          /* a source connection being tried */
 	POOL_SHARES
 };
 

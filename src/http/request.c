@@ -3,6 +3,7 @@
  * Everything is copied into the request's arena, so nothing points into the
  * FastCGI envp (freed by FCGX_Finish_r) and a handler never frees anything.
  * Every size is capped before the work it would cost. */
+#include <ctype.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -15,6 +16,7 @@
 #include "util/config.h"
 #include "util/str.h"
 #include "util/timeutil.h"
+#include "util/uuid.h"
 
 #define REQ_ENV_MAX_VARS   256
 #define REQ_ENV_MAX_BYTES  (64 * 1024)
@@ -139,6 +141,30 @@ int req_init_env(struct req *r, struct arena *a, const struct config *cfg,
 {
 	req_reset(r, a, cfg, NULL);
 	return parse_env(r, envp);
+}
+
+static bool request_id_ok(const char *s)
+{
+	size_t n = 0;
+
+	for (; s[n] != '\0'; n++)
+		if (n == REQ_ID_MAX ||
+		    !(isalnum((unsigned char)s[n]) || strchr("._:-", s[n]) != NULL))
+			return false;
+	return n > 0;
+}
+
+void req_take_request_id(struct req *r)
+{
+	const char *given = req_header(r, "X-Request-Id");
+
+	if (given != NULL && request_id_ok(given)) {
+		strcpy(r->request_id, given);
+		return;
+	}
+	/* The CSPRNG failing leaves no id rather than a guessable one. */
+	if (uuid_v4(r->request_id, '-') != 0)
+		r->request_id[0] = '\0';
 }
 
 void req_finish(struct req *r)

@@ -39,6 +39,8 @@ struct resp_header {
 	struct resp_header *next;
 };
 
+#define REQ_ID_MAX 64                  /* = LOG_REQUEST_ID_MAX */
+
 struct req {
 	struct arena *arena;
 	const struct config *cfg;
@@ -64,6 +66,9 @@ struct req {
 	/* run by the worker after the response is finished */
 	req_after_fn after_fn;
 	void *after_arg;
+
+	/* X-Request-Id of the answer and the log lines (req_take_request_id) */
+	char request_id[REQ_ID_MAX + 1];
 
 	/* response state */
 	int status;                    /* 0 until a response was written */
@@ -95,6 +100,11 @@ enum req_err {
  * The caller owns the arena and frees it after req_finish. */
 int req_init(struct req *r, struct arena *a, const struct config *cfg,
              struct db *db, FCGX_Request *fr);
+/* The request's id into r->request_id: the client's X-Request-Id when it is
+ * 1..REQ_ID_MAX characters of [A-Za-z0-9._:-] (safe in a header, a log line
+ * and a URI), else a new UUID.  Works on a request req_init refused too. */
+void req_take_request_id(struct req *r);
+
 /* Same, from a NULL-terminated "NAME=value" array (unit tests). */
 int req_init_env(struct req *r, struct arena *a, const struct config *cfg,
                  char **envp);

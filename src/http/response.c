@@ -145,6 +145,7 @@ static int resp_write(struct req *r, int status, const char *content_type,
 		cap += strlen(content_type) + sizeof "Content-Type: \r\n";
 	for (h = r->headers; h != NULL; h = h->next)
 		cap += strlen(h->name) + strlen(h->value) + 4;
+	cap += sizeof "X-Request-Id: \r\n" + strlen(r->request_id);
 	head = arena_alloc(r->arena, cap);
 
 	snprintf(line, sizeof line, "Status: %d %s\r\n", status,
@@ -158,6 +159,13 @@ static int resp_write(struct req *r, int status, const char *content_type,
 	if (clen >= 0) {
 		snprintf(line, sizeof line, "Content-Length: %lld\r\n", clen);
 		head_add(head, &used, line);
+	}
+	/* Every answer names its request, so a caller can quote it to an
+	 * operator, who finds the request's log lines by it. */
+	if (r->request_id[0] != '\0') {
+		head_add(head, &used, "X-Request-Id: ");
+		head_add(head, &used, r->request_id);
+		head_add(head, &used, "\r\n");
 	}
 	for (h = r->headers; h != NULL; h = h->next) {
 		head_add(head, &used, h->name);
@@ -188,6 +196,13 @@ int resp_json(struct req *r, int status, struct json_object *body)
 		json_object_put(body);
 		return -1;
 	}
+	/* A failure of ours carries the id in its body as well: the one
+	 * thing a user can send us to find what went wrong. */
+	if (status >= 500 && r->request_id[0] != '\0' &&
+	    json_object_is_type(body, json_type_object) &&
+	    !json_object_object_get_ex(body, "request_id", NULL))
+		json_object_object_add(body, "request_id",
+		                       json_object_new_string(r->request_id));
 	text = json_object_to_json_string_length(body,
 		JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE, &len);
 	if (text == NULL) {

@@ -77,6 +77,7 @@ int wait_redirect(struct req *r, const char *kind, const char *owner,
 {
 	char body[5 * WAIT_FIELD_MAX + 64], mac[MAC_HEX + 1];
 	const char *f[] = { kind, owner, a, b };
+	bool has_id;
 	int n;
 
 	for (size_t i = 0; i < sizeof f / sizeof f[0]; i++)
@@ -86,8 +87,9 @@ int wait_redirect(struct req *r, const char *kind, const char *owner,
 	             wait_now_ms() + wait_ms);
 	if (n < 0 || (size_t)n >= sizeof body || mac_hex(body, (size_t)n, mac) != 0)
 		return -1;
-	resp_header(r, "X-Accel-Redirect", arena_printf(r->arena, WAIT_PREFIX "%s/%s",
-	            body, mac));
+	has_id = field_ok(r->request_id, strlen(r->request_id));
+	resp_header(r, "X-Accel-Redirect", arena_printf(r->arena, WAIT_PREFIX "%s/%s%s%s",
+	            body, mac, has_id ? "?request_id=" : "", has_id ? r->request_id : ""));
 	resp_raw(r, 200, "application/json", "", 0);
 	return 0;
 }
@@ -104,6 +106,17 @@ int wait_uri_parse(const char *path, size_t len, struct wait_ref *ref)
 	memset(ref, 0, sizeof *ref);
 	if (len <= plen || strncmp(path, WAIT_PREFIX, plen) != 0)
 		return -1;
+	if ((p = memchr(path, '?', len)) != NULL) {
+		const char *id = p + sizeof "?request_id=" - 1;
+
+		if ((size_t)(end - p) > sizeof "?request_id=" - 1 &&
+		    strncmp(p, "?request_id=", sizeof "?request_id=" - 1) == 0 &&
+		    field_ok(id, (size_t)(end - id))) {
+			memcpy(ref->request_id, id, (size_t)(end - id));
+			ref->request_id[end - id] = '\0';
+		}
+		end = p;
+	}
 	/* The mac covers everything between the prefix and the last '/'. */
 	for (macp = end; macp > path + plen && macp[-1] != '/'; macp--)
 		;

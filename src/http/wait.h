@@ -29,6 +29,7 @@ struct wait_ref {
 	char a[WAIT_FIELD_MAX + 1];
 	char b[WAIT_FIELD_MAX + 1];
 	long long deadline_ms;          /* wall clock, ms since the epoch */
+	char request_id[WAIT_FIELD_MAX + 1];  /* the request's id; "" = none */
 };
 
 /* Draw the key (the serve master, before it forks).  0 or -1. */
@@ -44,7 +45,9 @@ int wait_redirect(struct req *r, const char *kind, const char *owner,
                   const char *a, const char *b, long long wait_ms);
 
 /* The request line's path of a waiter request, checked: 0 with ref filled,
- * -1 when it is not one the workers wrote. */
+ * -1 when it is not one the workers wrote.  The redirect carries the
+ * request's id as ?request_id=ID, outside the mac: it only names the
+ * request in the waiter's answer, and the location is internal. */
 int wait_uri_parse(const char *path, size_t len, struct wait_ref *ref);
 
 /* Now, wall clock, in ms since the epoch. */

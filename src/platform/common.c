@@ -85,6 +85,21 @@ int platform_run_id_check(const char *in)
 	return 0;
 }
 
+int platform_connection_ref_or_reply(struct req *r, char id[UUID_STR_LEN])
+{
+	struct verror e;
+
+	if (validate_query(vfields_none, r, NULL, NULL, &e) != 0)
+		return platform_reply_verror(r, &e);
+	/* A pipeline id's forms, written back with hyphens. */
+	if (platform_pipeline_id_parse(req_param(r, "connection_id"), id) != 0)
+		return platform_reply(r, PLATFORM_CONNECTION_NOT_FOUND);
+	for (char *p = id; *p != '\0'; p++)
+		if (*p == '_')
+			*p = '-';
+	return 0;
+}
+
 int platform_pipeline_id_new(char out[PIPELINE_ID_LEN + 1])
 {
 	return uuid_v4(out, '_');

@@ -24,12 +24,13 @@ enum shape {
 	SHAPE_STATUS_CODE,   /* {"message": text, "statusCode": status} */
 	SHAPE_VALIDATION,    /* {"detail": {"error": "ValidationError", ...}} */
 	SHAPE_WARNING,       /* {"detail": {"error": "MigrationWarning", ...}} */
+	SHAPE_ERROR,         /* {"detail": {"error": kind, "message": text}} */
 };
 
 static const struct {
 	int status;
 	enum shape shape;
-	const char *kind;    /* exception_type (EXCEPTION) or error (MSG) */
+	const char *kind;    /* exception_type (EXCEPTION) or error (MSG, ERROR) */
 	const char *text;
 } rows[] = {
 	[PLATFORM_BAD_REQUEST] = { 400, SHAPE_DETAIL, NULL,
@@ -85,6 +86,25 @@ static const struct {
 	    "Failed to retrieve pipelines" },
 	[PLATFORM_DELETE_FAILED] = { 500, SHAPE_DETAIL, NULL,
 	    "Database error while deleting the pipeline; nothing was deleted" },
+	[PLATFORM_CONNECTION_KIND_FIXED] = { 409, SHAPE_DETAIL, NULL,
+	    "A connection's database kind cannot change (its jobs are built "
+	    "for its dialect): create a new connection instead" },
+	[PLATFORM_CONNECTION_TESTS_BUSY] = { 429, SHAPE_DETAIL, NULL,
+	    "Too many connection tests at once; try again shortly" },
+	[PLATFORM_SOURCE_AUTH_REFUSED] = { 422, SHAPE_ERROR, "auth_refused",
+	    "The source database refused the user name or password" },
+	[PLATFORM_SOURCE_DATABASE_UNKNOWN] = { 422, SHAPE_ERROR, "database_unknown",
+	    "The source server has no such database" },
+	[PLATFORM_SOURCE_HOST_UNKNOWN] = { 422, SHAPE_ERROR, "host_unknown",
+	    "The source host name does not resolve" },
+	[PLATFORM_SOURCE_UNREACHABLE] = { 422, SHAPE_ERROR, "host_unreachable",
+	    "The source host refused or dropped the connection" },
+	[PLATFORM_SOURCE_TIMEOUT] = { 422, SHAPE_ERROR, "timeout",
+	    "The source did not answer in time" },
+	[PLATFORM_SOURCE_NO_DRIVER] = { 422, SHAPE_ERROR, "driver_unavailable",
+	    "This plugin has no driver, so it cannot be tested" },
+	[PLATFORM_SOURCE_FAILED] = { 422, SHAPE_ERROR, "connect_failed",
+	    "The source refused the connection" },
 };
 
 static struct json_object *jstr(const char *s)
@@ -131,6 +151,11 @@ static struct json_object *body_of(enum platform_err err, const char *text,
 		                       : json_object_new_array());
 		if (v != NULL)
 			v->errors = v->required = NULL;
+		break;
+	case SHAPE_ERROR:
+		d = json_object_new_object();
+		json_object_object_add(d, "error", jstr(rows[err].kind));
+		json_object_object_add(d, "message", jstr(text));
 		break;
 	case SHAPE_WARNING:
 	default:

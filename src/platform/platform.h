@@ -24,6 +24,7 @@ extern const struct route platform_job_routes[];         /* jobs.c, sync_mode.c 
 extern const struct route platform_run_routes[];         /* runs.c */
 extern const struct route platform_connection_routes[];  /* connections.c */
 extern const struct route platform_run_cancel_routes[];  /* run_cancel.c */
+extern const struct route platform_connection_check_routes[]; /* connection_check.c */
 
 /* --- ids ------------------------------------------------------------------
  * pipeline_id: a UUID written with underscores; paths accept hyphens too.
@@ -52,6 +53,11 @@ void platform_job_id_make(char out[JOB_ID_MAX + 1], const char *pipeline_id,
                           int index);
 /* 0, or -1 when the run id is not 32 lowercase hex characters. */
 int platform_run_id_check(const char *in);
+/* The {connection_id} of a connection route that takes no query string:
+ * 0 with its canonical form (lowercase, hyphens; the path may use '-' or
+ * '_') in id, or -1 after answering 400 (a query parameter) or 404 (not a
+ * UUID, which answers as an unknown id). */
+int platform_connection_ref_or_reply(struct req *r, char id[PIPELINE_ID_LEN + 1]);
 /* Fresh random ids from the CSPRNG; 0 or -1. */
 int platform_pipeline_id_new(char out[PIPELINE_ID_LEN + 1]);
 
@@ -85,6 +91,16 @@ enum platform_err {
 	PLATFORM_LIST_FAILED,             /* 500 {"msg", "error"} */
 	PLATFORM_LIST_UNAVAILABLE,
 	PLATFORM_DELETE_FAILED,           /* 500 {"detail"} */
+	/* connections: PATCH and POST .../test */
+	PLATFORM_CONNECTION_KIND_FIXED,   /* 409 {"detail"} */
+	PLATFORM_CONNECTION_TESTS_BUSY,   /* 429 {"detail"} */
+	PLATFORM_SOURCE_AUTH_REFUSED,     /* 422 {"detail": {"error", "message"}} */
+	PLATFORM_SOURCE_DATABASE_UNKNOWN,
+	PLATFORM_SOURCE_HOST_UNKNOWN,
+	PLATFORM_SOURCE_UNREACHABLE,
+	PLATFORM_SOURCE_TIMEOUT,
+	PLATFORM_SOURCE_NO_DRIVER,
+	PLATFORM_SOURCE_FAILED,
 };
 
 /* The body {"customer_id", "pipeline_id"} of execute, pause and resume
@@ -144,6 +160,7 @@ const char *platform_verr_code(enum verr_code code);
  * handler; t/unit/test_vtables.c checks every bound of each at max and
  * max + 1. */
 extern const struct vfield platform_connection_body[];
+extern const struct vfield platform_connection_query[];
 extern const struct vfield platform_pipeline_body[];
 extern const struct vfield platform_job_body[];
 extern const struct vfield platform_input_body[];

@@ -19,6 +19,7 @@
 #include "http/response.h"
 #include "http/validate.h"
 #include "platform/platform.h"
+#include "util/log.h"
 #include "util/str.h"
 #include "util/uuid.h"
 
@@ -87,9 +88,10 @@ static int execute_body(struct db *db, void *arg)
 	if (rc <= 0)
 		return rc;
 	if ((n = db_exec(db, "INSERT INTO pipeline_runs (id, pipeline_id, customer_id,"
-	                 " status, trigger_type, requested_by)"
-	                 " VALUES (?, ?, ?, 'CREATED', 'manual', ?)", "ssss",
-	                 e->run_id, e->pipeline_id, e->customer_id, e->by)) < 0 ||
+	                 " status, trigger_type, requested_by, request_id)"
+	                 " VALUES (?, ?, ?, 'CREATED', 'manual', ?, ?)", "sssss",
+	                 e->run_id, e->pipeline_id, e->customer_id, e->by,
+	                 log_request_id())) < 0 ||
 	    (n = db_exec(db, "UPDATE pipelines SET last_status = 'CREATED'"
 	                 " WHERE id = ?", "s", e->pipeline_id)) < 0 ||
 	    (n = db_exec(db, "UPDATE jobs SET job_status = 'CREATED'"

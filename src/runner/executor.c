@@ -282,6 +282,7 @@ static void supervise(const struct config *cfg, const char *run_id,
 struct run_claim {
 	const char *process_id;
 	char *run_id;
+	char *request_id;           /* LOG_REQUEST_ID_MAX + 1; "" = none */
 };
 
 static int claim_run_body(struct db *db, void *arg)
@@ -289,14 +290,16 @@ static int claim_run_body(struct db *db, void *arg)
 	struct run_claim *c = arg;
 	char pipeline[65];
 	const struct db_text row[] = { { c->run_id, RUN_ID_LEN + 1 },
-	                               { pipeline, sizeof pipeline } };
+	                               { pipeline, sizeof pipeline },
+	                               { c->request_id, LOG_REQUEST_ID_MAX + 1 } };
 	long long n;
 	int rc;
 
-	rc = db_first_row(db, db_query(db, "SELECT id, pipeline_id FROM pipeline_runs "
+	rc = db_first_row(db, db_query(db, "SELECT id, pipeline_id, "
+	    "IFNULL(request_id, '') FROM pipeline_runs "
 	    "WHERE status = 'CREATED' AND (not_before IS NULL OR "
 	    "not_before <= UTC_TIMESTAMP(3)) ORDER BY created_at, id LIMIT 1 "
-	    "FOR UPDATE SKIP LOCKED", ""), row, 2);
+	    "FOR UPDATE SKIP LOCKED", ""), row, 3);
 	if (rc <= 0)
 		return rc;
 	if ((n = db_exec(db, "UPDATE pipeline_runs SET status = 'RUNNING', "
@@ -314,26 +317,29 @@ static int claim_run_body(struct db *db, void *arg)
 
 /* Claim one CREATED run.  1 claimed (run_id filled) once the COMMIT
  * succeeded, 0 none, < 0 error. */
-static int claim_run(struct work_ctx *w, char run_id[RUN_ID_LEN + 1])
+static int claim_run(struct work_ctx *w, char run_id[RUN_ID_LEN + 1],
+                     char request_id[LOG_REQUEST_ID_MAX + 1])
 {
-	struct run_claim c = { w->process_id, run_id };
+	struct run_claim c = { w->process_id, run_id, request_id };
 
 	return db_tx(w->db, "run claim", claim_run_body, &c);
 }
 
 static int start_run(struct work_ctx *w)
 {
-	char run_id[RUN_ID_LEN + 1];
+	char run_id[RUN_ID_LEN + 1], request_id[LOG_REQUEST_ID_MAX + 1];
 	pid_t pid;
 	int rc;
 
-	if ((rc = claim_run(w, run_id)) <= 0) {
+	if ((rc = claim_run(w, run_id, request_id)) <= 0) {
 		if (rc < 0 && rc != DB_ERR_DEADLOCK)
 			log_kv(LOG_WARN, "run claim failed", "error=%s",
 			       LOG_Q(db_error(w->db)));
 		return rc;
 	}
 	fflush(stderr);
+	/* A run asked for by a request: its processes' lines name it. */
+	log_set_request_id(request_id);
 	pid = fork();
 	if (pid == 0)
 		supervise(w->cfg, run_id, w->process_id);
@@ -343,12 +349,14 @@ static int start_run(struct work_ctx *w)
 		snprintf(why, sizeof why, "the run could not be started: %s",
 		         strerror(errno));
 		run_fail_abandoned(w->db, run_id, w->process_id, why);
+		log_set_request_id(NULL);
 		return -1;
 	}
 	sups[nsup].pid = pid;
 	memcpy(sups[nsup].run_id, run_id, sizeof sups[nsup].run_id);
 	nsup++;
 	log_kv(LOG_INFO, "run started", "run=%s supervisor=%ld", run_id, (long)pid);
+	log_set_request_id(NULL);
 	return 1;
 }
 

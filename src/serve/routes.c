@@ -35,6 +35,7 @@ static const struct route *const area_tables[] = {
 	platform_job_routes,
 	platform_run_routes,
 	platform_connection_routes,
+	platform_connection_check_routes,
 	platform_run_cancel_routes,
 	retrieval_routes,
 	storage_routes,

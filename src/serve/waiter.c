@@ -41,6 +41,7 @@
 #define WAITER_CLIENTS 4096           /* connections held at once */
 #define WAITER_TICK_MS 50             /* how often settled rows are looked for */
 #define HEAD_MAX 8192                 /* a request head nginx sends */
+#define HEAD_OUT_MAX 384              /* the head of an answer */
 #define READ_TIMEOUT_MS 5000          /* for the head, from nginx on the same host */
 
 enum cstate { C_FREE, C_READ, C_WAIT, C_WRITE };
@@ -154,15 +155,19 @@ static void respond_raw(struct client *c, int status, const char *body)
 	size_t blen = strlen(body);
 	int n;
 
-	c->out = malloc(blen + 256);
+	c->out = malloc(blen + HEAD_OUT_MAX);
 	if (c->out == NULL) {
 		client_close(c);
 		return;
 	}
-	n = snprintf(c->out, 256, "HTTP/1.0 %d %s\r\nContent-Type: application/json\r\n"
+	/* The worker's X-Request-Id does not survive nginx's internal
+	 * redirect: the waiter says it again. */
+	n = snprintf(c->out, HEAD_OUT_MAX, "HTTP/1.0 %d %s\r\nContent-Type: application/json\r\n"
 	             "Content-Length: %zu\r\nCache-Control: no-store\r\n"
-	             "Connection: close\r\n\r\n", status,
-	             status == 200 ? "OK" : status == 202 ? "Accepted" : "Error", blen);
+	             "%s%s%sConnection: close\r\n\r\n", status,
+	             status == 200 ? "OK" : status == 202 ? "Accepted" : "Error", blen,
+	             c->ref.request_id[0] != '\0' ? "X-Request-Id: " : "", c->ref.request_id,
+	             c->ref.request_id[0] != '\0' ? "\r\n" : "");
 	memcpy(c->out + n, body, blen);
 	c->outlen = (size_t)n + blen;
 	c->outoff = 0;
@@ -171,6 +176,10 @@ static void respond_raw(struct client *c, int status, const char *body)
 
 static void respond_json(struct client *c, int status, struct json_object *body)
 {
+	if (status >= 500 && c->ref.request_id[0] != '\0' &&
+	    json_object_is_type(body, json_type_object))
+		json_object_object_add(body, "request_id",
+		                       json_object_new_string(c->ref.request_id));
 	respond_raw(c, status, json_object_to_json_string_ext(body, JSON_C_TO_STRING_PLAIN));
 	json_object_put(body);
 }
@@ -186,7 +195,10 @@ static void try_answer(struct db *db, struct client *c, bool final)
 		return;
 	if (rc < 0 || body == NULL) {
 		json_object_put(body);
-		respond_raw(c, 503, "{\"detail\":\"Service temporarily unavailable\"}");
+		body = json_object_new_object();
+		json_object_object_add(body, "detail",
+		                       json_object_new_string("Service temporarily unavailable"));
+		respond_json(c, 503, body);
 		return;
 	}
 	respond_json(c, status, body);

@@ -118,6 +118,8 @@ static void serve_one(FCGX_Request *fr, struct arena *a,
 
 	memset(&r, 0, sizeof r);
 	rc = req_init(&r, a, cfg, db, fr);
+	req_take_request_id(&r);
+	log_set_request_id(r.request_id);
 	if (rc == REQ_OK) {
 		dispatch(&r, routes, nroutes);
 	} else {
@@ -205,6 +207,7 @@ int worker_main(const struct config *cfg, int listen_fd, int ready_fd)
 		 * waits for this short work as it waits for a request. */
 		if (after_fn != NULL)
 			after_fn(after_arg);
+		log_set_request_id(NULL);
 		arena_reset(a);
 
 		if (cfg->max_requests > 0 && ++served >= cfg->max_requests) {

@@ -52,6 +52,8 @@ static const struct {
 	    "The dataset's columns do not fit the table" },
 	[STORAGE_DATASET_NOT_FOUND] = { 404, "dataset_not_found", "Dataset not found" },
 	[STORAGE_TABLE_NOT_FOUND] = { 404, "table_not_found", "Table not found" },
+	[STORAGE_LINK_NOT_FOUND] = { 404, "link_not_found",
+	    "The dataset is not linked to this table" },
 	[STORAGE_FILE_NOT_FOUND] = { 404, "file_not_found", NULL },
 	[STORAGE_PATH_CONFLICT] = { 409, "path_conflict",
 	    "The path is a folder in the storage area" },
@@ -61,6 +63,8 @@ static const struct {
 	    "The warehouse already has a table of this name" },
 	[STORAGE_LINK_EXISTS] = { 409, "already_linked",
 	    "The dataset is already linked to this table" },
+	[STORAGE_LINK_INACTIVE] = { 409, "link_inactive", "The link is inactive: link "
+	    "the dataset to the table again to load it" },
 	[STORAGE_DATASET_LINKED] = { 409, "dataset_linked", "The dataset is linked to a "
 	    "table: unlink it first, or delete with force=true (its links go too)" },
 	[STORAGE_TABLE_LINKED] = { 409, "table_linked", "The table has active links: unlink "
@@ -186,16 +190,7 @@ int storage_body_or_reply(struct req *r, const struct vfield *fields, void *out,
 struct json_object *storage_pagination(long long page, long long limit,
                                        long long total)
 {
-	struct json_object *o = json_object_new_object();
-	long long pages = (total + limit - 1) / limit;
-
-	json_object_object_add(o, "current_page", json_object_new_int64(page));
-	json_object_object_add(o, "total_pages", json_object_new_int64(pages));
-	json_object_object_add(o, "total_items", json_object_new_int64(total));
-	json_object_object_add(o, "items_per_page", json_object_new_int64(limit));
-	json_object_object_add(o, "has_next", json_object_new_boolean(page < pages));
-	json_object_object_add(o, "has_previous", json_object_new_boolean(page > 1));
-	return o;
+	return pagination_json(page, limit, total);
 }
 
 struct json_object *storage_json_time(const char *t)

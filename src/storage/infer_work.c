@@ -5,6 +5,8 @@
  *   {"upload_id": "...", "position": n}   after an upload: infer with the
  *       dataset's stored parsing options, then settle that upload file and,
  *       when it was the upload's last, the upload (completed / failed);
+ *       on success every table the dataset is actively linked to is
+ *       loaded again (link_load.c);
  *   {"refresh": {parsing options}}        a refresh-schema too large to run
  *       in the request (refresh.c): on success the dataset takes the new
  *       schema and options; on failure it is left as it was and the item
@@ -20,6 +22,7 @@
 #include "db/db.h"
 #include "db/queue.h"
 #include "storage/storage.h"
+#include "storage/tables.h"
 #include "tabular/tabular.h"
 #include "util/config.h"
 #include "util/log.h"
@@ -148,6 +151,25 @@ static int refresh_opts(struct json_object *p, struct tab_opts *o, const char **
 	return storage_opts_from_json(*text, o) == 0 ? 1 : -1;
 }
 
+/* A new version's schema, and a load of every table it is actively linked
+ * to, in one transaction: the loads run after the inference, and a crash
+ * between the two cannot lose them (the item runs again).  0 or -1. */
+static int dataset_ready(struct db *db, const char *customer_id, const char *dataset_id,
+                         const char *schema, long long rows, long long analyzed)
+{
+	if (db_begin(db) != DB_OK)
+		return -1;
+	if (db_exec(db, "UPDATE datasets SET status = 'ready', schema_json = ?, "
+	            "row_count = ?, analyzed_rows = ?, error = NULL WHERE id = ?",
+	            "siis", schema, rows, analyzed, dataset_id) < 0 ||
+	    storage_dataset_tables_queue(db, customer_id, dataset_id) != 0 ||
+	    db_commit(db) != DB_OK) {
+		db_rollback(db);
+		return -1;
+	}
+	return 0;
+}
+
 int storage_infer_work(struct work_ctx *w, const struct work_item *it,
                        char *err, size_t errlen)
 {
@@ -221,9 +243,7 @@ int storage_infer_work(struct work_ctx *w, const struct work_item *it,
 			             "WHERE id = ?", "siiss", text, rows, analyzed, new_opts,
 			             ds.id) < 0 ? -1 : 0;
 		else
-			rc = db_exec(w->db, "UPDATE datasets SET status = 'ready', schema_json = ?, "
-			             "row_count = ?, analyzed_rows = ?, error = NULL WHERE id = ?",
-			             "siis", text, rows, analyzed, ds.id) < 0 ? -1 : 0;
+			rc = dataset_ready(w->db, it->customer_id, ds.id, text, rows, analyzed);
 		if (rc != 0) {
 			str_errf(err, errlen, "database error");
 			goto out;

@@ -1,17 +1,22 @@
-/* link_load.c - work kind storage_link_load: a linked dataset's rows into
- * its warehouse table.
+/* link_load.c - work kind storage_link_load: a table's rows from the
+ * datasets linked to it.
  *
- * The file is streamed with tab_read (the dataset's stored parsing
- * options) into wh_batch, all in one warehouse transaction, so a table
- * holds either every row of the dataset or none.  When the warehouse is the
- * service's own server the link's row_count / last_sync / sync_status are
- * written in that same transaction (exactly once, whatever crashes); else
- * right after the commit.
+ * An item names a table (ref_id), not a link, so the queue runs one load of
+ * a table at a time, and a load already queued for it stands for any number
+ * of reasons to load (a link, a relink, a new version of a file, a sync).
+ * A load rebuilds the table: in one warehouse transaction it deletes every
+ * row and streams the file of each active link (tab_read with the dataset's
+ * stored parsing options) into wh_batch.  The table then holds exactly its
+ * active links' files, or, on any failure, what it held before.  When the
+ * warehouse is the service's own server the links' row_count / last_sync /
+ * sync_status are written in that same transaction (exactly once, whatever
+ * crashes); else right after the commit.
  *
  * Failures that another try cannot fix (a file gone or malformed, a value
- * the column refuses) end the item at once with the link failed and
- * inactive; the others (warehouse unreachable, a deadlock) are retried by
- * the work loop, the link pending meanwhile. */
+ * the column refuses) end the item at once: that link failed and inactive,
+ * the others it kept from loading failed with a word why (still active);
+ * the others (warehouse unreachable, a deadlock) are retried by the work
+ * loop. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,7 +49,8 @@ struct load {
 	const char **vals;
 	size_t *lens;
 	char (*bufs)[TABLE_VALUE_BUF];
-	long long rows;                    /* rows read so far */
+	long long rows;                    /* rows of this file read so far */
+	long long base;                    /* rows sent before this file */
 	bool permanent;                    /* the failure will not go away */
 	bool stopped;
 	char err[512];
@@ -92,7 +98,7 @@ static void batch_error(struct load *L, long long first, long long last,
 static int on_row(void *arg, const struct tab_cell *cells, size_t n)
 {
 	struct load *L = arg;
-	long long first = wh_batch_rows(L->batch) + 1;
+	long long first = wh_batch_rows(L->batch) - L->base + 1;
 	char err[400];
 
 	for (size_t i = 0; i < L->t->ncols; i++) {
@@ -120,54 +126,179 @@ static int on_row(void *arg, const struct tab_cell *cells, size_t n)
 	return 0;
 }
 
-/* The link settled on the service database: done with rows, or failed
- * (inactive) / pending again with the reason. */
-static void record(struct db *db, const char *link_id, const char *sync_status,
-                   const char *error, long long rows)
-{
-	long long rc;
+/* One active link of the table being loaded, and what its file gave. */
+struct load_link {
+	char id[STORAGE_ID_LEN + 1];
+	char name[STORAGE_NAME_MAX + 1];
+	char file_path[STORAGE_PATH_MAX + 1];
+	char format[16];
+	char *parsing;                     /* stored parsing options, or NULL */
+	bool loaded;                       /* its sync_status is done */
+	long long rows;
+};
 
-	if (strcmp(sync_status, "done") == 0)
-		rc = db_exec(db, "UPDATE table_links SET sync_status = 'done', status = 'active', "
-		             "row_count = ?, last_sync = UTC_TIMESTAMP(3), error = NULL "
-		             "WHERE id = ?", "is", rows, link_id);
-	else if (strcmp(sync_status, "failed") == 0)
-		rc = db_exec(db, "UPDATE table_links SET sync_status = 'failed', "
-		             "status = 'inactive', error = ? WHERE id = ?", "ss", error, link_id);
-	else
-		rc = db_exec(db, "UPDATE table_links SET sync_status = ?, error = ? "
-		             "WHERE id = ?", "sss", sync_status, error, link_id);
-	if (rc < 0)
-		log_kv(LOG_ERROR, "link status not recorded", "link=%s status=%s", link_id,
-		       sync_status);
+static void load_links_free(struct load_link *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(v[i].parsing);
+	free(v);
 }
 
-/* What the item finds of its link when it starts. */
-enum link_item {
-	LINK_ITEM_UNREADABLE,        /* the database did not answer */
-	LINK_ITEM_GONE,              /* unlinked, or its table dropped, meanwhile */
-	LINK_ITEM_TO_LOAD,
-	LINK_ITEM_LOADED,            /* done already: a repeated item */
-	LINK_ITEM_BAD_FORMAT,        /* the dataset's format is not one we load */
-};
+/* The table's active links, oldest first.  0 (*v NULL when none) or < 0. */
+static int load_links_read(struct db *db, const char *customer, const char *table_id,
+                           struct load_link **v, size_t *n)
+{
+	struct db_stmt *st;
+	size_t cap = 0;
+	int rc;
+
+	*v = NULL;
+	*n = 0;
+	st = db_query(db, "SELECT l.id, d.file_name, d.file_path, d.format, d.parsing_options, "
+	              "l.sync_status = 'done' FROM table_links l "
+	              "JOIN datasets d ON d.id = l.dataset_id WHERE l.table_id = ? "
+	              "AND l.customer_id = ? AND l.status = 'active' ORDER BY l.created_at, l.id",
+	              "ss", table_id, customer);
+	if (st == NULL)
+		return db_last_err(db);
+	while ((rc = db_fetch(st)) == 1) {
+		struct load_link *k;
+
+		if (*n == cap) {
+			struct load_link *grown = realloc(*v, (cap = cap * 2 + 4) * sizeof **v);
+
+			if (grown == NULL) {
+				rc = DB_ERR;
+				break;
+			}
+			*v = grown;
+		}
+		k = &(*v)[(*n)++];
+		memset(k, 0, sizeof *k);
+		snprintf(k->id, sizeof k->id, "%s", db_col_str(st, 0));
+		snprintf(k->name, sizeof k->name, "%s", db_col_str(st, 1));
+		snprintf(k->file_path, sizeof k->file_path, "%s", db_col_str(st, 2));
+		snprintf(k->format, sizeof k->format, "%s", db_col_str(st, 3));
+		k->parsing = db_col_null(st, 4) ? NULL : strdup(db_col_str(st, 4));
+		k->loaded = db_col_ll(st, 5) == 1;
+	}
+	db_done(st);
+	if (rc < 0) {
+		load_links_free(*v, *n);
+		*v = NULL;
+		*n = 0;
+	}
+	return rc < 0 ? rc : 0;
+}
+
+/* A link's load failed: failed with error; inactive too when its own file
+ * was the cause (it will not load until linked again), while a link the
+ * failure of another kept from loading stays active. */
+static void link_failed(struct db *db, const char *link_id, const char *error,
+                        bool deactivate)
+{
+	if (db_exec(db, "UPDATE table_links SET sync_status = 'failed', error = ?, "
+	            "status = IF(?, 'inactive', status) WHERE id = ?", "sis", error,
+	            (long long)deactivate, link_id) < 0)
+		log_kv(LOG_ERROR, "link status not recorded", "link=%s status=failed", link_id);
+}
+
+/* Stream link k's file into L->batch.  0, or -1 with L->err (and
+ * L->permanent when another try would fail the same way). */
+static int load_link_rows(struct load *L, int root, struct load_link *k)
+{
+	struct tab_opts opts;
+	struct tab_stats stats;
+	struct tab_sink sink = { .header = on_header, .row = on_row, .arg = L };
+	enum tab_format fmt;
+	struct stat sb;
+	char path[64], rerr[400] = "", ferr[400];
+	long long first;
+	int fd, trc;
+
+	if (tab_format_parse(k->format, &fmt) != 0) {
+		snprintf(L->err, sizeof L->err, "the dataset's format cannot be loaded");
+		L->permanent = true;
+		return -1;
+	}
+	/* Opened under the customer's root without following links. */
+	if ((fd = storage_file_open(root, k->file_path, &sb)) < 0) {
+		snprintf(L->err, sizeof L->err, fd == -ENOENT
+		         ? "the file is no longer in the storage area"
+		         : "the file cannot be read from the storage area");
+		L->permanent = true;
+		return -1;
+	}
+	storage_fd_path(fd, path, sizeof path);
+	tab_opts_init(&opts);
+	if (k->parsing != NULL)
+		storage_opts_from_json(k->parsing, &opts);
+	L->rows = 0;
+	L->base = wh_batch_rows(L->batch);
+	trc = tab_read(path, fmt, &opts, &sink, &stats, rerr, sizeof rerr);
+	close(fd);
+	if (trc == TAB_ERR_STOP)
+		return -1;                     /* L->err says why */
+	if (trc != TAB_OK) {
+		snprintf(L->err, sizeof L->err, "%s", rerr[0] != '\0' ? rerr
+		         : "the file could not be read");
+		L->permanent = true;
+		return -1;
+	}
+	first = wh_batch_rows(L->batch) - L->base + 1;
+	if (wh_batch_flush(L->batch, ferr, sizeof ferr) != 0) {
+		batch_error(L, first, L->rows, ferr);
+		return -1;
+	}
+	k->rows = wh_batch_rows(L->batch) - L->base;
+	return 0;
+}
+
+/* The links' new row_count and last_sync, on the warehouse connection
+ * inside its transaction when it is the service's own server. */
+static int links_done_in_wh(struct wh *wh, const struct load_link *v, size_t n,
+                            char *err, size_t errlen)
+{
+	char tbl[2 * WH_IDENT_MAX * 4 + 8], sql[800], rows[32];
+
+	if (wh_app_table(wh, "table_links", tbl, sizeof tbl) != 0) {
+		snprintf(err, errlen, "service database name too long");
+		return -1;
+	}
+	snprintf(sql, sizeof sql, "UPDATE %s SET sync_status = 'done', row_count = ?, "
+	         "last_sync = UTC_TIMESTAMP(3), error = NULL WHERE id = ?", tbl);
+	for (size_t i = 0; i < n; i++) {
+		const char *params[2] = { rows, v[i].id };
+
+		snprintf(rows, sizeof rows, "%lld", v[i].rows);
+		if (wh_exec_bound(wh, sql, params, 2, err, errlen) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static void links_done(struct db *db, const struct load_link *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (db_exec(db, "UPDATE table_links SET sync_status = 'done', row_count = ?, "
+		            "last_sync = UTC_TIMESTAMP(3), error = NULL WHERE id = ?", "is",
+		            v[i].rows, v[i].id) < 0)
+			log_kv(LOG_ERROR, "link status not recorded", "link=%s status=done",
+			       v[i].id);
+}
 
 int storage_link_load_work(struct work_ctx *w, const struct work_item *it,
                            char *err, size_t errlen)
 {
 	struct storage_table t = { .cols = NULL };
 	struct load L;
-	struct tab_opts opts;
-	struct tab_stats stats;
-	struct tab_sink sink;
+	struct load_link *links = NULL;
 	struct wh *wh = NULL;
-	struct db_stmt *st;
-	struct stat sb;
-	enum tab_format fmt;
-	char customer[STORAGE_ID_LEN + 1], file_path[STORAGE_PATH_MAX + 1];
-	char *parsing = NULL, path[64];
+	char customer[STORAGE_ID_LEN + 1], qtable[2 * 2 * WH_IDENT_MAX * 4 + 16];
+	char qs[2 * WH_IDENT_MAX * 4 + 3], qt[2 * WH_IDENT_MAX * 4 + 3], sql[sizeof qtable + 32];
 	const char **names = NULL;
-	int root = -1, fd = -1, rc = -1;
-	enum link_item state;
+	size_t nlinks = 0, failing = 0;
+	int root = -1, rc = -1, trc;
 	bool committed = false;
 
 	memset(&L, 0, sizeof L);
@@ -178,72 +309,19 @@ int storage_link_load_work(struct work_ctx *w, const struct work_item *it,
 		str_errf(err, errlen, "the work item names no customer");
 		return 0;                      /* nothing to retry */
 	}
-
-	st = db_query(w->db, "SELECT l.table_id, l.sync_status, d.file_path, d.format, "
-	              "d.parsing_options FROM table_links l JOIN datasets d ON d.id = l.dataset_id "
-	              "WHERE l.id = ? AND l.customer_id = ?", "ss", it->ref_id, customer);
-	if (st == NULL) {
-		str_errf(err, errlen, "database unavailable");
-		return -1;
+	if ((trc = storage_table_load(w->db, customer, it->ref_id, &t)) == 0) {
+		rc = 0;                        /* the table was dropped meanwhile */
+		goto out;
 	}
-	state = LINK_ITEM_UNREADABLE;
-	switch (db_fetch(st)) {
-	case 1: {
-		char table_id[STORAGE_TABLE_ID_LEN + 1];
-		int trc;
-
-		state = LINK_ITEM_TO_LOAD;
-		snprintf(table_id, sizeof table_id, "%s", db_col_str(st, 0));
-		if (strcmp(db_col_str(st, 1), "done") == 0)
-			state = LINK_ITEM_LOADED;  /* a repeated item */
-		snprintf(file_path, sizeof file_path, "%s", db_col_str(st, 2));
-		if (tab_format_parse(db_col_str(st, 3), &fmt) != 0)
-			state = LINK_ITEM_BAD_FORMAT;
-		parsing = db_col_null(st, 4) ? NULL : strdup(db_col_str(st, 4));
-		db_done(st);
-		if (state != LINK_ITEM_TO_LOAD)
-			break;
-		trc = storage_table_load(w->db, customer, table_id, &t);
-		state = trc < 0 ? LINK_ITEM_UNREADABLE : trc == 0 ? LINK_ITEM_GONE
-		      : LINK_ITEM_TO_LOAD;
-		break;
-	}
-	case 0:
-		state = LINK_ITEM_GONE;
-		/* fall through */
-	default:
-		db_done(st);
-	}
-	switch (state) {
-	case LINK_ITEM_UNREADABLE:
+	if (trc < 0 || load_links_read(w->db, customer, t.id, &links, &nlinks) != 0) {
 		str_errf(err, errlen, "database unavailable");
 		goto out;
-	case LINK_ITEM_GONE:                   /* unlinked meanwhile */
-	case LINK_ITEM_LOADED:
+	}
+	if (nlinks == 0) {                     /* all unlinked meanwhile: rows stay */
 		rc = 0;
 		goto out;
-	case LINK_ITEM_BAD_FORMAT:
-		snprintf(L.err, sizeof L.err, "the dataset's format cannot be loaded");
-		L.permanent = true;
-		goto fail;
-	case LINK_ITEM_TO_LOAD:
-		break;
 	}
-	record(w->db, it->ref_id, "running", NULL, 0);
-
-	/* The file, opened under the customer's root without following links. */
-	if ((root = storage_root_open(w->cfg, customer, false)) < 0 ||
-	    (fd = storage_file_open(root, file_path, &sb)) < 0) {
-		snprintf(L.err, sizeof L.err, fd == -ENOENT || root < 0
-		         ? "the file is no longer in the storage area"
-		         : "the file cannot be read from the storage area");
-		L.permanent = true;
-		goto fail;
-	}
-	storage_fd_path(fd, path, sizeof path);
-	tab_opts_init(&opts);
-	if (parsing != NULL)
-		storage_opts_from_json(parsing, &opts);
+	failing = nlinks;                      /* no link's own failure yet */
 
 	L.map = calloc(t.ncols, sizeof *L.map);
 	L.vals = calloc(t.ncols, sizeof *L.vals);
@@ -256,96 +334,79 @@ int storage_link_load_work(struct work_ctx *w, const struct work_item *it,
 	}
 	for (size_t i = 0; i < t.ncols; i++)
 		names[i] = t.cols[i].name;
+	if ((root = storage_root_open(w->cfg, customer, false)) < 0) {
+		snprintf(L.err, sizeof L.err, "the file is no longer in the storage area");
+		L.permanent = true;
+		goto fail;
+	}
 
 	if ((wh = wh_open(w->cfg, L.err, sizeof L.err)) == NULL || wh_begin(wh) != 0) {
 		if (wh != NULL)
 			snprintf(L.err, sizeof L.err, "%s", wh_error(wh));
 		goto fail;                     /* retried */
 	}
-	L.batch = wh_batch_new(wh, t.wh_schema, t.wh_table, names, t.ncols, LOAD_BATCH_ROWS,
-	                       L.err, sizeof L.err);
-	if (L.batch == NULL) {
+	if (wh_quote(t.wh_schema, qs, sizeof qs) != 0 || wh_quote(t.wh_table, qt, sizeof qt) != 0) {
+		snprintf(L.err, sizeof L.err, "the table's name cannot be written");
+		L.permanent = true;
+		goto fail;
+	}
+	snprintf(qtable, sizeof qtable, "%s.%s", qs, qt);
+	snprintf(sql, sizeof sql, "DELETE FROM %s", qtable);
+	if (wh_exec(wh, sql, L.err, sizeof L.err) < 0) {
 		L.permanent = true;            /* the table is gone or changed */
 		goto fail;
 	}
-	sink.header = on_header;
-	sink.row = on_row;
-	sink.arg = &L;
-	{
-		char rerr[400] = "";
-		int trc = tab_read(path, fmt, &opts, &sink, &stats, rerr, sizeof rerr);
-
-		if (trc == TAB_ERR_STOP)
-			goto fail;                 /* L.err says why */
-		if (trc != TAB_OK) {
-			snprintf(L.err, sizeof L.err, "%s", rerr[0] != '\0' ? rerr
-			         : "the file could not be read");
-			L.permanent = true;
-			goto fail;
-		}
+	L.batch = wh_batch_new(wh, t.wh_schema, t.wh_table, names, t.ncols, LOAD_BATCH_ROWS,
+	                       L.err, sizeof L.err);
+	if (L.batch == NULL) {
+		L.permanent = true;
+		goto fail;
 	}
-	{
-		long long first = wh_batch_rows(L.batch) + 1;
-		char ferr[400];
-
-		if (wh_batch_flush(L.batch, ferr, sizeof ferr) != 0) {
-			batch_error(&L, first, L.rows, ferr);
+	for (failing = 0; failing < nlinks; failing++)
+		if (load_link_rows(&L, root, &links[failing]) != 0)
 			goto fail;
-		}
+
+	if (wh_shares_app_server(wh) &&
+	    links_done_in_wh(wh, links, nlinks, L.err, sizeof L.err) != 0)
+		goto fail;
+	if (wh_commit(wh) != 0) {
+		snprintf(L.err, sizeof L.err, "%s", wh_error(wh));
+		goto fail;
 	}
-	L.rows = wh_batch_rows(L.batch);
-
-	if (wh_shares_app_server(wh)) {
-		char tbl[2 * WH_IDENT_MAX * 4 + 8], sql[800], rows[32];
-		const char *params[2] = { rows, it->ref_id };
-
-		snprintf(rows, sizeof rows, "%lld", L.rows);
-		if (wh_app_table(wh, "table_links", tbl, sizeof tbl) != 0) {
-			snprintf(L.err, sizeof L.err, "service database name too long");
-			goto fail;
-		}
-		snprintf(sql, sizeof sql, "UPDATE %s SET sync_status = 'done', status = 'active', "
-		         "row_count = ?, last_sync = UTC_TIMESTAMP(3), error = NULL WHERE id = ?",
-		         tbl);
-		if (wh_exec_bound(wh, sql, params, 2, L.err, sizeof L.err) < 0)
-			goto fail;
-		if (wh_commit(wh) != 0) {
-			snprintf(L.err, sizeof L.err, "%s", wh_error(wh));
-			goto fail;
-		}
-		committed = true;
-	} else {
-		if (wh_commit(wh) != 0) {
-			snprintf(L.err, sizeof L.err, "%s", wh_error(wh));
-			goto fail;
-		}
-		committed = true;
-		record(w->db, it->ref_id, "done", NULL, L.rows);
-	}
-	log_kv(LOG_INFO, "link loaded", "link=%s rows=%lld schema=%s table=%s", it->ref_id,
-	       L.rows, t.wh_schema, LOG_Q(t.wh_table));
+	committed = true;
+	if (!wh_shares_app_server(wh))
+		links_done(w->db, links, nlinks);
+	log_kv(LOG_INFO, "table loaded", "table=%s links=%zu rows=%lld schema=%s name=%s",
+	       t.id, nlinks, wh_batch_rows(L.batch), t.wh_schema, LOG_Q(t.wh_table));
 	rc = 0;
 	goto out;
 
 fail:
 	if (wh != NULL && !committed)
 		wh_rollback(wh);
+	str_errf(err, errlen, "%s", L.err);
 	if (L.permanent || (it->attempts >= it->max_attempts && !L.stopped)) {
-		record(w->db, it->ref_id, "failed", L.err, 0);
-		log_kv(LOG_WARN, "link load failed", "link=%s error=%s", it->ref_id, LOG_Q(L.err));
-		str_errf(err, errlen, "%s", L.err);
-		/* Recorded on the link; another try would fail the same way. */
+		char why[600];
+
+		/* The link whose file failed, when one did, and every link this
+		 * load was to bring in for the first time. */
+		if (L.permanent && failing < nlinks) {
+			link_failed(w->db, links[failing].id, L.err, true);
+			snprintf(why, sizeof why, "not loaded: the table's load failed on "
+			         "dataset '%s'", links[failing].name);
+		} else {
+			snprintf(why, sizeof why, "%s", L.err);
+		}
+		for (size_t i = 0; i < nlinks; i++)
+			if (!L.permanent || (i != failing && !links[i].loaded))
+				link_failed(w->db, links[i].id, why, false);
+		log_kv(LOG_WARN, "table load failed", "table=%s error=%s", t.id, LOG_Q(L.err));
+		/* Recorded on the links; another try would fail the same way. */
 		rc = L.permanent ? 0 : -1;
-	} else {
-		record(w->db, it->ref_id, "pending", L.err, 0);
-		str_errf(err, errlen, "%s", L.err);
-		rc = -1;
 	}
 out:
 	wh_batch_free(L.batch);
 	wh_close(wh);
-	if (fd >= 0)
-		close(fd);
 	if (root >= 0)
 		close(root);
 	free(L.map);
@@ -353,7 +414,7 @@ out:
 	free(L.lens);
 	free(L.bufs);
 	free(names);
-	free(parsing);
+	load_links_free(links, nlinks);
 	storage_table_free(&t);
 	return rc;
 }
@@ -361,6 +422,59 @@ out:
 int storage_link_load_give_up(struct work_ctx *w, const struct work_item *it,
                               const char *reason)
 {
-	record(w->db, it->ref_id, "failed", reason, 0);
+	if (it->customer_id != NULL &&
+	    db_exec(w->db, "UPDATE table_links SET sync_status = 'failed', error = ? "
+	            "WHERE table_id = ? AND customer_id = ? AND status = 'active' "
+	            "AND sync_status <> 'done'", "sss", reason, it->ref_id,
+	            it->customer_id) < 0)
+		return -1;
 	return db_connected(w->db) ? 0 : -1;
+}
+
+/* --- what queues a load ------------------------------------------------------ */
+
+int storage_table_load_queue(struct db *db, const char *customer_id, const char *table_id)
+{
+	long long rc = queue_pending(db, "storage_link_load", table_id);
+
+	if (rc == 0)                           /* none waiting: one for this */
+		rc = queue_enqueue(db, &(struct queue_new){ .kind = "storage_link_load",
+		                   .ref_id = table_id, .customer_id = customer_id });
+	return rc < 0 ? (int)rc : 0;
+}
+
+int storage_dataset_tables_queue(struct db *db, const char *customer_id,
+                                 const char *dataset_id)
+{
+	char (*tables)[STORAGE_TABLE_ID_LEN + 1] = NULL;
+	struct db_stmt *st;
+	size_t n = 0, cap = 0;
+	int rc;
+
+	st = db_query(db, "SELECT table_id FROM table_links WHERE dataset_id = ? "
+	              "AND customer_id = ? AND status = 'active'", "ss", dataset_id, customer_id);
+	if (st == NULL)
+		return db_last_err(db);
+	while ((rc = db_fetch(st)) == 1) {
+		if (n == cap) {
+			void *grown = realloc(tables, (cap = cap * 2 + 4) * sizeof *tables);
+
+			if (grown == NULL) {
+				rc = DB_ERR;
+				break;
+			}
+			tables = grown;
+		}
+		snprintf(tables[n++], sizeof tables[0], "%s", db_col_str(st, 0));
+	}
+	db_done(st);
+	for (size_t i = 0; rc == 0 && i < n; i++) {
+		long long m = db_exec(db, "UPDATE table_links SET sync_status = 'pending' "
+		                      "WHERE dataset_id = ? AND table_id = ? AND status = 'active'",
+		                      "ss", dataset_id, tables[i]);
+
+		rc = m < 0 ? (int)m : storage_table_load_queue(db, customer_id, tables[i]);
+	}
+	free(tables);
+	return rc;
 }

@@ -1,10 +1,13 @@
 /* links.c - datasets linked to warehouse tables:
- *   POST /storage-explorer/tables/{tableId}/datasets/{datasetId}
- *   GET  /storage-explorer/tables/{tableId}/datasets
+ *   POST   /storage-explorer/tables/{tableId}/datasets/{datasetId}
+ *   DELETE /storage-explorer/tables/{tableId}/datasets/{datasetId}
+ *   POST   /storage-explorer/tables/{tableId}/datasets/{datasetId}/sync
+ *   GET    /storage-explorer/tables/{tableId}/datasets
  *
  * A link is checked (column names without regard to case, the type matrix
  * of table_types.c, empty values into NOT NULL columns), recorded, and its
- * rows loaded by `sluice work` (link_load.c) in one transaction. */
+ * table loaded by `sluice work` (link_load.c).  Unlinking makes the link
+ * inactive and leaves the table's rows; linking again makes it active. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -113,8 +116,9 @@ int storage_link_post(struct req *r)
 		goto out;
 	}
 
-	/* An active link is a 409; an inactive one (its load failed) may be
-	 * linked again: checked anew, the same link, a new load. */
+	/* An active link is a 409; an inactive one (unlinked, or its load
+	 * failed) may be linked again: checked anew, the same link, and the
+	 * table loaded anew (its rows replaced, so none come twice). */
 	st = db_query(r->db, "SELECT id, status FROM table_links WHERE dataset_id = ? "
 	              "AND table_id = ?", "ss", ds.id, t.id);
 	if (st == NULL) {
@@ -222,8 +226,7 @@ int storage_link_post(struct req *r)
 			n = DB_ERR_DUPLICATE;
 	}
 	if (n >= 0)
-		n = queue_enqueue(r->db, &(struct queue_new){ .kind = "storage_link_load",
-		                  .ref_id = link_id, .customer_id = customer });
+		n = storage_table_load_queue(r->db, customer, t.id);
 	if (n >= 0)
 		n = db_commit(r->db);
 	if (n < 0) {
@@ -257,6 +260,147 @@ out:
 	return rc;
 }
 
+/* --- one existing link: DELETE (unlink) and POST .../sync ----------------------------- */
+
+/* The link between the caller's table and dataset the path names: 0 with
+ * its id and whether it is active, or 404 / 503 answered and -1.  An
+ * unknown id, a malformed one and another customer's are the same 404. */
+static int link_of_caller(struct req *r, const char *customer, char link_id[UUID_STR_LEN],
+                          bool *active)
+{
+	struct storage_table t = { .cols = NULL };
+	char ds[STORAGE_TABLE_ID_LEN + 1];
+	struct db_stmt *st;
+	int found;
+
+	found = storage_table_of_caller(r, customer, req_param(r, "table_id"), &t);
+	storage_table_free(&t);
+	if (found != 0)
+		return -1;
+	if (storage_uuid_parse(req_param(r, "dataset_id"), ds) != 0)
+		return storage_reply(r, STORAGE_LINK_NOT_FOUND);
+	st = db_query(r->db, "SELECT id, status = 'active' FROM table_links WHERE table_id = ? "
+	              "AND dataset_id = ? AND customer_id = ?", "sss", t.id, ds, customer);
+	if (st == NULL)
+		return resp_db_error(r, db_last_err(r->db));
+	if ((found = db_fetch(st)) == 1) {
+		snprintf(link_id, UUID_STR_LEN, "%s", db_col_str(st, 0));
+		*active = db_col_ll(st, 1) == 1;
+	}
+	db_done(st);
+	if (found < 0)
+		return resp_db_error(r, db_last_err(r->db));
+	return found == 1 ? 0 : storage_reply(r, STORAGE_LINK_NOT_FOUND);
+}
+
+void storage_link_state_json(struct json_object *o, struct db_stmt *st, unsigned col)
+{
+	json_object_object_add(o, "status", json_object_new_string(db_col_str(st, col)));
+	json_object_object_add(o, "sync_status", json_object_new_string(db_col_str(st, col + 1)));
+	json_object_object_add(o, "row_count", json_object_new_int64(db_col_ll(st, col + 2)));
+	json_object_object_add(o, "last_sync", db_col_null(st, col + 3) ? NULL
+	                       : storage_json_time(db_col_str(st, col + 3)));
+	json_object_object_add(o, "error", db_col_null(st, col + 4) ? NULL
+	                       : json_object_new_string(db_col_str(st, col + 4)));
+}
+
+/* Answer status with the link as it now is: the Link object's fields and
+ * its load's sync_status, row_count, last_sync and error. */
+static int link_reply(struct req *r, int status, const char *link_id)
+{
+	struct db_stmt *st;
+	struct json_object *o;
+	int found;
+
+	st = db_query(r->db, "SELECT id, table_id, dataset_id, created_at, status, sync_status, "
+	              "row_count, last_sync, error FROM table_links WHERE id = ?", "s", link_id);
+	if (st == NULL)
+		return resp_db_error(r, db_last_err(r->db));
+	if ((found = db_fetch(st)) != 1) {
+		db_done(st);
+		return found < 0 ? resp_db_error(r, db_last_err(r->db))
+		                 : storage_reply(r, STORAGE_LINK_NOT_FOUND);
+	}
+	o = json_object_new_object();
+	json_object_object_add(o, "link_id", json_object_new_string(db_col_str(st, 0)));
+	json_object_object_add(o, "table_id", json_object_new_string(db_col_str(st, 1)));
+	json_object_object_add(o, "dataset_id", json_object_new_string(db_col_str(st, 2)));
+	json_object_object_add(o, "linked_at", storage_json_time(db_col_str(st, 3)));
+	storage_link_state_json(o, st, 4);
+	db_done(st);
+	return resp_json(r, status, o);
+}
+
+int storage_link_delete(struct req *r)
+{
+	char link_id[UUID_STR_LEN];
+	const char *customer;
+	bool active;
+	long long n;
+
+	if ((customer = auth_customer_or_reply(r)) == NULL ||
+	    storage_query_or_reply(r, NULL, NULL, NULL) != 0 ||
+	    link_of_caller(r, customer, link_id, &active) != 0)
+		return -1;
+	/* Inactive, and the table keeps its rows.  A load not begun yet will
+	 * not bring this link's rows (error is set before sync_status: MariaDB
+	 * assigns left to right).  Unlinking an inactive link changes nothing. */
+	n = db_exec(r->db, "UPDATE table_links SET "
+	            "error = IF(sync_status = 'pending', 'unlinked before its rows were loaded', "
+	            "  error), "
+	            "sync_status = IF(sync_status = 'pending', 'failed', sync_status), "
+	            "status = 'inactive' WHERE id = ? AND customer_id = ?", "ss", link_id, customer);
+	if (n < 0)
+		return resp_db_error(r, (int)n);
+	if (active)
+		log_kv(LOG_INFO, "dataset unlinked", "link=%s customer=%s", link_id, customer);
+	return link_reply(r, 200, link_id);
+}
+
+int storage_link_sync_post(struct req *r)
+{
+	char link_id[UUID_STR_LEN], table_id[STORAGE_TABLE_ID_LEN + 1] = "";
+	const char *customer;
+	struct db_stmt *st;
+	struct json_object *o;
+	bool active = false;
+	long long n;
+
+	if ((customer = auth_customer_or_reply(r)) == NULL ||
+	    storage_query_or_reply(r, NULL, NULL, NULL) != 0 ||
+	    link_of_caller(r, customer, link_id, &active) != 0)
+		return -1;
+	if ((n = db_begin(r->db)) != DB_OK)
+		return resp_db_error(r, (int)n);
+	/* Pending only while still active: an unlink in between is a 409. */
+	n = active ? db_exec(r->db, "UPDATE table_links SET sync_status = 'pending' "
+	                     "WHERE id = ? AND status = 'active'", "s", link_id) : 0;
+	if (n == 0) {
+		db_rollback(r->db);
+		o = json_object_new_object();
+		json_object_object_add(o, "link_id", json_object_new_string(link_id));
+		return storage_reply_with(r, STORAGE_LINK_INACTIVE, NULL, o);
+	}
+	if (n > 0 && (st = db_query(r->db, "SELECT table_id FROM table_links WHERE id = ?",
+	                            "s", link_id)) != NULL) {
+		if (db_fetch(st) == 1)
+			snprintf(table_id, sizeof table_id, "%s", db_col_str(st, 0));
+		db_done(st);
+	}
+	if (n > 0)
+		n = table_id[0] == '\0' ? db_last_err(r->db)
+		  : storage_table_load_queue(r->db, customer, table_id);
+	if (n >= 0)
+		n = db_commit(r->db);
+	if (n < 0) {
+		db_rollback(r->db);
+		return resp_db_error(r, (int)n);
+	}
+	log_kv(LOG_INFO, "link sync queued", "link=%s table=%s customer=%s", link_id, table_id,
+	       customer);
+	return link_reply(r, 202, link_id);
+}
+
 /* --- GET /storage-explorer/tables/{tableId}/datasets --------------------------------- */
 
 int storage_table_datasets_get(struct req *r)
@@ -277,7 +421,7 @@ int storage_table_datasets_get(struct req *r)
 	}
 	storage_table_free(&t);
 	st = db_query(r->db, "SELECT l.dataset_id, d.file_name, d.file_path, d.size_bytes, "
-	              "d.format, l.created_at, l.row_count, l.status, l.last_sync "
+	              "d.format, l.created_at, l.row_count, l.status, l.last_sync, l.sync_status, l.error "
 	              "FROM table_links l JOIN datasets d ON d.id = l.dataset_id "
 	              "WHERE l.table_id = ? AND l.customer_id = ? ORDER BY l.created_at, l.id",
 	              "ss", t.id, customer);
@@ -302,6 +446,10 @@ int storage_table_datasets_get(struct req *r)
 		json_object_object_add(d, "status", json_object_new_string(db_col_str(st, 7)));
 		json_object_object_add(d, "last_sync", db_col_null(st, 8) ? NULL
 		                       : storage_json_time(db_col_str(st, 8)));
+		/* Ours: how the link's last load went, and why it failed. */
+		json_object_object_add(d, "sync_status", json_object_new_string(db_col_str(st, 9)));
+		json_object_object_add(d, "error", db_col_null(st, 10) ? NULL
+		                       : json_object_new_string(db_col_str(st, 10)));
 		json_object_array_add(arr, d);
 		total_rows += rows;
 		count++;

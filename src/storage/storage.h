@@ -26,6 +26,7 @@
 
 #include "db/queue.h"
 #include "http/router.h"
+#include "http/pagination.h"
 #include "http/validate.h"
 
 struct config;
@@ -144,11 +145,13 @@ enum storage_err {
 	STORAGE_SCHEMA_INCOMPATIBLE,      /* 400 [counts] + details */
 	STORAGE_DATASET_NOT_FOUND,        /* 404 */
 	STORAGE_TABLE_NOT_FOUND,          /* 404 */
+	STORAGE_LINK_NOT_FOUND,           /* 404 */
 	STORAGE_FILE_NOT_FOUND,           /* 404 {error, file_path}: no message */
 	STORAGE_PATH_CONFLICT,            /* 409 [file_path] */
 	STORAGE_TABLE_EXISTS,             /* 409 (+ table_id when known) */
 	STORAGE_WAREHOUSE_TABLE_EXISTS,   /* 409 [schema.table] */
 	STORAGE_LINK_EXISTS,              /* 409 (+ link_id when known) */
+	STORAGE_LINK_INACTIVE,            /* 409 + link_id */
 	STORAGE_DATASET_LINKED,           /* 409 + dataset_id, active_links */
 	STORAGE_TABLE_LINKED,             /* 409 + table_id, active_links */
 	STORAGE_TABLE_BUSY,               /* 409 a load into the table is running */
@@ -212,9 +215,9 @@ int storage_refresh_result(struct db *db, const char *customer_id,
 /* The query parameters of the listings, as rows of their vfield tables:
  * page >= 1 (default 1), limit 1 .. 100 (default 20), and folder_path, a
  * folder checked as paths.c says ("" for the root; given says it came). */
-#define STORAGE_PAGE_MAX 1000000000LL
-#define STORAGE_PAGE_LIMIT_DEFAULT 20
-#define STORAGE_PAGE_LIMIT_MAX 100
+#define STORAGE_PAGE_MAX PAGE_MAX                  /* http/pagination.h */
+#define STORAGE_PAGE_LIMIT_DEFAULT PAGE_LIMIT_DEFAULT
+#define STORAGE_PAGE_LIMIT_MAX PAGE_LIMIT_MAX
 
 struct storage_folder {
 	bool given;

@@ -9,12 +9,12 @@
  * leaves the row naming a table that is gone; the same DELETE, repeated,
  * finishes (DROP TABLE IF EXISTS).
  *
- * Loads of the table's links: a queued one finds its link gone when it
- * starts and ends without touching the warehouse (link_load.c; a load
- * never creates its table).  A running one holds the table in its
- * transaction, so the delete answers 409 table_busy rather than wait: the
- * work queue says so first, and the drop waits at most
- * TABLE_DROP_LOCK_WAIT_S for a load that started meanwhile. */
+ * Loads of the table (work items named by the table's id): a queued one
+ * finds the table gone when it starts and ends without touching the
+ * warehouse (link_load.c; a load never creates its table).  A running one
+ * holds the table in its transaction, so the delete answers 409 table_busy
+ * rather than wait: the work queue says so first, and the drop waits at
+ * most TABLE_DROP_LOCK_WAIT_S for a load that started meanwhile. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -80,10 +80,10 @@ static int table_drop_tx(struct db *db, void *arg)
 		x->outcome = TABLE_DROP_LINKED;
 		return 0;
 	}
-	if ((n = count_of(db, db_query(db, "SELECT COUNT(*) FROM work_queue q JOIN "
-	    "table_links l ON l.id = q.ref_id WHERE q.kind = 'storage_link_load' AND "
-	    "q.status = 'running' AND l.table_id = ? AND l.customer_id = ?", "ss",
-	    x->t->id, x->customer))) != 0) {
+	/* A load item names its table (link_load.c). */
+	if ((n = count_of(db, db_query(db, "SELECT COUNT(*) FROM work_queue WHERE "
+	    "kind = 'storage_link_load' AND status = 'running' AND ref_id = ? AND "
+	    "customer_id = ?", "ss", x->t->id, x->customer))) != 0) {
 		x->outcome = TABLE_DROP_BUSY;
 		return n < 0 ? (int)n : 0;
 	}

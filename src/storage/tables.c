@@ -50,6 +50,10 @@ const struct route storage_table_routes[] = {
 	  ROUTE_AUTH_JWT, "STORAGE_EXPLORER.READ" },
 	{ "POST", "/storage-explorer/tables/{table_id}/datasets/{dataset_id}",
 	  storage_link_post, ROUTE_AUTH_JWT, "STORAGE_EXPLORER.WRITE" },
+	{ "DELETE", "/storage-explorer/tables/{table_id}/datasets/{dataset_id}",
+	  storage_link_delete, ROUTE_AUTH_JWT, "STORAGE_EXPLORER.WRITE" },
+	{ "POST", "/storage-explorer/tables/{table_id}/datasets/{dataset_id}/sync",
+	  storage_link_sync_post, ROUTE_AUTH_JWT, "STORAGE_EXPLORER.WRITE" },
 	ROUTES_END
 };
 
@@ -730,13 +734,7 @@ static int table_get(struct req *r)
 		json_object_object_add(l, "dataset_id", json_object_new_string(db_col_str(st, 1)));
 		json_object_object_add(l, "dataset_name", json_object_new_string(db_col_str(st, 2)));
 		json_object_object_add(l, "linked_at", storage_json_time(db_col_str(st, 3)));
-		json_object_object_add(l, "status", json_object_new_string(db_col_str(st, 4)));
-		json_object_object_add(l, "sync_status", json_object_new_string(db_col_str(st, 5)));
-		json_object_object_add(l, "row_count", json_object_new_int64(db_col_ll(st, 6)));
-		json_object_object_add(l, "last_sync", db_col_null(st, 7) ? NULL
-		                       : storage_json_time(db_col_str(st, 7)));
-		json_object_object_add(l, "error", db_col_null(st, 8) ? NULL
-		                       : json_object_new_string(db_col_str(st, 8)));
+		storage_link_state_json(l, st, 4);
 		json_object_array_add(links, l);
 	}
 	db_done(st);

@@ -5,9 +5,9 @@
  *                  MariaDB DDL, and the dataset -> table compatibility rules
  *   tables.c       POST/GET /storage-explorer/tables[/{id}], validate-name,
  *                  the route table of these and of links.c
- *   links.c        POST /storage-explorer/tables/{tableId}/datasets/{datasetId}
- *                  and GET /storage-explorer/tables/{tableId}/datasets
- *   link_load.c    work kind storage_link_load: the rows into the table
+ *   links.c        POST and DELETE /storage-explorer/tables/{tableId}/datasets/{datasetId},
+ *                  POST .../{datasetId}/sync and GET /storage-explorer/tables/{tableId}/datasets
+ *   link_load.c    work kind storage_link_load: a table's rows from its links
  *   table_delete.c DELETE /storage-explorer/tables/{tableId} (the warehouse
  *                  table dropped) */
 #ifndef SLUICE_STORAGE_TABLES_H
@@ -20,6 +20,7 @@
 #include "storage/table_name.h"
 
 struct db;
+struct db_stmt;
 struct json_object;
 struct req;
 struct tab_cell;
@@ -147,7 +148,12 @@ int storage_table_columns_parse(const char *columns_json, struct storage_table *
 
 /* Handlers of links.c, routed by tables.c's table. */
 int storage_link_post(struct req *r);
+int storage_link_delete(struct req *r);
+int storage_link_sync_post(struct req *r);
 int storage_table_datasets_get(struct req *r);
+/* A link's state into o from st's columns col .. col + 4: status,
+ * sync_status, row_count, last_sync, error (as table_links has them). */
+void storage_link_state_json(struct json_object *o, struct db_stmt *st, unsigned col);
 /* table_delete.c */
 int storage_table_delete(struct req *r);
 
@@ -155,8 +161,16 @@ int storage_table_delete(struct req *r);
 
 int storage_link_load_work(struct work_ctx *w, const struct work_item *it,
                            char *err, size_t errlen);
-/* Its give-up: the link failed and inactive with reason. */
+/* Its give-up: the table's active links not loaded yet failed with reason. */
 int storage_link_load_give_up(struct work_ctx *w, const struct work_item *it,
                               const char *reason);
+/* Queue a load of the customer's table, unless one is queued already (it
+ * reads the links and files when it runs, so it serves this reason too).
+ * Inside the caller's transaction.  0 or < 0 enum db_err. */
+int storage_table_load_queue(struct db *db, const char *customer_id, const char *table_id);
+/* A new version of the dataset is inferred: its active links pending and a
+ * load queued for each of their tables.  0 or < 0 enum db_err. */
+int storage_dataset_tables_queue(struct db *db, const char *customer_id,
+                                 const char *dataset_id);
 
 #endif

@@ -96,6 +96,7 @@ static const struct key keys[] = {
 	NUM(memory_default_mb, 1, 1048576),
 	NUM(memory_max_mb, 1, 1048576),
 	STR(connection_key_file, true),
+	NUM(connection_test_timeout_s, 2, 30),
 
 	STR(warehouse_host, false),
 	NUM(warehouse_port, 1, 65535),
@@ -216,6 +217,7 @@ void config_defaults(struct config *c)
 	c->memory_default_mb = 2048;
 	c->memory_max_mb = 12000;
 	strcpy(c->connection_key_file, "/etc/sluice/connection.key");
+	c->connection_test_timeout_s = 5;
 
 	c->warehouse_host[0] = '\0';
 	c->warehouse_port = 3306;
@@ -399,6 +401,25 @@ int config_set(struct config *c, const char *key, const char *value,
 			return set_key(c, &keys[i], value, err, errlen);
 	str_errf(err, errlen, "unknown key '%.64s'", key);
 	return -1;
+}
+
+const char *config_key_name(size_t i)
+{
+	return i < sizeof keys / sizeof keys[0] ? keys[i].name : NULL;
+}
+
+const char *config_key_differing(const struct config *a, const struct config *b)
+{
+	for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+		const struct key *k = &keys[i];
+		const char *x = (const char *)a + k->off, *y = (const char *)b + k->off;
+
+		/* A string ends at its NUL; what lies past it is not its value. */
+		if ((k->type == K_STR || k->type == K_PROVIDER)
+		    ? strncmp(x, y, k->size) != 0 : memcmp(x, y, k->size) != 0)
+			return k->name;
+	}
+	return NULL;
 }
 
 /* One line without its newline into buf (CONFIG_LINE_MAX + 1 bytes).

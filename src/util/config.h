@@ -66,6 +66,7 @@ struct config {
 	int memory_default_mb;
 	int memory_max_mb;
 	char connection_key_file[CONFIG_PATH_MAX];   /* AES-256-GCM key, hex */
+	int connection_test_timeout_s;        /* POST .../test: connect and read */
 
 	/* warehouse (db/warehouse.c): empty host and socket = the service
 	 * database's own server; warehouse_user is the loader account */
@@ -170,6 +171,14 @@ int config_accounts_check(const struct config *c, char *err, size_t errlen);
 /* Parse one "key = value" pair (used by config_load and by tests). */
 int config_set(struct config *c, const char *key, const char *value,
                char *err, size_t errlen);
+
+/* The name of key i of the key table, or NULL past its end: what the
+ * sample configuration and the manual must cover. */
+const char *config_key_name(size_t i);
+
+/* The first key whose value differs between a and b, or NULL when none
+ * does. */
+const char *config_key_differing(const struct config *a, const struct config *b);
 
 /* Read the JWT secret file named by the config (needed by serve and token).
  * Refuses a missing file, an empty secret or one shorter than 32 bytes. */

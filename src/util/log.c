@@ -222,6 +222,21 @@ static bool enabled(enum log_level lvl)
 	return lvl >= log_threshold && lvl <= LOG_ERROR;
 }
 
+static char request_id[LOG_REQUEST_ID_MAX + 1];
+
+void log_set_request_id(const char *id)
+{
+	size_t n = id != NULL ? strnlen(id, LOG_REQUEST_ID_MAX) : 0;
+
+	memcpy(request_id, id != NULL ? id : "", n);
+	request_id[n] = '\0';
+}
+
+const char *log_request_id(void)
+{
+	return request_id[0] != '\0' ? request_id : NULL;
+}
+
 static void line_begin(struct out *o, char *buf, enum log_level lvl,
                        const char *msg)
 {
@@ -243,6 +258,10 @@ static void line_begin(struct out *o, char *buf, enum log_level lvl,
 	n = snprintf(num, sizeof num, " pid=%ld msg=", (long)getpid());
 	put(o, num, (size_t)n);
 	put_value(o, msg);
+	if (request_id[0] != '\0') {
+		put(o, " request_id=", 12);
+		put_value(o, request_id);
+	}
 }
 
 static void line_end(struct out *o)

@@ -33,6 +33,15 @@ const char *log_quote(char *buf, size_t cap, const char *s);
  * log_kv(LOG_WARN, "x failed", "error=%s", LOG_Q(msg)); */
 #define LOG_Q(s) log_quote((char[256]){0}, 256, (s))
 
+/* The id of the request (or of the queued work a request asked for) this
+ * process is busy with: while set, every line carries request_id=ID, so that
+ * one id finds a request's lines in serve's log and its work's in work's.
+ * NULL or "" clears it; an id is cut at LOG_REQUEST_ID_MAX bytes. */
+#define LOG_REQUEST_ID_MAX 64
+void log_set_request_id(const char *id);
+/* The id set, or NULL. */
+const char *log_request_id(void);
+
 /* The access log line: method, path, status, ms, customer. */
 void log_request(const char *method, const char *path, int status,
                  double ms, const char *customer);

@@ -59,6 +59,7 @@ void work_child_main(const struct config *cfg, const struct work_kind *k,
 
 	memset(&res, 0, sizeof res);
 	memset(&w, 0, sizeof w);
+	log_set_request_id(it->request_id);
 	w.cfg = cfg;
 	w.process_id = process_id;
 	w.stop = &child_stop;

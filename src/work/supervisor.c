@@ -162,9 +162,11 @@ static int start_one(struct work_ctx *w, const struct work_kind *k)
 	c->state = C_RUNNING;
 	c->started_ms = time_mono_ms();
 	c->deadline_ms = c->started_ms + work_kind_deadline_s(w->cfg, k) * 1000.0;
+	log_set_request_id(c->it.request_id);
 	log_kv(LOG_INFO, "work started", "id=%lld kind=%s ref=%s tenant=%s attempt=%d "
 	       "child=%ld%s", c->it.id, k->name, c->it.ref_id, c->it.tenant,
 	       c->it.attempts, (long)c->pid, c->it.give_up_reason != NULL ? " give_up=1" : "");
+	log_set_request_id(NULL);
 	return 1;
 }
 
@@ -243,6 +245,7 @@ static void record(struct work_ctx *w, struct child *c)
 
 	if (rc < 0)
 		return;                       /* the database is away: next turn */
+	log_set_request_id(c->it.request_id);
 	log_kv(c->outcome == QUEUE_DONE || c->outcome == QUEUE_RELEASE ? LOG_INFO
 	       : LOG_WARN, "work finished", "id=%lld kind=%s outcome=%s ms=%.0f "
 	       "rss_kb=%ld%s%s", c->it.id, c->kind->name,
@@ -253,6 +256,7 @@ static void record(struct work_ctx *w, struct child *c)
 	if (rc == 0)
 		log_kv(LOG_WARN, "work outcome not recorded: the claim was taken back",
 		       "id=%lld", c->it.id);
+	log_set_request_id(NULL);
 	free(c->buf);
 	c->buf = NULL;
 	c->state = C_FREE;

@@ -56,7 +56,7 @@ is(http(GET => '/health', { auth => $token })->{status}, 200,
 is(http(GET => '/health', { basic => env('SLUICE_DEMO_BASIC') })->{status}, 200,
    'GET /health with Basic credentials');
 
-my $line_re = qr/\bmsg=request method=GET path=\/health status=200\b/;
+my $line_re = qr/\bmsg=request request_id=[A-Za-z0-9._:-]{1,64} method=GET path=\/health status=200\b/;
 my @lines;
 ok(wait_until(15, sub {
 	@lines = grep { $_ =~ $line_re } serve_log_since($offset);
@@ -70,9 +70,9 @@ my $master = master_pid();
 my %workers = map { $_ => 1 } worker_pids($master);
 for my $l (@lines) {
 	like($l, qr{^ts=\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z\ level=info\ pid=\d+
-		    \ msg=request\ method=GET\ path=/health\ status=200
+		    \ msg=request\ request_id=[A-Za-z0-9._:-]{1,64}\ method=GET\ path=/health\ status=200
 		    \ ms=\d+(?:\.\d+)?\ customer=\S+$}x,
-	     'request line has ts, level, pid, method, path, status, ms, customer');
+	     'request line has ts, level, pid, request_id, method, path, status, ms, customer');
 	my ($pid) = $l =~ /\bpid=(\d+)/;
 	ok($pid && $workers{$pid}, "request logged by a worker of master $master")
 		or diag "line: $l; workers: " . join(' ', sort keys %workers);

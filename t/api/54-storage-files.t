@@ -232,8 +232,10 @@ is_deeply($res->{json}, { error => 'dataset_linked', dataset_id => $linked, acti
 ok(-f "$dir/linked/$t.csv", 'the file stays');
 is(mysql("SELECT COUNT(*) FROM table_links WHERE dataset_id = '$linked'"), 1, 'the link stays');
 
-# an inactive link holds nothing
-mysql("UPDATE table_links SET status = 'inactive' WHERE dataset_id = '$linked'");
+# an inactive (unlinked) link holds nothing
+is(sx(DELETE => "/storage-explorer/tables/$table->{table_id}/datasets/$linked", $tok)->{status},
+   200, 'unlinked');
+is(mysql("SELECT status FROM table_links WHERE dataset_id = '$linked'"), 'inactive', 'inactive');
 is(sx(DELETE => "/storage-explorer/datasets/$linked?force=false", $tok)->{status}, 200,
    'only inactive links: deleted without force') ;
 ok(!-e "$dir/linked/$t.csv", 'its bytes gone');

@@ -92,15 +92,15 @@ is(wh_exists($tbl), 1, 'the table stays');
 is(mysql("SELECT COUNT(*) FROM table_links WHERE id = '$link_id'"), 1, 'the link stays');
 is(del_table($tbl->{table_id}, '?force=false')->{status}, 409, 'force=false: 409 too');
 
-# a load of one of its links running (claimed elsewhere, heartbeat fresh): 409 table_busy
+# a load of the table running (claimed elsewhere, heartbeat fresh): 409 table_busy
 mysql("INSERT INTO work_queue (kind, ref_id, customer_id, status, claimed_by, claimed_at, "
-      . "heartbeat_at) VALUES ('storage_link_load', '$link_id', '$cid', 'running', "
+      . "heartbeat_at) VALUES ('storage_link_load', '$tbl->{table_id}', '$cid', 'running', "
       . "'elsewhere.test:1', UTC_TIMESTAMP(3), UTC_TIMESTAMP(3))");
 json_response_is(del_table($tbl->{table_id}, '?force=true'), 409, { error => 'table_busy',
 		 message => 'A load into the table is running: delete it once the load has ended' },
 		 'a load running: 409 table_busy, even forced');
 is(wh_exists($tbl), 1, 'nothing dropped');
-mysql("DELETE FROM work_queue WHERE ref_id = '$link_id' AND claimed_by = 'elsewhere.test:1'");
+mysql("DELETE FROM work_queue WHERE ref_id = '$tbl->{table_id}' AND claimed_by = 'elsewhere.test:1'");
 
 $res = del_table($tbl->{table_id}, '?force=true');
 json_response_is($res, 200, { table_id => $tbl->{table_id}, table_name => "linked_$t",
@@ -109,11 +109,11 @@ is(wh_exists($tbl), 0, 'the warehouse table is dropped');
 is(mysql("SELECT COUNT(*) FROM table_links WHERE id = '$link_id'"), 0, 'the link is gone');
 is(st(GET => "/storage-explorer/datasets/$ds", $tok)->{status}, 200, 'the dataset stays');
 
-# a load queued for that link now ends without recreating the table
+# a load queued for the table now ends without recreating it
 mysql("INSERT INTO work_queue (kind, ref_id, customer_id) VALUES ('storage_link_load', "
-      . "'$link_id', '$cid')");
+      . "'$tbl->{table_id}', '$cid')");
 my $item = mysql('SELECT MAX(id) FROM work_queue WHERE kind = \'storage_link_load\' AND '
-		 . "ref_id = '$link_id'");
+		 . "ref_id = '$tbl->{table_id}'");
 ok(wait_until(30, sub { mysql("SELECT status FROM work_queue WHERE id = $item") eq 'done' }),
    'a load queued after the delete ends (done)');
 is(wh_exists($tbl), 0, 'and the table is not recreated');
@@ -121,8 +121,10 @@ is(wh_exists($tbl), 0, 'and the table is not recreated');
 # --- only inactive links: no force needed --------------------------------------------------------
 
 my $tbl2 = create_table($tok, "inactive_$t", $COLS);
-my (undef, $link2) = linked($tbl2);
-mysql("UPDATE table_links SET status = 'inactive' WHERE id = '$link2'");
+my ($ds2, $link2) = linked($tbl2);
+is(st(DELETE => "/storage-explorer/tables/$tbl2->{table_id}/datasets/$ds2", $tok)->{status}, 200,
+   'unlinked');
+is(mysql("SELECT status FROM table_links WHERE id = '$link2'"), 'inactive', 'the link is inactive');
 $res = del_table($tbl2->{table_id});
 json_response_is($res, 200, { table_id => $tbl2->{table_id}, table_name => "inactive_$t",
 		 deleted => true, links_removed => 1 }, 'an inactive link does not hold it');

@@ -77,7 +77,7 @@ my ($row) = mysql("SELECT customer_id, dataset_id, table_id, status, created_by 
 	. "WHERE id = '$l->{link_id}'");
 is_deeply($row, [ $cid, $exact, $tid, 'active', "ln-a-$t\@example.com" ], 'table_links row');
 is(mysql("SELECT COUNT(*) FROM work_queue WHERE kind = 'storage_link_load' AND ref_id = "
-	 . "'$l->{link_id}' AND customer_id = '$cid'"), 1, 'a storage_link_load work item');
+	 . "'$tid' AND customer_id = '$cid'"), 1, 'a storage_link_load work item for the table');
 
 $res = link_dataset($tok, uc $tid, uc $widened);
 json_response_is($res, 201, undef, 'link with widening, any id case');

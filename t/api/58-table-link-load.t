@@ -64,8 +64,8 @@ is_deeply(\@rows, [
 my ($lrow) = mysql("SELECT sync_status, row_count, last_sync IS NOT NULL, error IS NULL FROM table_links "
 		 . "WHERE id = '$l1->{link_id}'");
 is_deeply($lrow, [ 'done', 3, 1, 1 ], 'table_links row');
-is(mysql("SELECT status FROM work_queue WHERE kind = 'storage_link_load' AND ref_id = '$l1->{link_id}'"),
-   'done', 'work item done');
+is(mysql("SELECT status FROM work_queue WHERE kind = 'storage_link_load' AND ref_id = '$tid'"),
+   'done', 'work item (of the table) done');
 
 # --- GET /storage-explorer/tables/{tableId}/datasets ---------------------------------------------
 
@@ -80,11 +80,12 @@ is($body->{total_datasets}, 1, 'total_datasets 1');
 is($body->{total_rows}, 3, 'total_rows 3');
 my $d = $body->{datasets}[0];
 is_deeply([ sort keys %$d ], [ sort qw(dataset_id dataset_name file_path file_size_bytes file_format
-	linked_at row_count status last_sync) ], 'Dataset keys');
+	linked_at row_count status last_sync sync_status error) ], 'Dataset keys');
 is_deeply({ %$d, linked_at => 'x', last_sync => 'x' }, {
 	dataset_id => $ds1, dataset_name => 'events.csv', file_path => "in/$t/events.csv",
 	file_size_bytes => length $csv, file_format => 'csv', linked_at => 'x', row_count => 3,
-	status => 'active', last_sync => 'x' }, 'the Dataset as listed under the table');
+	status => 'active', last_sync => 'x', sync_status => 'done', error => undef },
+	'the Dataset as listed under the table');
 is($d->{linked_at}, $l1->{linked_at}, 'linked_at is the link time');
 is($d->{last_sync}, $done->{last_sync}, 'last_sync');
 

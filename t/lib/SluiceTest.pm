@@ -243,6 +243,15 @@ sub json_response_is {
 	$ok = Test::More::like(header($res, 'content-type') // '',
 		qr{^application/json(?:\s*;\s*charset=utf-8)?$}i,
 		"$name: Content-Type application/json") && $ok;
+	# Every answer of sluice names its request, and a 5xx body repeats the
+	# id (docs/api.md, "Request ids").
+	my $rid = header($res, 'x-request-id');
+	$ok = Test::More::like($rid // '', qr/^[A-Za-z0-9._:-]{1,64}$/,
+		"$name: X-Request-Id") && $ok;
+	if (defined $body && $status >= 500 && ref $body eq 'HASH'
+	    && !exists $body->{request_id}) {
+		$body = { %$body, request_id => $rid };
+	}
 	if (defined $body) {
 		$ok = Test::More::is_deeply($res->{json}, $body, "$name: body")
 			&& $ok;

@@ -53,6 +53,92 @@ static int load_text(const char *text, struct config *c, char *path, size_t pcap
 	return rc;
 }
 
+/* The installed sample (sluice.conf.sample.in, placeholders filled as make
+ * fills them) names every key with its built-in default, since the sample
+ * says so and the manual's CONFIGURATION section is made from it.  Test-only
+ * keys (testing_*, *_test_*) are left out of it on purpose. */
+static void test_sample_is_the_defaults(void)
+{
+	static const struct { const char *from, *to; } fill[] = {
+		{ "@pkgdatadir@", SLUICE_PKGDATADIR },
+		{ "@sysconfdir@", SLUICE_SYSCONFDIR },
+	};
+	char in[4096], raw[16384], text[16384], path[256], err[512], want[128];
+	struct config defaults, loaded;
+	size_t n, len = 0;
+	FILE *f;
+
+	snprintf(in, sizeof in, "%s/sluice.conf.sample.in", SLUICE_TOP_SRCDIR);
+	f = fopen(in, "r");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+	n = fread(raw, 1, sizeof raw - 1, f);
+	fclose(f);
+	CU_ASSERT_FATAL(n > 0 && n < sizeof raw - 1);
+	raw[n] = '\0';
+	for (const char *p = raw; *p != '\0';) {
+		size_t i;
+
+		for (i = 0; i < sizeof fill / sizeof fill[0]; i++)
+			if (strncmp(p, fill[i].from, strlen(fill[i].from)) == 0)
+				break;
+		if (i < sizeof fill / sizeof fill[0]) {
+			CU_ASSERT_FATAL(len + strlen(fill[i].to) < sizeof text);
+			memcpy(text + len, fill[i].to, strlen(fill[i].to));
+			len += strlen(fill[i].to);
+			p += strlen(fill[i].from);
+		} else {
+			CU_ASSERT_FATAL(len + 1 < sizeof text);
+			text[len++] = *p++;
+		}
+	}
+	text[len] = '\0';
+	CU_ASSERT_PTR_NULL(strchr(text, '@'));
+
+	config_defaults(&defaults);
+	if (load_text(text, &loaded, path, sizeof path, err, sizeof err) != 0) {
+		fprintf(stderr, "\nthe sample does not load: %s\n", err);
+		CU_FAIL_FATAL("sluice.conf.sample.in does not load");
+	}
+	CU_ASSERT_PTR_NULL(config_key_differing(&defaults, &loaded));
+	if (config_key_differing(&defaults, &loaded) != NULL)
+		fprintf(stderr, "\nsample differs at %s\n", config_key_differing(&defaults, &loaded));
+
+	for (size_t i = 0; config_key_name(i) != NULL; i++) {
+		const char *name = config_key_name(i);
+
+		if (strncmp(name, "testing_", 8) == 0 || strstr(name, "_test_") != NULL)
+			continue;
+		snprintf(want, sizeof want, "\n%s =", name);
+		if (strstr(text, want) == NULL) {
+			fprintf(stderr, "\nsample lacks %s\n", name);
+			CU_FAIL("a key is missing from sluice.conf.sample.in");
+		}
+	}
+}
+
+/* config_key_differing names the key, and only a value's own bytes count. */
+static void test_key_differing(void)
+{
+	struct config a, b;
+	char err[256];
+
+	config_defaults(&a);
+	config_defaults(&b);
+	CU_ASSERT_PTR_NULL(config_key_differing(&a, &b));
+	CU_ASSERT_EQUAL(config_set(&b, "chunk_overlap", "99", err, sizeof err), 0);
+	CU_ASSERT_STRING_EQUAL(config_key_differing(&a, &b), "chunk_overlap");
+	config_defaults(&b);
+	/* "x" written over a longer default leaves old bytes past the NUL. */
+	CU_ASSERT_EQUAL(config_set(&a, "db_user", "x", err, sizeof err), 0);
+	CU_ASSERT_EQUAL(config_set(&b, "db_user", "x", err, sizeof err), 0);
+	memset(b.db_user + 2, 'z', 3);
+	CU_ASSERT_PTR_NULL(config_key_differing(&a, &b));
+	CU_ASSERT_EQUAL(config_set(&b, "db_user", "y", err, sizeof err), 0);
+	CU_ASSERT_STRING_EQUAL(config_key_differing(&a, &b), "db_user");
+	CU_ASSERT_PTR_NULL(config_key_name(100000));
+	CU_ASSERT_STRING_EQUAL(config_key_name(0), "listen");
+}
+
 static void test_defaults(void)
 {
 	struct config c;
@@ -685,6 +771,8 @@ int suite_config(void)
 		{ "connection key file", test_connection_key },
 		{ "retrieval index dir", test_rag_index_dir },
 		{ "worker count", test_worker_count },
+		{ "the sample holds every key at its default", test_sample_is_the_defaults },
+		{ "the first differing key", test_key_differing },
 		{ NULL, NULL },
 	};
 

@@ -1,4 +1,5 @@
 /* test_request.c - request context, JSON bodies and the response writer. */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +10,7 @@
 #include "http/router.h"
 #include "util/arena.h"
 #include "util/config.h"
+#include "util/uuid.h"
 #include "suites.h"
 
 #define MAX_DEPTH 32
@@ -831,6 +833,73 @@ static void test_resp_detail(void)
 	arena_free(a);
 }
 
+/* The request id: a well-formed X-Request-Id is kept, anything else is
+ * replaced by a new UUID; every answer carries it, a 5xx body too. */
+static void test_request_id(void)
+{
+	static const struct { const char *given; bool kept; } cases[] = {
+		{ "abc-123_x.y:z", true },
+		{ "0123456789012345678901234567890123456789012345678901234567890123", true },
+		{ "01234567890123456789012345678901234567890123456789012345678901234", false },
+		{ "", false },
+		{ "has space", false },
+		{ "new\nline", false },
+		{ "semi;colon", false },
+		{ "caf\xc3\xa9", false },
+		{ NULL, false },
+	};
+	char hdr[160], want[200];
+
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		struct arena *a = arena_new();
+		char *env[] = { "REQUEST_METHOD=GET", "REQUEST_URI=/", hdr, NULL };
+		struct req r;
+		const char *out;
+
+		snprintf(hdr, sizeof hdr, "HTTP_X_REQUEST_ID=%s",
+		         cases[i].given != NULL ? cases[i].given : "");
+		if (cases[i].given == NULL)
+			env[2] = NULL;
+		cfg_setup();
+		CU_ASSERT_EQUAL_FATAL(req_init_env(&r, a, &cfg, env), REQ_OK);
+		req_take_request_id(&r);
+		if (cases[i].kept) {
+			CU_ASSERT_STRING_EQUAL(r.request_id, cases[i].given);
+		} else {
+			char canon[UUID_STR_LEN];
+
+			CU_ASSERT_EQUAL(strlen(r.request_id), 36);
+			CU_ASSERT_EQUAL(uuid_parse(r.request_id, canon), 0);
+		}
+		CU_ASSERT_EQUAL(resp_detail(&r, 503, "Database unavailable"), 0);
+		out = resp_test_output(&r, NULL);
+		snprintf(want, sizeof want, "X-Request-Id: %s\r\n", r.request_id);
+		CU_ASSERT_PTR_NOT_NULL(strstr(out, want));
+		snprintf(want, sizeof want, "\"request_id\":\"%s\"}", r.request_id);
+		CU_ASSERT_PTR_NOT_NULL(strstr(out, want));
+		arena_free(a);
+	}
+}
+
+/* Below 500 the body is the handler's own. */
+static void test_request_id_4xx_body(void)
+{
+	struct arena *a = arena_new();
+	char *env[] = { "REQUEST_METHOD=GET", "REQUEST_URI=/",
+	                "HTTP_X_REQUEST_ID=r-1", NULL };
+	struct req r;
+	const char *out;
+
+	cfg_setup();
+	CU_ASSERT_EQUAL_FATAL(req_init_env(&r, a, &cfg, env), REQ_OK);
+	req_take_request_id(&r);
+	CU_ASSERT_EQUAL(resp_detail(&r, 404, "Not Found"), 0);
+	out = resp_test_output(&r, NULL);
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, "X-Request-Id: r-1\r\n"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, "\r\n\r\n{\"detail\":\"Not Found\"}"));
+	arena_free(a);
+}
+
 /* Content-Length counts bytes, including multi-byte UTF-8 and escapes. */
 static void test_resp_length(void)
 {
@@ -972,6 +1041,8 @@ static const struct test_case tests[] = {
 	{ "json body io", test_json_body_io },
 	{ "resp json", test_resp_json },
 	{ "resp detail", test_resp_detail },
+	{ "request id", test_request_id },
+	{ "request id, 4xx body", test_request_id_4xx_body },
 	{ "resp content length", test_resp_length },
 	{ "resp header injection", test_resp_header_injection },
 	{ "resp double write", test_resp_double_write },

@@ -29,7 +29,8 @@ static const struct vtable {
 } vtables[] = {
 #define BODY(t)  { #t, t, false }
 #define QUERY(t) { #t, t, true }
-	BODY(platform_connection_body), BODY(platform_pipeline_body),
+	BODY(platform_connection_body), QUERY(platform_connection_query),
+	BODY(platform_pipeline_body),
 	BODY(platform_job_body), BODY(platform_input_body),
 	BODY(platform_output_body), BODY(platform_raw_body),
 	QUERY(platform_run_query), QUERY(platform_log_query),

@@ -63,6 +63,48 @@ static void test_redirect_round_trip(void)
 	CU_ASSERT(ref.deadline_ms >= now + 5000 && ref.deadline_ms <= wait_now_ms() + 5000);
 }
 
+/* The request's id rides along outside the mac; a malformed one is
+ * dropped, and neither changes what the URI is checked for. */
+static void test_redirect_request_id(void)
+{
+	char *env[] = { "REQUEST_METHOD=GET", "REQUEST_URI=/",
+	                "HTTP_X_REQUEST_ID=req-42", NULL };
+	struct arena *ar = arena_new();
+	struct wait_ref ref;
+	struct req r;
+	char uri[512], odd[600];
+	const char *out, *h, *end, *q;
+
+	CU_ASSERT_EQUAL_FATAL(wait_key_init(), 0);
+	config_defaults(&cfg);
+	req_init_env(&r, ar, &cfg, env);
+	req_take_request_id(&r);
+	CU_ASSERT_EQUAL_FATAL(wait_redirect(&r, "question", "u", "a", "b", 1000), 0);
+	out = resp_test_output(&r, NULL);
+	h = strstr(out, "X-Accel-Redirect: ");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(h);
+	h += strlen("X-Accel-Redirect: ");
+	end = strstr(h, "\r\n");
+	snprintf(uri, sizeof uri, "%.*s", (int)(end - h), h);
+	q = strchr(uri, '?');
+	CU_ASSERT_PTR_NOT_NULL_FATAL(q);
+	CU_ASSERT_STRING_EQUAL(q, "?request_id=req-42");
+	CU_ASSERT_EQUAL(wait_uri_parse(uri, strlen(uri), &ref), 0);
+	CU_ASSERT_STRING_EQUAL(ref.request_id, "req-42");
+	CU_ASSERT_STRING_EQUAL(ref.b, "b");
+	/* A query of any other shape names no id, and the URI still checks. */
+	snprintf(odd, sizeof odd, "%.*s?request_id=a b", (int)(q - uri), uri);
+	CU_ASSERT_EQUAL(wait_uri_parse(odd, strlen(odd), &ref), 0);
+	CU_ASSERT_STRING_EQUAL(ref.request_id, "");
+	snprintf(odd, sizeof odd, "%.*s?other=1", (int)(q - uri), uri);
+	CU_ASSERT_EQUAL(wait_uri_parse(odd, strlen(odd), &ref), 0);
+	CU_ASSERT_STRING_EQUAL(ref.request_id, "");
+	/* The mac still covers the path before the query. */
+	snprintf(odd, sizeof odd, "%.*sX%s", (int)(q - uri - 1), uri, q);
+	CU_ASSERT_EQUAL(wait_uri_parse(odd, strlen(odd), &ref), -1);
+	arena_free(ar);
+}
+
 /* Every byte changed, added or taken away makes the URI one no worker
  * wrote: the waiter must refuse it. */
 static void test_forgeries(void)
@@ -175,6 +217,7 @@ int suite_wait(void)
 		{ "redirect round trip", test_redirect_round_trip },
 		{ "forged redirects refused", test_forgeries },
 		{ "redirect fields", test_redirect_fields },
+		{ "redirect with the request id", test_redirect_request_id },
 		{ "pool shares", test_pool_shares },
 		{ "worker count and wait socket", test_sizes },
 		{ NULL, NULL },

@@ -13,7 +13,6 @@
 #include "http/request.h"
 #include "http/response.h"
 #include "storage/storage.h"
-#include "tabular/tabular.h"
 #include "util/str.h"
 #include "util/uuid.h"
 
@@ -27,10 +26,16 @@ const struct route storage_routes[] = {
 	  ROUTE_AUTH_JWT, "STORAGE_EXPLORER.READ" },
 	{ "GET", "/storage-explorer/storage/download", storage_download_get,
 	  ROUTE_AUTH_JWT, "STORAGE_EXPLORER.READ" },
+	{ "GET", "/storage-explorer/storage/files", storage_files_get,
+	  ROUTE_AUTH_JWT, "STORAGE_EXPLORER.READ" },
+	{ "DELETE", "/storage-explorer/storage/files", storage_file_delete,
+	  ROUTE_AUTH_JWT, "STORAGE_EXPLORER.WRITE" },
 	{ "GET", "/storage-explorer/datasets", datasets_list,
 	  ROUTE_AUTH_JWT, "STORAGE_EXPLORER.READ" },
 	{ "GET", "/storage-explorer/datasets/{dataset_id}", dataset_get,
 	  ROUTE_AUTH_JWT, "STORAGE_EXPLORER.READ" },
+	{ "DELETE", "/storage-explorer/datasets/{dataset_id}", storage_dataset_delete,
+	  ROUTE_AUTH_JWT, "STORAGE_EXPLORER.WRITE" },
 	{ "PUT", "/storage-explorer/datasets/{dataset_id}/refresh-schema",
 	  storage_refresh_put, ROUTE_AUTH_JWT, "STORAGE_EXPLORER.WRITE" },
 	ROUTES_END
@@ -103,7 +108,6 @@ static struct json_object *dataset_row_json(const struct db_stmt *st)
 {
 	struct json_object *o = json_object_new_object(), *opts;
 	const char *path = db_col_str(st, 1), *slash = strrchr(path, '/');
-	enum tab_format f;
 
 	json_object_object_add(o, "dataset_id", json_object_new_string(db_col_str(st, 0)));
 	json_object_object_add(o, "dataset_name", json_object_new_string(db_col_str(st, 2)));
@@ -112,9 +116,7 @@ static struct json_object *dataset_row_json(const struct db_stmt *st)
 	    ? json_object_new_string_len(path, (int)(slash - path))
 	    : json_object_new_string(""));
 	json_object_object_add(o, "file_size_bytes", json_object_new_int64(db_col_ll(st, 4)));
-	json_object_object_add(o, "file_format", json_object_new_string(
-	    tab_format_parse(db_col_str(st, 3), &f) == 0 ? tab_format_api_name(f)
-	                                                 : db_col_str(st, 3)));
+	json_object_object_add(o, "file_format", storage_json_format(db_col_str(st, 3)));
 	json_object_object_add(o, "file_type", json_object_new_string(db_col_str(st, 3)));
 	json_object_object_add(o, "status", json_object_new_string(db_col_str(st, 5)));
 	json_object_object_add(o, "schema", parse_or_null(st, 6));

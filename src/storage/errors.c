@@ -15,6 +15,7 @@
 #include "http/response.h"
 #include "http/validate.h"
 #include "storage/storage.h"
+#include "tabular/tabular.h"
 
 static const struct {
 	int status;
@@ -64,6 +65,12 @@ static const struct {
 	    "The dataset is already linked to this table" },
 	[STORAGE_LINK_INACTIVE] = { 409, "link_inactive", "The link is inactive: link "
 	    "the dataset to the table again to load it" },
+	[STORAGE_DATASET_LINKED] = { 409, "dataset_linked", "The dataset is linked to a "
+	    "table: unlink it first, or delete with force=true (its links go too)" },
+	[STORAGE_TABLE_LINKED] = { 409, "table_linked", "The table has active links: unlink "
+	    "its datasets first, or delete with force=true (its links go too)" },
+	[STORAGE_TABLE_BUSY] = { 409, "table_busy", "A load into the table is running: "
+	    "delete it once the load has ended" },
 	[STORAGE_DATASET_NOT_INFERRED] = { 409, "dataset_not_ready",
 	    "The dataset's schema is not inferred yet: link it once its status is ready" },
 	[STORAGE_DATASET_INFERENCE_FAILED] = { 409, "dataset_not_ready", "The dataset's "
@@ -85,6 +92,8 @@ static const struct {
 	    "The file could not be written to the storage area" },
 	[STORAGE_WAREHOUSE_ERROR] = { 500, "warehouse_error",
 	    "The warehouse could not create the table" },
+	[STORAGE_WAREHOUSE_DROP_FAILED] = { 500, "warehouse_error",
+	    "The warehouse could not drop the table: nothing was removed, try again" },
 	[STORAGE_WAREHOUSE_UNAVAILABLE] = { 503, "warehouse_unavailable",
 	    "The warehouse cannot be reached: try again later" },
 	[STORAGE_AREA_FULL] = { 507, "insufficient_storage", "The storage area is full" },
@@ -189,4 +198,12 @@ struct json_object *storage_json_time(const char *t)
 	snprintf(buf, sizeof buf, "%.10sT%.8s%s%.4sZ", t, t + 11,
 	         n >= 23 ? "" : ".000", n >= 23 ? t + 19 : "");
 	return json_object_new_string(buf);
+}
+
+struct json_object *storage_json_format(const char *stored)
+{
+	enum tab_format f;
+
+	return json_object_new_string(tab_format_parse(stored, &f) == 0
+	                              ? tab_format_api_name(f) : stored);
 }

@@ -12,7 +12,6 @@
 #include "http/request.h"
 #include "http/response.h"
 #include "storage/storage.h"
-#include "tabular/tabular.h"
 
 /* The files of the uploads in arr (entries with upload_id), added in
  * place.  0 or a negative enum db_err. */
@@ -36,15 +35,13 @@ static int add_files(struct db *db, struct json_object *arr)
 		}
 		while ((rc = db_fetch(st)) == 1) {
 			struct json_object *f = json_object_new_object();
-			enum tab_format fmt;
 
 			json_object_object_add(f, "file_name",
 			                       json_object_new_string(db_col_str(st, 0)));
 			json_object_object_add(f, "file_size_bytes",
 			                       json_object_new_int64(db_col_ll(st, 1)));
-			json_object_object_add(f, "file_format", json_object_new_string(
-			    tab_format_parse(db_col_str(st, 2), &fmt) == 0
-			        ? tab_format_api_name(fmt) : db_col_str(st, 2)));
+			json_object_object_add(f, "file_format",
+			                       storage_json_format(db_col_str(st, 2)));
 			json_object_array_add(files, f);
 		}
 		db_done(st);

@@ -11,6 +11,10 @@
  *              Dataset object and the caller's dataset
  * refresh.c    PUT /storage-explorer/datasets/{id}/refresh-schema
  * download.c   GET /storage-explorer/storage/download (X-Accel-Redirect)
+ * files.c      GET/DELETE /storage-explorer/storage/files (a folder's
+ *              entries in pages; a file removed with its dataset),
+ *              DELETE /storage-explorer/datasets/{id}, and the one check of
+ *              the links that hold a dataset or a table in place
  * infer_work.c the storage_infer work kind of `sluice work`, and running
  *              the inference of one dataset (also used by refresh.c) */
 #ifndef SLUICE_STORAGE_H
@@ -38,6 +42,16 @@ int storage_upload_post(struct req *r);               /* uploads.c */
 int storage_history_get(struct req *r);               /* history.c */
 int storage_refresh_put(struct req *r);               /* refresh.c */
 int storage_download_get(struct req *r);              /* download.c */
+int storage_files_get(struct req *r);                 /* files.c */
+int storage_file_delete(struct req *r);               /* files.c */
+int storage_dataset_delete(struct req *r);            /* files.c */
+
+/* How many active links hold the dataset or the table id of customer_id
+ * (an inactive link holds nothing), or a negative enum db_err.  A delete
+ * of either is refused while this is not 0, unless forced. */
+enum storage_link_of { STORAGE_LINKS_OF_DATASET, STORAGE_LINKS_OF_TABLE };
+long long storage_links_active(struct db *db, const char *customer_id,
+                               enum storage_link_of of, const char *id);
 
 /* --- paths (paths.c) ------------------------------------------------------ */
 
@@ -138,6 +152,9 @@ enum storage_err {
 	STORAGE_WAREHOUSE_TABLE_EXISTS,   /* 409 [schema.table] */
 	STORAGE_LINK_EXISTS,              /* 409 (+ link_id when known) */
 	STORAGE_LINK_INACTIVE,            /* 409 + link_id */
+	STORAGE_DATASET_LINKED,           /* 409 + dataset_id, active_links */
+	STORAGE_TABLE_LINKED,             /* 409 + table_id, active_links */
+	STORAGE_TABLE_BUSY,               /* 409 a load into the table is running */
 	STORAGE_DATASET_NOT_INFERRED,     /* 409 [dataset status] */
 	STORAGE_DATASET_INFERENCE_FAILED, /* 409 */
 	STORAGE_DATASET_NO_SCHEMA,        /* 409 */
@@ -149,6 +166,7 @@ enum storage_err {
 	STORAGE_FILE_UNREADABLE,          /* 500 */
 	STORAGE_WRITE_FAILED,             /* 500 */
 	STORAGE_WAREHOUSE_ERROR,          /* 500 */
+	STORAGE_WAREHOUSE_DROP_FAILED,    /* 500 */
 	STORAGE_WAREHOUSE_UNAVAILABLE,    /* 503 */
 	STORAGE_AREA_FULL,                /* 507 */
 };
@@ -229,6 +247,9 @@ int storage_file_check(struct json_object *v, void *out, char *msg, size_t len);
 /* A DATETIME(3) column ("2026-11-23 10:00:00.123") as ISO 8601 UTC with
  * milliseconds, or JSON null. */
 struct json_object *storage_json_time(const char *dbtime);
+/* A stored format (csv txt json xlsx xls parquet) as the API's file_format:
+ * csv, json, excel or parquet. */
+struct json_object *storage_json_format(const char *stored);
 
 /* --- datasets (datasets.c) ------------------------------------------------- */
 
@@ -297,5 +318,9 @@ extern const struct vfield storage_column_body[];
 extern const struct vfield storage_table_body[];
 extern const struct vfield storage_table_query[];
 extern const struct vfield storage_dataset_query[];
+extern const struct vfield storage_files_query[];
+extern const struct vfield storage_file_delete_query[];
+/* force=true|false alone (DELETE of a dataset or a table): out is a bool. */
+extern const struct vfield storage_delete_query[];
 
 #endif

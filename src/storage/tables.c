@@ -45,6 +45,8 @@ const struct route storage_table_routes[] = {
 	  ROUTE_AUTH_JWT, "STORAGE_EXPLORER.READ" },
 	{ "GET", "/storage-explorer/tables/{table_id}", table_get,
 	  ROUTE_AUTH_JWT, "STORAGE_EXPLORER.READ" },
+	{ "DELETE", "/storage-explorer/tables/{table_id}", storage_table_delete,
+	  ROUTE_AUTH_JWT, "STORAGE_EXPLORER.WRITE" },
 	{ "GET", "/storage-explorer/tables/{table_id}/datasets", storage_table_datasets_get,
 	  ROUTE_AUTH_JWT, "STORAGE_EXPLORER.READ" },
 	{ "POST", "/storage-explorer/tables/{table_id}/datasets/{dataset_id}",

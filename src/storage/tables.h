@@ -7,7 +7,9 @@
  *                  the route table of these and of links.c
  *   links.c        POST and DELETE /storage-explorer/tables/{tableId}/datasets/{datasetId},
  *                  POST .../{datasetId}/sync and GET /storage-explorer/tables/{tableId}/datasets
- *   link_load.c    work kind storage_link_load: a table's rows from its links */
+ *   link_load.c    work kind storage_link_load: a table's rows from its links
+ *   table_delete.c DELETE /storage-explorer/tables/{tableId} (the warehouse
+ *                  table dropped) */
 #ifndef SLUICE_STORAGE_TABLES_H
 #define SLUICE_STORAGE_TABLES_H
 
@@ -152,6 +154,8 @@ int storage_table_datasets_get(struct req *r);
 /* A link's state into o from st's columns col .. col + 4: status,
  * sync_status, row_count, last_sync, error (as table_links has them). */
 void storage_link_state_json(struct json_object *o, struct db_stmt *st, unsigned col);
+/* table_delete.c */
+int storage_table_delete(struct req *r);
 
 /* --- the background load (link_load.c) --------------------------------------- */
 

@@ -42,7 +42,8 @@ static const struct vtable {
 	QUERY(storage_history_query), QUERY(storage_upload_query),
 	BODY(storage_validate_name_body), BODY(storage_column_body),
 	BODY(storage_table_body), QUERY(storage_table_query),
-	QUERY(storage_dataset_query),
+	QUERY(storage_dataset_query), QUERY(storage_files_query),
+	QUERY(storage_file_delete_query), QUERY(storage_delete_query),
 	BODY(rag_question_body), QUERY(rag_question_query), BODY(rag_dataset_body),
 	BODY(rag_documents_body), BODY(rag_document_body),
 #undef BODY

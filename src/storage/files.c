@@ -26,6 +26,7 @@
 #include "auth/auth.h"
 #include "db/db.h"
 #include "http/errors.h"
+#include "http/pagination.h"
 #include "http/request.h"
 #include "http/response.h"
 #include "storage/storage.h"
@@ -139,7 +140,7 @@ int storage_files_get(struct req *r)
 	o = json_object_new_object();
 	json_object_object_add(o, "folder_path", json_object_new_string(q.folder.path));
 	json_object_object_add(o, "entries", arr);
-	json_object_object_add(o, "pagination", storage_pagination(q.page, q.limit, total));
+	json_object_object_add(o, "pagination", pagination_json(q.page, q.limit, total));
 	return resp_json(r, 200, o);
 }
 

@@ -283,15 +283,8 @@ static char *snippet_metadata(struct json_object *doc_meta, const char *doc_id,
  * enum db_err. */
 static int document_hold(struct db *db, const char *doc_id)
 {
-	struct db_stmt *st = db_query(db, "SELECT 1 FROM rag_documents WHERE id = ? "
-	                              "FOR UPDATE", "s", doc_id);
-	int rc;
-
-	if (st == NULL)
-		return db_last_err(db);
-	rc = db_fetch(st);
-	db_done(st);
-	return rc;
+	return db_first_row(db, db_query(db, "SELECT 1 FROM rag_documents WHERE id = ? "
+	                                 "FOR UPDATE", "s", doc_id), NULL, 0);
 }
 
 /* Chunk, embed and store one document (nothing when it was deleted

@@ -568,11 +568,13 @@ static int ingest(struct work_ctx *w, const char *dataset_id, char *err, size_t 
 			snprintf(err, errlen, "database error");
 			return -1;
 		}
+		TEST_HOOK_PAUSE(w->cfg, rag_test_index_delay_ms);
 		if (rag_index_build(w->db, w->cfg, dataset_id, &snippets, err, errlen) != 0) {
 			if (dataset_dim(w->db, dataset_id, &dim, NULL, 0) == 0)
 				return 0;         /* deleted while we worked */
 			return -1;
 		}
+		TEST_HOOK_PAUSE(w->cfg, rag_test_index_delay_ms);
 		/* Success unless a document arrived or went meanwhile.  What happened is
 		 * read back, never taken from the UPDATE's row count (the row may
 		 * already say success, with the same counts: nothing changes). */

@@ -2,8 +2,9 @@
 # What a retrieval user does after creating: list their datasets (paged),
 # list a dataset's documents, delete a document -- its snippets leave the
 # dense index and the BM25 statistics exactly as if it had never been
-# posted, also while another batch is being ingested -- and every route
-# refuses a query parameter it does not take.
+# posted, also while sluice work is down, while another batch is being
+# ingested and while the index is being rebuilt -- and every route refuses
+# a query parameter it does not take.
 
 use strict;
 use warnings;
@@ -338,7 +339,54 @@ for my $m (@METRICS) {
 	is_deeply(\%sz, \%sr, "$m: scores equal to the dataset never given the deleted ones");
 }
 
-rag(DELETE => "/dataset/$_", undef, basic => $me) for $x, $y, $z, $ref;
+# --- deleting while the index is being rebuilt ---------------------------------------------
+
+# sluice work pauses before it reads the snippets for an index file and
+# again before it marks the dataset success; one ingestion at a time.  B
+# is deleted in the second pause of an ingestion whose index still holds
+# B: that index must never be taken for the current one, not even for the
+# pause before the next rebuild reads the snippets.
+with_work_conf(rag_test_ingest_delay_ms => 0, rag_test_index_delay_ms => 1500,
+	       work_rag_ingest_slots => 1);
+
+sub file_bytes {
+	my ($path) = @_;
+	open my $fh, '<:raw', $path or return '';
+	local $/;
+	return scalar <$fh>;
+}
+sub inode { (stat($_[0]))[1] // 0 }
+
+my $w = new_dataset('rebuilt', basic => $me);
+$res = add_documents($w, [ @A, $B ], basic => $me);
+my $wb = $res->{json}{document_ids}[2];
+is(wait_dataset($w, 60, basic => $me)->{status}, 'success', 'A and B ingested');
+my $file = index_file($w);
+like(file_bytes($file), qr/Volcanoes/, "B's text is in the index file");
+my $ino = inode($file);
+my $D = { text => 'Deltas form where a river meets the sea and drops its silt.',
+	  metadata => { source => 'd.txt' } };
+is(add_documents($w, [ $D ], basic => $me)->{status}, 202, 'D posted: a new ingestion');
+ok(wait_until(30, sub { inode($file) != $ino }, 0.02), 'its index file (still with B) is written');
+$res = rag(DELETE => "/dataset/$w/documents/$wb", undef, basic => $me);
+is($res->{status}, 202, 'B deleted before that ingestion marks the dataset success');
+my $wds = wait_dataset($w, 60, basic => $me);
+is($wds->{status}, 'success', 'success again');
+unlike(file_bytes($file), qr/Volcanoes/, "from then on B's text is not in the index file");
+for my $m (@METRICS) {
+	my $ans = answer($w, { question => 'volcano lava magma crater', top_n => 100,
+			       distance_metric => $m }, basic => $me);
+	ok(!(grep { $_ eq $wb } @{ doc_ids_of($ans) }), "$m: no snippet of B");
+}
+is($wds->{document_count}, 3, 'A1, A2 and D');
+is($wds->{snippet_count}, mysql("SELECT COUNT(*) FROM rag_snippets WHERE dataset_id = '$w'"),
+   'snippet_count matches the rows');
+ok(wait_until(30, sub { mysql("SELECT COUNT(*) FROM work_queue WHERE kind = 'rag_ingest' "
+	. "AND ref_id = '$w' AND status <> 'done'") == 0 }), 'every ingestion item is done');
+is(rag(GET => "/dataset/$w", undef, basic => $me)->{json}{status}, 'success', 'still success');
+unlike(file_bytes($file), qr/Volcanoes/, 'nor after the last one');
+
+rag(DELETE => "/dataset/$_", undef, basic => $me) for $x, $y, $z, $ref, $w;
 rag(DELETE => "/dataset/$theirs", undef, basic => $other);
 
 done_testing();

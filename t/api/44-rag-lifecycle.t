@@ -15,7 +15,7 @@ use JSON::PP ();
 use Test::More;
 
 use RagFixture;
-use RunnerFixture qw(with_work_conf);
+use RunnerFixture qw(with_work_conf work_pid);
 use SluiceTest;
 
 my @METRICS = qw(L2 L1 max cos dot);
@@ -276,7 +276,7 @@ for my $m (@METRICS) {
 
 # Each document waits a moment before it is embedded, so the second batch
 # is surely still ingesting when the deletions land.
-with_work_conf(rag_test_ingest_delay_ms => 250);
+with_work_conf(rag_test_ingest_delay_ms => 600);
 
 sub topic_doc {
 	my ($n) = @_;
@@ -294,13 +294,14 @@ ok(wait_until(30, sub { mysql("SELECT COUNT(*) FROM rag_documents WHERE dataset_
 my $processing = mysql("SELECT id FROM rag_documents WHERE dataset_id = '$z' AND status = "
 		       . "'processing' ORDER BY created_at, id LIMIT 1");
 ok($processing, 'one of it still processing');
-my @gone = ($first[1], $processing, $second[-1]);
+is(mysql("SELECT status FROM rag_documents WHERE id = '$second[-1]'"), 'processing',
+   'the last of it is still to come');
+# the one still to come, the one most likely under way, one of the first batch
+my @gone = ($second[-1], $processing, $first[1]);
 for my $d (@gone) {
 	is(rag(DELETE => "/dataset/$z/documents/$d", undef, basic => $me)->{status}, 202,
 	   "delete $d during the ingestion");
 }
-cmp_ok(mysql("SELECT COUNT(*) FROM rag_documents WHERE dataset_id = '$z' AND status = "
-	      . "'processing'"), '>', 0, 'the second batch was still ingesting');
 my $zds = wait_dataset($z, 60, basic => $me);
 is($zds->{status}, 'success', 'the dataset settles: success');
 is($zds->{document_count}, 8, 'eleven documents less three');
@@ -385,6 +386,32 @@ ok(wait_until(30, sub { mysql("SELECT COUNT(*) FROM work_queue WHERE kind = 'rag
 	. "AND ref_id = '$w' AND status <> 'done'") == 0 }), 'every ingestion item is done');
 is(rag(GET => "/dataset/$w", undef, basic => $me)->{json}{status}, 'success', 'still success');
 unlike(file_bytes($file), qr/Volcanoes/, 'nor after the last one');
+
+# --- sluice work killed (-9) while it rebuilds the index after a deletion -------------------
+
+my ($wa1) = map { $_->{document_id} } grep { ($_->{metadata}{source} // '') eq 'a1.txt' }
+	@{ documents_of($w, undef, basic => $me)->{json}{documents} };
+ok($wa1, "A1's id");
+like(file_bytes($file), qr/Rhine/, "A1's text is in the index file");
+is(rag(DELETE => "/dataset/$w/documents/$wa1", undef, basic => $me)->{status}, 202, 'delete A1');
+ok(wait_until(30, sub { mysql("SELECT status FROM work_queue WHERE kind = 'rag_ingest' AND "
+	. "ref_id = '$w' ORDER BY id DESC LIMIT 1") eq 'running' }), 'its rebuild is running');
+my $work = work_pid();
+ok($work && kill('KILL', $work), 'kill -9 sluice work');
+ok(wait_until(10, sub { !proc_alive($work) }), 'it is gone');
+is(rag(GET => "/dataset/$w", undef, basic => $me)->{json}{status}, 'processing',
+   'the dataset is left processing');
+$r = dev('work-start');
+is($r->{exit}, 0, 'a new sluice work') or diag $r->{err};
+$wds = wait_dataset($w, 60, basic => $me);
+is($wds->{status}, 'success', 'it finishes the rebuild');
+is($wds->{document_count}, 2, 'A2 and D are left');
+unlike(file_bytes($file), qr/Rhine/, "A1's text is not in the index file");
+for my $m (@METRICS) {
+	my $ans = answer($w, { question => 'Rhine Basel Cologne', top_n => 100,
+			       distance_metric => $m }, basic => $me);
+	ok(!(grep { $_ eq $wa1 } @{ doc_ids_of($ans) }), "$m: no snippet of A1");
+}
 
 rag(DELETE => "/dataset/$_", undef, basic => $me) for $x, $y, $z, $ref, $w;
 rag(DELETE => "/dataset/$theirs", undef, basic => $other);

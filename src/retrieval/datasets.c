@@ -1,5 +1,6 @@
-/* datasets.c - POST/GET/DELETE /dataset, the route table of the area, the
- * caller's dataset and the area's error bodies. */
+/* datasets.c - POST/GET/DELETE /dataset, GET /dataset (the caller's
+ * datasets, paged), the route table of the area, the caller's dataset and
+ * the area's error bodies. */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -11,6 +12,7 @@
 #include "db/db.h"
 #include "db/queue.h"
 #include "http/errors.h"
+#include "http/pagination.h"
 #include "http/request.h"
 #include "http/response.h"
 #include "http/validate.h"
@@ -20,14 +22,20 @@
 #include "util/uuid.h"
 
 static int dataset_post(struct req *r);
+static int datasets_list(struct req *r);
 static int dataset_get(struct req *r);
 static int dataset_delete(struct req *r);
 
 const struct route retrieval_routes[] = {
 	{ "POST",   "/dataset", dataset_post, ROUTE_AUTH_BASIC, NULL },
+	{ "GET",    "/dataset", datasets_list, ROUTE_AUTH_BASIC, NULL },
 	{ "GET",    "/dataset/{dataset_id}", dataset_get, ROUTE_AUTH_BASIC, NULL },
 	{ "DELETE", "/dataset/{dataset_id}", dataset_delete, ROUTE_AUTH_BASIC, NULL },
 	{ "POST",   "/dataset/{dataset_id}/documents", rag_documents_post,
+	  ROUTE_AUTH_BASIC, NULL },
+	{ "GET",    "/dataset/{dataset_id}/documents", rag_documents_list,
+	  ROUTE_AUTH_BASIC, NULL },
+	{ "DELETE", "/dataset/{dataset_id}/documents/{document_id}", rag_document_delete,
 	  ROUTE_AUTH_BASIC, NULL },
 	{ "POST",   "/dataset/{dataset_id}/question", rag_question_post,
 	  ROUTE_AUTH_BASIC, NULL },
@@ -44,6 +52,7 @@ static const struct {
 } replies[] = {
 	[RAG_DATASET_NOT_FOUND] = { 404, "Dataset not found" },
 	[RAG_QUESTION_NOT_FOUND] = { 404, "Question not found" },
+	[RAG_DOCUMENT_NOT_FOUND] = { 404, "Document not found" },
 	[RAG_DATASET_PROCESSING] = { 422,
 	    "Dataset is still processing: questions can be asked once its "
 	    "status is success" },
@@ -98,6 +107,15 @@ int rag_reply(struct req *r, enum rag_reply what, ...)
 int rag_reply_verror(struct req *r, const struct verror *e)
 {
 	return rag_reply(r, RAG_INVALID, e->message);
+}
+
+int rag_query_or_reply(struct req *r, const struct vfield *fields, void *out)
+{
+	struct verror e;
+
+	if (validate_query(fields != NULL ? fields : vfields_none, r, out, NULL, &e) != 0)
+		return rag_reply_verror(r, &e);
+	return 0;
 }
 
 struct json_object *rag_json_time(const char *t)
@@ -171,7 +189,8 @@ static int dataset_post(struct req *r)
 	struct db *db;
 	long long rc;
 
-	if ((body = req_json_body_or_reply(r)) == NULL)
+	if (rag_query_or_reply(r, NULL, NULL) != 0 ||
+	    (body = req_json_body_or_reply(r)) == NULL)
 		return -1;
 	if (validate_json(rag_dataset_body, body, &in, NULL, &e) != 0)
 		return rag_reply_verror(r, &e);
@@ -199,94 +218,108 @@ static int dataset_post(struct req *r)
 	return resp_json(r, 201, o);
 }
 
-/* --- GET /dataset/{id} ----------------------------------------------------------- */
+/* --- GET /dataset/{id} and GET /dataset ------------------------------------------ */
 
-static int dataset_get_read(struct req *r);
+/* A dataset as GET shows it: its row and its live counts, read in one
+ * statement and so in one snapshot (read apart, a dataset that settled in
+ * between showed "success" beside documents still processing).  The
+ * caller's user id first, then what the WHERE clause that follows binds. */
+#define DATASET_SELECT "SELECT d.id, d.name, d.status, d.error, d.embedder, " \
+	"d.dimensions, d.created_at, d.updated_at, " \
+	"(SELECT COUNT(*) FROM rag_documents x WHERE x.dataset_id = d.id " \
+	"AND x.status = 'processing'), " \
+	"(SELECT COUNT(*) FROM rag_documents x WHERE x.dataset_id = d.id " \
+	"AND x.status = 'success'), " \
+	"(SELECT COUNT(*) FROM rag_documents x WHERE x.dataset_id = d.id " \
+	"AND x.status = 'failed'), " \
+	"(SELECT COUNT(*) FROM rag_snippets s WHERE s.dataset_id = d.id) " \
+	"FROM rag_datasets d WHERE d.owner_user_id = ? "
 
-/* The counts and the status are read in one snapshot (one read-only
- * transaction under REPEATABLE READ): read apart, a dataset that settled
- * in between showed "success" beside the documents still processing. */
-static int dataset_get(struct req *r)
+static struct json_object *dataset_row_json(const struct db_stmt *st)
 {
-	int rc;
+	struct json_object *o = json_object_new_object(), *progress;
+	long long processing = db_col_ll(st, 8), done = db_col_ll(st, 9);
+	long long failed = db_col_ll(st, 10);
+	long long total = processing + done + failed;
 
-	if (db_begin(r->db) != 0)
-		return resp_db_error(r, db_last_err(r->db));
-	rc = dataset_get_read(r);
-	db_rollback(r->db);
-	return rc;
-}
-
-static int dataset_get_read(struct req *r)
-{
-	struct rag_dataset ds;
-	struct json_object *o = NULL, *progress;
-	long long docs[3] = { 0, 0, 0 };   /* processing, success, failed */
-	long long snippets = 0, total;
-	struct db_stmt *st;
-	struct db *db = r->db;
-	int rc;
-
-	if (rag_dataset_of_caller(r, req_param(r, "dataset_id"), &ds) != 0)
-		return -1;
-
-	st = db_query(db, "SELECT status, COUNT(*) FROM rag_documents "
-	              "WHERE dataset_id = ? GROUP BY status", "s", ds.id);
-	if (st == NULL)
-		return resp_db_error(r, db_last_err(db));
-	while ((rc = db_fetch(st)) == 1) {
-		const char *s = db_col_str(st, 0);
-		int k = strcmp(s, "processing") == 0 ? 0 : strcmp(s, "success") == 0 ? 1 : 2;
-
-		docs[k] += db_col_ll(st, 1);
-	}
-	db_done(st);
-	if (rc < 0)
-		return resp_db_error(r, db_last_err(db));
-
-	st = db_query(db, "SELECT COUNT(*) FROM rag_snippets WHERE dataset_id = ?",
-	              "s", ds.id);
-	if (st == NULL)
-		return resp_db_error(r, db_last_err(db));
-	if ((rc = db_fetch(st)) == 1)
-		snippets = db_col_ll(st, 0);
-	db_done(st);
-	if (rc < 0)
-		return resp_db_error(r, db_last_err(db));
-
-	st = db_query(db, "SELECT name, status, error, embedder, dimensions, "
-	              "created_at, updated_at FROM rag_datasets WHERE id = ?",
-	              "s", ds.id);
-	if (st == NULL)
-		return resp_db_error(r, db_last_err(db));
-	if ((rc = db_fetch(st)) != 1) {
-		db_done(st);
-		return rc < 0 ? resp_db_error(r, db_last_err(db))
-		              : rag_reply(r, RAG_DATASET_NOT_FOUND);
-	}
-	total = docs[0] + docs[1] + docs[2];
-	o = json_object_new_object();
-	json_object_object_add(o, "dataset_id", json_object_new_string(ds.id));
-	json_object_object_add(o, "name", json_object_new_string(db_col_str(st, 0)));
-	json_object_object_add(o, "status", json_object_new_string(db_col_str(st, 1)));
-	json_object_object_add(o, "error", db_col_null(st, 2) ? NULL
-	                       : json_object_new_string(db_col_str(st, 2)));
+	json_object_object_add(o, "dataset_id", json_object_new_string(db_col_str(st, 0)));
+	json_object_object_add(o, "name", json_object_new_string(db_col_str(st, 1)));
+	json_object_object_add(o, "status", json_object_new_string(db_col_str(st, 2)));
+	json_object_object_add(o, "error", db_col_null(st, 3) ? NULL
+	                       : json_object_new_string(db_col_str(st, 3)));
 	json_object_object_add(o, "document_count", json_object_new_int64(total));
-	json_object_object_add(o, "snippet_count", json_object_new_int64(snippets));
+	json_object_object_add(o, "snippet_count", json_object_new_int64(db_col_ll(st, 11)));
 	progress = json_object_new_object();
 	json_object_object_add(progress, "documents_total", json_object_new_int64(total));
-	json_object_object_add(progress, "documents_done", json_object_new_int64(docs[1]));
-	json_object_object_add(progress, "documents_failed", json_object_new_int64(docs[2]));
+	json_object_object_add(progress, "documents_done", json_object_new_int64(done));
+	json_object_object_add(progress, "documents_failed", json_object_new_int64(failed));
 	json_object_object_add(progress, "documents_processing",
-	                       json_object_new_int64(docs[0]));
+	                       json_object_new_int64(processing));
 	json_object_object_add(progress, "percent", json_object_new_int64(
-	    total == 0 ? 0 : (docs[1] + docs[2]) * 100 / total));
+	    total == 0 ? 0 : (done + failed) * 100 / total));
 	json_object_object_add(o, "progress", progress);
-	json_object_object_add(o, "embedder", json_object_new_string(db_col_str(st, 3)));
-	json_object_object_add(o, "dimensions", json_object_new_int64(db_col_ll(st, 4)));
-	json_object_object_add(o, "created_at", rag_json_time(db_col_str(st, 5)));
-	json_object_object_add(o, "updated_at", rag_json_time(db_col_str(st, 6)));
-	db_done(st);
+	json_object_object_add(o, "embedder", json_object_new_string(db_col_str(st, 4)));
+	json_object_object_add(o, "dimensions", json_object_new_int64(db_col_ll(st, 5)));
+	json_object_object_add(o, "created_at", rag_json_time(db_col_str(st, 6)));
+	json_object_object_add(o, "updated_at", rag_json_time(db_col_str(st, 7)));
+	return o;
+}
+
+static int dataset_get(struct req *r)
+{
+	char id[RAG_ID_LEN + 1];
+	struct json_object *arr, *o;
+
+	if (rag_query_or_reply(r, NULL, NULL) != 0)
+		return -1;
+	if (rag_id_parse(req_param(r, "dataset_id"), id) != 0)
+		return rag_reply(r, RAG_DATASET_NOT_FOUND);
+	if (req_db_or_reply(r) == NULL)
+		return -1;
+	arr = req_rows_or_reply(r, db_query(r->db, DATASET_SELECT "AND d.id = ?", "is",
+	                        r->id.user_id, id), dataset_row_json);
+	if (arr == NULL)
+		return -1;
+	if (json_object_array_length(arr) == 0) {
+		json_object_put(arr);
+		return rag_reply(r, RAG_DATASET_NOT_FOUND);
+	}
+	o = json_object_get(json_object_array_get_idx(arr, 0));
+	json_object_put(arr);
+	return resp_json(r, 200, o);
+}
+
+struct datasets_query {
+	struct page_query page;
+};
+
+const struct vfield rag_datasets_query[] = {
+	PAGE_QUERY_ROWS(struct datasets_query, page),
+	VFIELDS_END
+};
+
+/* The caller's datasets, newest first. */
+static int datasets_list(struct req *r)
+{
+	struct datasets_query q = { PAGE_QUERY_INIT };
+	struct json_object *o, *arr;
+	long long total = 0;
+
+	if (rag_query_or_reply(r, rag_datasets_query, &q) != 0 ||
+	    req_db_or_reply(r) == NULL)
+		return -1;
+	if (req_count_or_reply(r, db_query(r->db, "SELECT COUNT(*) FROM rag_datasets "
+	    "WHERE owner_user_id = ?", "i", r->id.user_id), &total) != 0)
+		return -1;
+	arr = req_rows_or_reply(r, db_query(r->db, DATASET_SELECT "ORDER BY d.created_at "
+	    "DESC, d.id LIMIT ? OFFSET ?", "iii", r->id.user_id, q.page.limit,
+	    page_offset(&q.page)), dataset_row_json);
+	if (arr == NULL)
+		return -1;
+	o = json_object_new_object();
+	json_object_object_add(o, "datasets", arr);
+	json_object_object_add(o, "pagination", pagination_json(q.page.page, q.page.limit,
+	                                                        total));
 	return resp_json(r, 200, o);
 }
 
@@ -303,7 +336,8 @@ static int dataset_delete(struct req *r)
 	char path[CONFIG_PATH_MAX + 64];
 	long long rc;
 
-	if (rag_dataset_of_caller(r, req_param(r, "dataset_id"), &ds) != 0)
+	if (rag_query_or_reply(r, NULL, NULL) != 0 ||
+	    rag_dataset_of_caller(r, req_param(r, "dataset_id"), &ds) != 0)
 		return -1;
 	/* Documents, snippets and questions go with it (ON DELETE CASCADE);
 	 * queued ingestion finds no dataset and ends. */

@@ -1,5 +1,6 @@
 /* documents.c - POST /dataset/{id}/documents: JSON documents or uploaded
- * files, stored as rag_documents rows for `sluice work` to ingest.
+ * files, stored as rag_documents rows for `sluice work` to ingest; GET
+ * them (paged) and DELETE one, which `sluice work` takes out of the index.
  *
  * Uploads are multipart/form-data (RAG_UPLOAD_MAX bytes in all, at most
  * RAG_UPLOAD_FILES_MAX files), each part held in memory while it arrives and
@@ -24,6 +25,7 @@
 #include "db/queue.h"
 #include "http/errors.h"
 #include "http/multipart.h"
+#include "http/pagination.h"
 #include "http/request.h"
 #include "http/response.h"
 #include "http/validate.h"
@@ -421,19 +423,7 @@ static int store_body(struct db *db, void *arg)
 			return (int)rc;
 		json_object_array_add(d->ids, json_object_new_string(id));
 	}
-	/* Earlier failures get another chance with the new ingestion. */
-	if ((rc = db_exec(db, "UPDATE rag_documents SET status = 'processing', error = NULL "
-	    "WHERE dataset_id = ? AND status = 'failed'", "s", d->ds->id)) < 0 ||
-	    (rc = db_exec(db, "UPDATE rag_datasets SET status = 'processing', error = NULL "
-	    "WHERE id = ?", "s", d->ds->id)) < 0)
-		return (int)rc;
-	/* One queued ingestion takes every processing document; one already
-	 * running goes round again when it sees these. */
-	if ((rc = queue_pending(db, "rag_ingest", d->ds->id)) != 0)
-		return rc < 0 ? (int)rc : 0;
-	rc = queue_enqueue(db, &(struct queue_new){ .kind = "rag_ingest",
-	                   .ref_id = d->ds->id, .tenant = d->tenant });
-	return rc < 0 ? (int)rc : 0;
+	return rag_ingest_request(db, d->ds->id, d->tenant);
 }
 
 /* Insert the documents, put the dataset back to processing and queue its
@@ -704,9 +694,116 @@ int rag_documents_post(struct req *r)
 {
 	struct rag_dataset ds;
 
-	if (rag_dataset_of_caller(r, req_param(r, "dataset_id"), &ds) != 0)
+	if (rag_query_or_reply(r, NULL, NULL) != 0 ||
+	    rag_dataset_of_caller(r, req_param(r, "dataset_id"), &ds) != 0)
 		return -1;
 	if (strncasecmp(r->content_type, "multipart/", 10) == 0)
 		return post_upload(r, &ds);
 	return post_json(r, &ds);
+}
+
+/* --- GET /dataset/{id}/documents -------------------------------------------------------------- */
+
+struct documents_query {
+	struct page_query page;
+};
+
+const struct vfield rag_documents_query[] = {
+	PAGE_QUERY_ROWS(struct documents_query, page),
+	VFIELDS_END
+};
+
+static struct json_object *document_row_json(const struct db_stmt *st)
+{
+	struct json_object *o = json_object_new_object();
+	struct json_object *meta = json_tokener_parse(db_col_str(st, 1));
+
+	json_object_object_add(o, "document_id", json_object_new_string(db_col_str(st, 0)));
+	json_object_object_add(o, "metadata", meta != NULL ? meta : json_object_new_object());
+	json_object_object_add(o, "source", json_object_new_string(db_col_str(st, 2)));
+	json_object_object_add(o, "status", json_object_new_string(db_col_str(st, 3)));
+	json_object_object_add(o, "error", db_col_null(st, 4) ? NULL
+	                       : json_object_new_string(db_col_str(st, 4)));
+	json_object_object_add(o, "snippet_count", json_object_new_int64(db_col_ll(st, 5)));
+	json_object_object_add(o, "created_at", rag_json_time(db_col_str(st, 6)));
+	return o;
+}
+
+/* Oldest first, then by id: the order ingestion takes them. */
+int rag_documents_list(struct req *r)
+{
+	struct documents_query q = { PAGE_QUERY_INIT };
+	struct json_object *o, *arr;
+	struct rag_dataset ds;
+	long long total = 0;
+
+	if (rag_query_or_reply(r, rag_documents_query, &q) != 0 ||
+	    rag_dataset_of_caller(r, req_param(r, "dataset_id"), &ds) != 0)
+		return -1;
+	if (req_count_or_reply(r, db_query(r->db, "SELECT COUNT(*) FROM rag_documents "
+	    "WHERE dataset_id = ?", "s", ds.id), &total) != 0)
+		return -1;
+	arr = req_rows_or_reply(r, db_query(r->db, "SELECT d.id, d.metadata, d.source, "
+	    "d.status, d.error, (SELECT COUNT(*) FROM rag_snippets s WHERE s.document_id "
+	    "= d.id), d.created_at FROM rag_documents d WHERE d.dataset_id = ? "
+	    "ORDER BY d.created_at, d.id LIMIT ? OFFSET ?", "sii", ds.id, q.page.limit,
+	    page_offset(&q.page)), document_row_json);
+	if (arr == NULL)
+		return -1;
+	o = json_object_new_object();
+	json_object_object_add(o, "dataset_id", json_object_new_string(ds.id));
+	json_object_object_add(o, "documents", arr);
+	json_object_object_add(o, "pagination", pagination_json(q.page.page, q.page.limit,
+	                                                        total));
+	return resp_json(r, 200, o);
+}
+
+/* --- DELETE /dataset/{id}/documents/{document_id} ---------------------------------------------- */
+
+struct doc_delete {
+	const char *dataset_id, *document_id, *tenant;
+	bool found;
+};
+
+/* The document and its snippets go (ON DELETE CASCADE); its ingestion, if
+ * still to come, finds it gone, and one under way stores nothing (ingest.c
+ * holds the row).  The index is rebuilt by an ingestion of the dataset. */
+static int delete_body(struct db *db, void *arg)
+{
+	struct doc_delete *d = arg;
+	long long rc;
+
+	rc = db_exec(db, "DELETE FROM rag_documents WHERE id = ? AND dataset_id = ?", "ss",
+	             d->document_id, d->dataset_id);
+	if (rc < 0)
+		return (int)rc;
+	if ((d->found = rc > 0) == false)
+		return 0;
+	return rag_ingest_request(db, d->dataset_id, d->tenant);
+}
+
+int rag_document_delete(struct req *r)
+{
+	char doc_id[RAG_ID_LEN + 1], tenant[QUEUE_TENANT_MAX + 1];
+	struct doc_delete d = { NULL, doc_id, tenant, false };
+	struct rag_dataset ds;
+	struct json_object *o;
+	int rc;
+
+	if (rag_query_or_reply(r, NULL, NULL) != 0 ||
+	    rag_dataset_of_caller(r, req_param(r, "dataset_id"), &ds) != 0)
+		return -1;
+	if (rag_id_parse(req_param(r, "document_id"), doc_id) != 0)
+		return rag_reply(r, RAG_DOCUMENT_NOT_FOUND);
+	d.dataset_id = ds.id;
+	rag_tenant(tenant, sizeof tenant, r->id.user_id);
+	if ((rc = db_tx(r->db, "document delete", delete_body, &d)) < 0)
+		return resp_db_error(r, rc);
+	if (!d.found)
+		return rag_reply(r, RAG_DOCUMENT_NOT_FOUND);
+	o = json_object_new_object();
+	json_object_object_add(o, "dataset_id", json_object_new_string(ds.id));
+	json_object_object_add(o, "document_id", json_object_new_string(doc_id));
+	json_object_object_add(o, "status", json_object_new_string("processing"));
+	return resp_json(r, 202, o);
 }

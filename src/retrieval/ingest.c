@@ -279,7 +279,16 @@ static char *snippet_metadata(struct json_object *doc_meta, const char *doc_id,
 	return s;
 }
 
-/* Chunk, embed and store one document; 0 or -1 with err. */
+/* Lock a document's row for the transaction: 1, 0 when it is gone, < 0
+ * enum db_err. */
+static int document_hold(struct db *db, const char *doc_id)
+{
+	return db_first_row(db, db_query(db, "SELECT 1 FROM rag_documents WHERE id = ? "
+	                                 "FOR UPDATE", "s", doc_id), NULL, 0);
+}
+
+/* Chunk, embed and store one document (nothing when it was deleted
+ * meanwhile); 0 or -1 with err. */
 static int ingest_document(struct work_ctx *w, const char *dataset_id,
                            const char *embedder, size_t dim, const char *doc_id,
                            const char *text, size_t len, const char *meta_json,
@@ -294,7 +303,7 @@ static int ingest_document(struct work_ctx *w, const char *dataset_id,
 	struct json_object *meta = NULL;
 	size_t n, cap = 64, batch;
 	bool in_tx = false;
-	int rc = -1;
+	int rc = -1, held;
 
 	for (;;) {
 		struct chunk *c = realloc(chunks, cap * sizeof *c);
@@ -336,6 +345,15 @@ static int ingest_document(struct work_ctx *w, const char *dataset_id,
 	if (db_begin(w->db) != DB_OK)
 		goto dberr;
 	in_tx = true;
+	/* The row lock orders this against DELETE of the document: deleted
+	 * first, its snippets are not stored (the ingestion of a deleted
+	 * document ends here); stored first, the DELETE takes them along. */
+	if ((held = document_hold(w->db, doc_id)) < 0)
+		goto dberr;
+	if (held == 0) {
+		rc = 0;
+		goto out;
+	}
 	if (db_exec(w->db, "DELETE FROM rag_snippets WHERE document_id = ?", "s", doc_id) < 0)
 		goto dberr;
 	for (size_t i = 0; i < n; i++) {
@@ -450,13 +468,30 @@ static void give_up(struct db *db, const char *dataset_id, const char *reason)
 
 enum { DATASET_GONE, DATASET_SETTLED, DATASET_MORE };
 
-/* Is there more to ingest?  DATASET_GONE (deleted), DATASET_SETTLED (no
- * document is processing), DATASET_MORE, or < 0 on a database error. */
-static int dataset_pending(struct db *db, const char *dataset_id)
+/* The dataset's index_generation into *gen: 1, 0 when it is gone, < 0
+ * enum db_err. */
+static int dataset_generation(struct db *db, const char *dataset_id, long long *gen)
+{
+	struct db_stmt *st = db_query(db, "SELECT index_generation FROM rag_datasets "
+	                              "WHERE id = ?", "s", dataset_id);
+	int rc;
+
+	if (st == NULL)
+		return db_last_err(db);
+	if ((rc = db_fetch(st)) == 1)
+		*gen = db_col_ll(st, 0);
+	db_done(st);
+	return rc;
+}
+
+/* Is there more to ingest after an index built at generation gen?
+ * DATASET_GONE (deleted), DATASET_SETTLED (no document is processing and
+ * none was deleted since), DATASET_MORE, or < 0 on a database error. */
+static int dataset_pending(struct db *db, const char *dataset_id, long long gen)
 {
 	struct db_stmt *st = db_query(db, "SELECT EXISTS (SELECT 1 FROM rag_documents "
-	    "WHERE dataset_id = d.id AND status = 'processing') FROM rag_datasets d "
-	    "WHERE d.id = ?", "s", dataset_id);
+	    "WHERE dataset_id = d.id AND status = 'processing') OR d.index_generation <> ? "
+	    "FROM rag_datasets d WHERE d.id = ?", "is", gen, dataset_id);
 	int rc;
 
 	if (st == NULL)
@@ -469,10 +504,31 @@ static int dataset_pending(struct db *db, const char *dataset_id)
 	return rc;
 }
 
+int rag_ingest_request(struct db *db, const char *dataset_id, const char *tenant)
+{
+	long long rc;
+
+	/* Earlier failures get another chance with the new ingestion. */
+	if ((rc = db_exec(db, "UPDATE rag_documents SET status = 'processing', error = NULL "
+	    "WHERE dataset_id = ? AND status = 'failed'", "s", dataset_id)) < 0 ||
+	    (rc = db_exec(db, "UPDATE rag_datasets SET status = 'processing', error = NULL, "
+	    "index_generation = index_generation + 1 WHERE id = ?", "s", dataset_id)) < 0)
+		return (int)rc;
+	/* One queued ingestion takes every processing document and rebuilds
+	 * the index; one already running goes round again when it sees the
+	 * new generation. */
+	if ((rc = queue_pending(db, "rag_ingest", dataset_id)) != 0)
+		return rc < 0 ? (int)rc : 0;
+	rc = queue_enqueue(db, &(struct queue_new){ .kind = "rag_ingest",
+	                   .ref_id = dataset_id, .tenant = tenant });
+	return rc < 0 ? (int)rc : 0;
+}
+
 static int ingest(struct work_ctx *w, const char *dataset_id, char *err, size_t errlen)
 {
 	char embedder[64];
 	size_t dim = 0, snippets;
+	long long gen = 0;
 	int f;
 
 	for (;;) {
@@ -504,20 +560,31 @@ static int ingest(struct work_ctx *w, const char *dataset_id, char *err, size_t 
 			return -1;
 		}
 		t1 = time_mono_ms();
+		/* Noted before the snippets are read: a deletion committed after
+		 * this changes it, and the round is done again. */
+		if ((f = dataset_generation(w->db, dataset_id, &gen)) <= 0) {
+			if (f == 0)
+				return 0;
+			snprintf(err, errlen, "database error");
+			return -1;
+		}
+		TEST_HOOK_PAUSE(w->cfg, rag_test_index_delay_ms);
 		if (rag_index_build(w->db, w->cfg, dataset_id, &snippets, err, errlen) != 0) {
 			if (dataset_dim(w->db, dataset_id, &dim, NULL, 0) == 0)
 				return 0;         /* deleted while we worked */
 			return -1;
 		}
-		/* Success unless a document arrived meanwhile.  What happened is
+		TEST_HOOK_PAUSE(w->cfg, rag_test_index_delay_ms);
+		/* Success unless a document arrived or went meanwhile.  What happened is
 		 * read back, never taken from the UPDATE's row count (the row may
 		 * already say success, with the same counts: nothing changes). */
 		if (db_exec(w->db, "UPDATE rag_datasets SET status = 'success', error = NULL, "
 		    "document_count = (SELECT COUNT(*) FROM rag_documents WHERE dataset_id = ? "
-		    "AND status = 'success'), snippet_count = ? WHERE id = ? AND NOT EXISTS "
-		    "(SELECT 1 FROM rag_documents WHERE dataset_id = ? AND status = 'processing')",
-		    "siss", dataset_id, (long long)snippets, dataset_id, dataset_id) < 0 ||
-		    (f = dataset_pending(w->db, dataset_id)) < 0) {
+		    "AND status = 'success'), snippet_count = ? WHERE id = ? AND "
+		    "index_generation = ? AND NOT EXISTS (SELECT 1 FROM rag_documents "
+		    "WHERE dataset_id = ? AND status = 'processing')",
+		    "sisis", dataset_id, (long long)snippets, dataset_id, gen, dataset_id) < 0 ||
+		    (f = dataset_pending(w->db, dataset_id, gen)) < 0) {
 			snprintf(err, errlen, "database error");
 			return -1;
 		}
@@ -534,7 +601,7 @@ static int ingest(struct work_ctx *w, const char *dataset_id, char *err, size_t 
 			       dataset_id, snippets, t1 - t0, time_mono_ms() - t1);
 			return 0;
 		}
-		/* DATASET_MORE: documents came in while this round ran. */
+		/* DATASET_MORE: documents came in or went while this round ran. */
 	}
 }
 

@@ -517,7 +517,7 @@ int rag_question_post(struct req *r)
 	bool here;
 	int rc;
 
-	if (question_read_or_reply(r, &in) != 0)
+	if (rag_query_or_reply(r, NULL, NULL) != 0 || question_read_or_reply(r, &in) != 0)
 		return -1;
 	if (rag_dataset_of_caller(r, req_param(r, "dataset_id"), &ds) != 0)
 		return -1;
@@ -620,14 +620,12 @@ int rag_question_get(struct req *r)
 	char qid[RAG_ID_LEN + 1], owner[QUEUE_TENANT_MAX + 1];
 	struct rag_dataset ds;
 	struct json_object *o, *status;
-	struct verror e;
 	int rc;
 
 	memcpy(query, rag_question_query, sizeof query);
 	query[0].max = r->cfg->question_wait_max_s;
-	if (validate_query(query, r, &in, NULL, &e) != 0)
-		return rag_reply_verror(r, &e);
-	if (rag_dataset_of_caller(r, req_param(r, "dataset_id"), &ds) != 0)
+	if (rag_query_or_reply(r, query, &in) != 0 ||
+	    rag_dataset_of_caller(r, req_param(r, "dataset_id"), &ds) != 0)
 		return -1;
 	if (rag_id_parse(req_param(r, "question_id"), qid) != 0)
 		return rag_reply(r, RAG_QUESTION_NOT_FOUND);

@@ -1,9 +1,11 @@
 /* retrieval.h - the retrieval service: datasets, documents, questions.
  *
- * datasets.c   POST/GET/DELETE /dataset, the caller's dataset row, the
- *              area's error bodies
- * documents.c  POST /dataset/{id}/documents (JSON or multipart upload) and
- *              turning uploaded files into text
+ * datasets.c   POST/GET/DELETE /dataset, GET /dataset (the caller's
+ *              datasets, paged), the caller's dataset row, the area's
+ *              error bodies
+ * documents.c  POST /dataset/{id}/documents (JSON or multipart upload),
+ *              turning uploaded files into text, GET the documents (paged)
+ *              and DELETE one
  * questions.c  POST/GET question, answering a question over the dataset's
  *              index (cached per process), the worker's post-response hook
  * ingest.c     the embedder of a dataset, ingestion in `sluice work`, and
@@ -32,6 +34,8 @@ extern const struct route retrieval_routes[];      /* datasets.c */
 
 /* Handlers, routed by datasets.c's table. */
 int rag_documents_post(struct req *r);             /* documents.c */
+int rag_documents_list(struct req *r);
+int rag_document_delete(struct req *r);
 int rag_question_post(struct req *r);              /* questions.c */
 int rag_question_get(struct req *r);
 
@@ -42,6 +46,7 @@ int rag_question_get(struct req *r);
 enum rag_reply {
 	RAG_DATASET_NOT_FOUND,        /* 404 */
 	RAG_QUESTION_NOT_FOUND,       /* 404 */
+	RAG_DOCUMENT_NOT_FOUND,       /* 404 */
 	RAG_DATASET_PROCESSING,       /* 422 */
 	RAG_DATASET_FAILED,           /* 422 */
 	RAG_QUESTION_NOT_REGISTERED,  /* 500 */
@@ -64,6 +69,9 @@ enum rag_reply {
 int rag_reply(struct req *r, enum rag_reply what, ...);
 /* 400 with the validator's sentence; returns -1. */
 int rag_reply_verror(struct req *r, const struct verror *e);
+/* The query of r checked against fields (NULL: the route takes none) into
+ * out: 0, or -1 after a 400 naming the parameter. */
+int rag_query_or_reply(struct req *r, const struct vfield *fields, void *out);
 /* The body and status of an answer without arguments, for one written
  * elsewhere (the waiter). */
 struct json_object *rag_reply_json(enum rag_reply what, int *status);
@@ -155,6 +163,13 @@ int rag_question_wait_answer(struct db *db, const char *owner, const char *datas
                              const char *question_id, int *status,
                              struct json_object **body);
 
+/* --- ingestion ------------------------------------------------------------------ */
+/* In the caller's transaction: the dataset's documents changed (added or
+ * deleted), so it is processing again, its failed documents get another
+ * chance, its index is stale (index_generation moves on), and an ingestion
+ * is queued unless one already is.  0 or < 0 enum db_err. */
+int rag_ingest_request(struct db *db, const char *dataset_id, const char *tenant);
+
 /* --- sluice work kinds (work/kinds.c) -------------------------------------------- */
 int rag_ingest_work(struct work_ctx *w, const struct work_item *it,
                     char *err, size_t errlen);
@@ -176,5 +191,7 @@ extern const struct vfield rag_question_query[];
 extern const struct vfield rag_dataset_body[];
 extern const struct vfield rag_documents_body[];
 extern const struct vfield rag_document_body[];
+extern const struct vfield rag_datasets_query[];
+extern const struct vfield rag_documents_query[];
 
 #endif

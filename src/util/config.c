@@ -154,6 +154,7 @@ static const struct key keys[] = {
 #ifdef SLUICE_TEST_HOOKS
 	NUM(rag_test_question_delay_ms, 0, 60000),
 	NUM(rag_test_ingest_delay_ms, 0, 60000),
+	NUM(rag_test_index_delay_ms, 0, 60000),
 #endif
 
 	STR(singer_taps_dir, true),
@@ -273,6 +274,7 @@ void config_defaults(struct config *c)
 #ifdef SLUICE_TEST_HOOKS
 	c->rag_test_question_delay_ms = 0;
 	c->rag_test_ingest_delay_ms = 0;
+	c->rag_test_index_delay_ms = 0;
 #endif
 
 	strcpy(c->singer_taps_dir, SLUICE_PKGDATADIR "/taps");

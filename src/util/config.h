@@ -129,9 +129,11 @@ struct config {
 #ifdef SLUICE_TEST_HOOKS
 	/* Test builds only (util/test_hooks.h): a pause before a worker
 	 * answers a question / before each ingested document, so a test can
-	 * kill the process doing it. */
+	 * kill the process doing it; before and after an ingestion builds
+	 * the index file, so a test can change the dataset meanwhile. */
 	int rag_test_question_delay_ms;
 	int rag_test_ingest_delay_ms;
+	int rag_test_index_delay_ms;
 #endif
 
 	/* runner: singer and file_storage connectors */

@@ -46,6 +46,7 @@ static const struct vtable {
 	QUERY(storage_file_delete_query), QUERY(storage_delete_query),
 	BODY(rag_question_body), QUERY(rag_question_query), BODY(rag_dataset_body),
 	BODY(rag_documents_body), BODY(rag_document_body),
+	QUERY(rag_datasets_query), QUERY(rag_documents_query),
 #undef BODY
 #undef QUERY
 };

@@ -106,7 +106,7 @@ static struct json_object *parse_or_null(const struct db_stmt *st, unsigned col)
 /* One row of DATASET_COLS as the API shows it. */
 static struct json_object *dataset_row_json(const struct db_stmt *st)
 {
-	struct json_object *o = json_object_new_object(), *opts;
+	struct json_object *o = json_object_new_object(), *opts, *schema;
 	const char *path = db_col_str(st, 1), *slash = strrchr(path, '/');
 
 	json_object_object_add(o, "dataset_id", json_object_new_string(db_col_str(st, 0)));
@@ -119,7 +119,9 @@ static struct json_object *dataset_row_json(const struct db_stmt *st)
 	json_object_object_add(o, "file_format", storage_json_format(db_col_str(st, 3)));
 	json_object_object_add(o, "file_type", json_object_new_string(db_col_str(st, 3)));
 	json_object_object_add(o, "status", json_object_new_string(db_col_str(st, 5)));
-	json_object_object_add(o, "schema", parse_or_null(st, 6));
+	schema = parse_or_null(st, 6);
+	storage_schema_for_api(schema);
+	json_object_object_add(o, "schema", schema);
 	opts = parse_or_null(st, 7);
 	json_object_object_add(o, "parsing_options", opts != NULL ? opts : json_object_new_object());
 	json_object_object_add(o, "error", db_col_null(st, 8) ? NULL

@@ -68,6 +68,34 @@ int storage_opts_from_json(const char *json_text, struct tab_opts *o)
 	return rc == 0 ? 0 : -1;
 }
 
+/* The stored schema keeps, for each VARCHAR column, the length in bytes of
+ * its longest value among the analysed rows: a table loaded from the
+ * dataset widens its column to that (link_load.c).  Not shown by the API. */
+static void schema_text_lengths(struct json_object *schema, const struct infer_result *res)
+{
+	struct json_object *cols;
+
+	if (schema == NULL || !json_object_object_get_ex(schema, "columns", &cols))
+		return;
+	for (size_t i = 0; i < res->ncols && i < json_object_array_length(cols); i++)
+		if (res->cols[i].type == INFER_VARCHAR && res->cols[i].max_len > 0)
+			json_object_object_add(json_object_array_get_idx(cols, i),
+			                       STORAGE_SCHEMA_TEXT_LENGTH,
+			                       json_object_new_int64((int64_t)res->cols[i].max_len));
+}
+
+void storage_schema_for_api(struct json_object *schema)
+{
+	struct json_object *cols;
+
+	if (schema == NULL || !json_object_object_get_ex(schema, "columns", &cols) ||
+	    !json_object_is_type(cols, json_type_array))
+		return;
+	for (size_t i = 0; i < json_object_array_length(cols); i++)
+		json_object_object_del(json_object_array_get_idx(cols, i),
+		                       STORAGE_SCHEMA_TEXT_LENGTH);
+}
+
 int storage_infer_dataset(const struct config *cfg, const struct storage_dataset *ds,
                           const struct tab_opts *opts, struct json_object **schema,
                           long long *row_count, long long *analyzed_rows,
@@ -109,6 +137,7 @@ int storage_infer_dataset(const struct config *cfg, const struct storage_dataset
 		return -1;
 	}
 	*schema = infer_result_json(&res);
+	schema_text_lengths(*schema, &res);
 	*row_count = res.row_count;
 	*analyzed_rows = res.analyzed_rows;
 	infer_result_free(&res);

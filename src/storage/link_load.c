@@ -28,6 +28,7 @@
 
 #include "db/db.h"
 #include "db/warehouse.h"
+#include "db/wh_evolve.h"
 #include "db/queue.h"
 #include "storage/storage.h"
 #include "storage/tables.h"
@@ -133,14 +134,18 @@ struct load_link {
 	char file_path[STORAGE_PATH_MAX + 1];
 	char format[16];
 	char *parsing;                     /* stored parsing options, or NULL */
+	char *schema;                      /* its dataset's schema_json, or NULL */
 	bool loaded;                       /* its sync_status is done */
 	long long rows;
+	char note[512];                    /* columns its types widened, or "" */
 };
 
 static void load_links_free(struct load_link *v, size_t n)
 {
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
 		free(v[i].parsing);
+		free(v[i].schema);
+	}
 	free(v);
 }
 
@@ -155,7 +160,7 @@ static int load_links_read(struct db *db, const char *customer, const char *tabl
 	*v = NULL;
 	*n = 0;
 	st = db_query(db, "SELECT l.id, d.file_name, d.file_path, d.format, d.parsing_options, "
-	              "l.sync_status = 'done' FROM table_links l "
+	              "l.sync_status = 'done', d.schema_json FROM table_links l "
 	              "JOIN datasets d ON d.id = l.dataset_id WHERE l.table_id = ? "
 	              "AND l.customer_id = ? AND l.status = 'active' ORDER BY l.created_at, l.id",
 	              "ss", table_id, customer);
@@ -181,6 +186,7 @@ static int load_links_read(struct db *db, const char *customer, const char *tabl
 		snprintf(k->format, sizeof k->format, "%s", db_col_str(st, 3));
 		k->parsing = db_col_null(st, 4) ? NULL : strdup(db_col_str(st, 4));
 		k->loaded = db_col_ll(st, 5) == 1;
+		k->schema = db_col_null(st, 6) ? NULL : strdup(db_col_str(st, 6));
 	}
 	db_done(st);
 	if (rc < 0) {
@@ -266,12 +272,12 @@ static int links_done_in_wh(struct wh *wh, const struct load_link *v, size_t n,
 		return -1;
 	}
 	snprintf(sql, sizeof sql, "UPDATE %s SET sync_status = 'done', row_count = ?, "
-	         "last_sync = UTC_TIMESTAMP(3), error = NULL WHERE id = ?", tbl);
+	         "last_sync = UTC_TIMESTAMP(3), error = NULLIF(?, '') WHERE id = ?", tbl);
 	for (size_t i = 0; i < n; i++) {
-		const char *params[2] = { rows, v[i].id };
+		const char *params[3] = { rows, v[i].note, v[i].id };
 
 		snprintf(rows, sizeof rows, "%lld", v[i].rows);
-		if (wh_exec_bound(wh, sql, params, 2, err, errlen) < 0)
+		if (wh_exec_bound(wh, sql, params, 3, err, errlen) < 0)
 			return -1;
 	}
 	return 0;
@@ -281,10 +287,128 @@ static void links_done(struct db *db, const struct load_link *v, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
 		if (db_exec(db, "UPDATE table_links SET sync_status = 'done', row_count = ?, "
-		            "last_sync = UTC_TIMESTAMP(3), error = NULL WHERE id = ?", "is",
-		            v[i].rows, v[i].id) < 0)
+		            "last_sync = UTC_TIMESTAMP(3), error = NULLIF(?, '') WHERE id = ?",
+		            "iss", v[i].rows, v[i].note, v[i].id) < 0)
 			log_kv(LOG_ERROR, "link status not recorded", "link=%s status=done",
 			       v[i].id);
+}
+
+/* --- the table follows its datasets' types ---------------------------------- */
+
+/* What the widening of one link's columns needs to know. */
+struct widen {
+	struct load *L;
+	struct load_link *k;
+	const struct table_type *to;       /* per table column: its new type */
+	bool changed;                      /* a stored type changed */
+};
+
+static void on_widen(void *arg, const char *column, const char *from, const char *sql)
+{
+	struct widen *x = arg;
+	struct storage_table *t = x->L->t;
+	char was[TABLE_TYPE_TEXT_MAX], now[TABLE_TYPE_TEXT_MAX];
+	size_t used;
+
+	if (from == NULL)                  /* a link never adds a column */
+		return;
+	for (size_t i = 0; i < t->ncols; i++) {
+		if (!table_column_name_eq(t->cols[i].name, column))
+			continue;
+		table_type_name(&t->cols[i].type, was);
+		table_type_name(&x->to[i], now);
+		log_kv(LOG_WARN, "table column widened", "table=%s link=%s column=%s from=%s "
+		       "to=%s sql=%s", t->id, x->k->id, LOG_Q(t->cols[i].name), was, now, sql);
+		used = strlen(x->k->note);
+		snprintf(x->k->note + used, sizeof x->k->note - used, "%scolumn '%s' widened "
+		         "from %s to %s", used > 0 ? "; " : "", t->cols[i].name, was, now);
+		/* The load's values (a DECIMAL's scale) and the stored columns. */
+		t->cols[i].type = x->to[i];
+		json_object_object_add(json_object_array_get_idx(t->columns_json, i), "type",
+		                       json_object_new_string(now));
+		x->changed = true;
+		return;
+	}
+}
+
+/* The table's columns made to hold link k's dataset as its schema now is
+ * (db/wh_evolve.h): a wider type widens the column before the rows'
+ * transaction (the ALTER commits by itself, harmless to the rows there),
+ * a type no column type holds with the table's fails the link.  A column
+ * whose type the schema does not tell (text of unknown length) loads as it
+ * is.  0, or -1 with L->err. */
+static int load_link_widen(struct load *L, struct wh *wh, struct load_link *k,
+                           bool *changed)
+{
+	struct storage_table *t = L->t;
+	struct json_object *schema = NULL;
+	struct table_column *dcols = NULL;
+	struct wh_column *wc = calloc(t->ncols + 1, sizeof *wc);
+	struct table_type *to = calloc(t->ncols + 1, sizeof *to);
+	char (*sql)[TABLE_TYPE_TEXT_MAX] = calloc(t->ncols + 1, sizeof *sql);
+	struct widen x = { .L = L, .k = k, .to = to };
+	size_t nd = 0, n = 0;
+	int rc = -1;
+
+	if (wc == NULL || to == NULL || sql == NULL) {
+		snprintf(L->err, sizeof L->err, "out of memory");
+		goto out;
+	}
+	if (k->schema == NULL || storage_dataset_columns(k->schema, &schema, &dcols, &nd) != 0) {
+		rc = 0;                        /* nothing to follow: loaded as it is */
+		goto out;
+	}
+	for (size_t i = 0; i < t->ncols; i++) {
+		const struct table_column *dc = NULL;
+		char tn[TABLE_TYPE_TEXT_MAX], dn[TABLE_TYPE_TEXT_MAX];
+		int c;
+
+		for (size_t j = 0; j < nd && dc == NULL; j++)
+			if (table_column_name_eq(t->cols[i].name, dcols[j].name))
+				dc = &dcols[j];
+		if (dc == NULL)
+			continue;              /* the header check says so */
+		c = table_type_widen(&t->cols[i].type, &dc->type, &to[i]);
+		if (c == 0)
+			continue;              /* held as it is: nothing to alter */
+		if (c < 0) {
+			table_type_name(&t->cols[i].type, tn);
+			table_type_name(&dc->type, dn);
+			str_errf(L->err, sizeof L->err, "column '%s': the file's values are %s "
+			         "now, which the table's %s column cannot hold and no wider "
+			         "type holds both: link a file of the table's types",
+			         t->cols[i].name, dn, tn);
+			L->permanent = true;
+			goto out;
+		}
+		table_type_sql(&dc->type, sql[n]);
+		wc[n].name = t->cols[i].name;
+		wc[n].sql_type = sql[n];
+		wc[n].nullable = true;
+		n++;
+	}
+	if (n > 0 && wh_table_evolve(wh, t->wh_schema, t->wh_table, wc, n, 0, on_widen, &x,
+	                             L->err, sizeof L->err) < 0)
+		goto out;                      /* retried: the table was judged above */
+	*changed = *changed || x.changed;
+	rc = 0;
+out:
+	json_object_put(schema);
+	free(dcols);
+	free(wc);
+	free(to);
+	free(sql);
+	return rc;
+}
+
+/* The stored columns as the warehouse now has them (after load_link_widen,
+ * which altered it already, whether or not the rows then load). */
+static void table_columns_store(struct db *db, const struct storage_table *t)
+{
+	if (db_exec(db, "UPDATE warehouse_tables SET columns_json = ? WHERE id = ?", "ss",
+	            json_object_to_json_string_ext(t->columns_json, JSON_C_TO_STRING_PLAIN),
+	            t->id) < 0)
+		log_kv(LOG_ERROR, "widened column types not recorded", "table=%s", t->id);
 }
 
 int storage_link_load_work(struct work_ctx *w, const struct work_item *it,
@@ -299,7 +423,7 @@ int storage_link_load_work(struct work_ctx *w, const struct work_item *it,
 	const char **names = NULL;
 	size_t nlinks = 0, failing = 0;
 	int root = -1, rc = -1, trc;
-	bool committed = false;
+	bool committed = false, widened = false;
 
 	memset(&L, 0, sizeof L);
 	L.w = w;
@@ -340,9 +464,17 @@ int storage_link_load_work(struct work_ctx *w, const struct work_item *it,
 		goto fail;
 	}
 
-	if ((wh = wh_open(w->cfg, L.err, sizeof L.err)) == NULL || wh_begin(wh) != 0) {
-		if (wh != NULL)
-			snprintf(L.err, sizeof L.err, "%s", wh_error(wh));
+	if ((wh = wh_open(w->cfg, L.err, sizeof L.err)) == NULL)
+		goto fail;                     /* retried */
+	for (failing = 0; failing < nlinks; failing++)
+		if (load_link_widen(&L, wh, &links[failing], &widened) != 0)
+			break;
+	if (widened)
+		table_columns_store(w->db, &t);
+	if (failing < nlinks)
+		goto fail;
+	if (wh_begin(wh) != 0) {
+		snprintf(L.err, sizeof L.err, "%s", wh_error(wh));
 		goto fail;                     /* retried */
 	}
 	if (wh_quote(t.wh_schema, qs, sizeof qs) != 0 || wh_quote(t.wh_table, qt, sizeof qt) != 0) {

@@ -25,11 +25,8 @@
 #include "util/log.h"
 #include "util/uuid.h"
 
-/* The columns of a dataset's stored schema ({"columns": [{"name",
- * "inferred_type", "nullable", "precision"?, "scale"?}], ...}).  *cols
- * points into *schema, which the caller puts.  0 or -1 when unreadable. */
-static int dataset_columns(const char *schema_json, struct json_object **schema,
-                           struct table_column **cols, size_t *n)
+int storage_dataset_columns(const char *schema_json, struct json_object **schema,
+                            struct table_column **cols, size_t *n)
 {
 	struct json_object *arr;
 	size_t k;
@@ -62,6 +59,13 @@ static int dataset_columns(const char *schema_json, struct json_object **schema,
 			return -1;
 		dc->nullable = json_object_object_get_ex(c, "nullable", &v) &&
 		               json_object_get_boolean(v);
+		/* VARCHAR(n) when the longest value is known, else unbounded */
+		if (dc->type.kind == TABLE_VARCHAR &&
+		    json_object_object_get_ex(c, STORAGE_SCHEMA_TEXT_LENGTH, &v)) {
+			int64_t len = json_object_get_int64(v);
+
+			dc->type.length = len > 0 && len <= TABLE_VARCHAR_MAX ? (long)len : 0;
+		}
 	}
 	*n = k;
 	return 0;
@@ -162,7 +166,7 @@ int storage_link_post(struct req *r)
 	}
 	found = db_fetch(st);
 	if (found == 1 && !db_col_null(st, 0)) {
-		has_schema = dataset_columns(db_col_str(st, 0), &schema, &dcols, &nd) == 0;
+		has_schema = storage_dataset_columns(db_col_str(st, 0), &schema, &dcols, &nd) == 0;
 		if (!has_schema)
 			log_kv(LOG_ERROR, "stored dataset schema unreadable", "dataset=%s", ds.id);
 	}

@@ -224,6 +224,7 @@ static int answer_json(struct db *db, const struct storage_dataset *ds,
 	json_object_object_add(o, "dataset_name", json_object_new_string(ds->file_name));
 	json_object_object_add(o, "status", json_object_new_string("schema_refreshed"));
 	json_object_object_add(o, "parsing_options", opts);
+	storage_schema_for_api(schema);
 	json_object_object_add(o, "schema", schema);
 	json_object_object_add(o, "refreshed_at", at);
 	*body = o;

@@ -285,6 +285,12 @@ struct json_object *storage_dataset_json(struct db *db, const char *customer_id,
  * object of those (the defaults are kept). */
 int storage_opts_from_json(const char *json_text, struct tab_opts *o);
 
+/* A VARCHAR column's longest value in the stored schema_json (bytes, of the
+ * analysed rows): what a linked table's column widens to.  Not in the API's
+ * Schema object: storage_schema_for_api takes it out of a parsed schema. */
+#define STORAGE_SCHEMA_TEXT_LENGTH "max_length"
+void storage_schema_for_api(struct json_object *schema);
+
 /* Infer the schema of a dataset's file with opts.  0 with *schema (a new
  * reference: the Schema object), row_count and analyzed_rows set; or -1
  * with a client-safe reason in err; *option_err says the reader refused an

@@ -5,7 +5,8 @@
  * BOOLEAN, DATE, TIMESTAMP, VARCHAR), with DECIMAL(p,s) and VARCHAR(n)
  * sized.  Widening is allowed along INTEGER -> BIGINT -> DECIMAL -> DOUBLE
  * and DATE -> TIMESTAMP, and anything goes into VARCHAR; a DECIMAL must fit
- * the table's precision and scale. */
+ * the table's precision and scale.  A dataset type wider than the table's
+ * (db/wh_evolve.h's lattice) is taken too: its load widens the column. */
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -15,6 +16,7 @@
 
 #include <json-c/json.h>
 
+#include "db/wh_evolve.h"
 #include "storage/tables.h"
 #include "tabular/tabular.h"
 #include "util/str.h"
@@ -268,6 +270,8 @@ int table_type_compat(const struct table_type *from, const struct table_type *to
 			return 1;
 		}
 		if (from->kind == TABLE_VARCHAR) {
+			if (from->length > 0 && from->length <= to->length)
+				return 0;      /* its longest value fits */
 			str_errf(note, notelen, "a value longer than %ld characters makes "
 			         "the load fail", to->length);
 			return 1;
@@ -357,6 +361,36 @@ int table_type_compat(const struct table_type *from, const struct table_type *to
 	return -1;
 }
 
+int table_type_widen(const struct table_type *col, const struct table_type *src,
+                     struct table_type *to)
+{
+	char cs[TABLE_TYPE_TEXT_MAX], ss[TABLE_TYPE_TEXT_MAX], err[160];
+	char wt[WH_TYPE_TEXT_MAX], sc[WH_TYPE_TEXT_MAX];
+
+	*to = *col;
+	if (src->kind == TABLE_VARCHAR && src->length == 0)
+		return 0;                      /* text of unknown length: as it is */
+	/* A BOOLEAN column is a TINYINT to MariaDB, not a number to widen. */
+	if (col->kind == TABLE_BOOLEAN && src->kind != TABLE_BOOLEAN)
+		return -1;
+	table_type_sql(col, cs);
+	table_type_sql(src, ss);
+	switch (wh_type_change(cs, ss, wt)) {
+	case WH_TYPE_INCOMPATIBLE:
+		return -1;
+	case WH_TYPE_WIDEN:
+		break;
+	default:
+		return 0;
+	}
+	wh_type_canonical(ss, sc);
+	if (strcmp(wt, sc) == 0)
+		*to = *src;                    /* the dataset's own type */
+	else if (table_type_parse(wt, to, err, sizeof err) != 0)
+		return -1;                     /* a DECIMAL beyond TABLE_DECIMAL_MAX */
+	return 1;
+}
+
 bool table_column_name_eq(const char *a, const char *b)
 {
 	return str_eq_nocase(a, b);
@@ -437,6 +471,7 @@ int table_match_columns(const struct table_column *table, size_t nt,
 		const struct table_column *tc = &table[i];
 		const struct table_column *dc = NULL;
 		char note[256], tn[TABLE_TYPE_TEXT_MAX], dn[TABLE_TYPE_TEXT_MAX];
+		struct table_type wider;
 		int c;
 
 		for (size_t k = 0; k < nd; k++) {
@@ -461,6 +496,14 @@ int table_match_columns(const struct table_column *table, size_t nt,
 		table_type_name(&tc->type, tn);
 		table_type_name(&dc->type, dn);
 		c = table_type_compat(&dc->type, &tc->type, note, sizeof note);
+		/* A wider dataset type: the load widens the table's column. */
+		if (table_type_widen(&tc->type, &dc->type, &wider) > 0) {
+			char wn[TABLE_TYPE_TEXT_MAX];
+
+			table_type_name(&wider, wn);
+			str_errf(note, sizeof note, "%s table column widened to %s", tn, wn);
+			c = 1;
+		}
 		if (c != 0)
 			m->schema_matched = false;
 		if (c < 0 || (dc->nullable && !tc->nullable)) {

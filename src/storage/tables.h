@@ -78,6 +78,13 @@ int table_type_from_inferred(const char *inferred_type, int precision, int scale
 int table_type_compat(const struct table_type *from, const struct table_type *to,
                       char *note, size_t notelen);
 
+/* Does a table column of type col follow a dataset column of type src
+ * (db/wh_evolve.h's lattice)?  0: it holds src's values as it is (also
+ * for a VARCHAR src without a length: unknown, loaded as it is); 1: it is
+ * to widen, to the API type *to; -1: no type holds both. */
+int table_type_widen(const struct table_type *col, const struct table_type *src,
+                     struct table_type *to);
+
 /* Column names compare without regard to ASCII letter case. */
 bool table_column_name_eq(const char *a, const char *b);
 
@@ -145,6 +152,14 @@ int storage_table_of_caller(struct req *r, const char *customer_id,
                             const char *raw_id, struct storage_table *t);
 /* Parse columns_json (as stored) into t->cols.  0 or -1. */
 int storage_table_columns_parse(const char *columns_json, struct storage_table *t);
+
+/* The columns of a dataset's stored schema ({"columns": [{"name",
+ * "inferred_type", "nullable", "precision"?, "scale"?, "max_length"?}]}):
+ * a VARCHAR with its longest value's length, else unbounded (length 0).
+ * *cols points into *schema, which the caller puts (also after -1).  0, or
+ * -1 when unreadable. */
+int storage_dataset_columns(const char *schema_json, struct json_object **schema,
+                            struct table_column **cols, size_t *n);
 
 /* Handlers of links.c, routed by tables.c's table. */
 int storage_link_post(struct req *r);

@@ -35,9 +35,9 @@ my $widened = seed_dataset($cid, content => $csv, rows => 1, columns => [
 	[ 'amount', 'DECIMAL', 1, 5, 1 ] ]);
 my $bad = seed_dataset($cid, content => $csv, rows => 1, columns => [
 	[ 'id', 'BIGINT', 1 ], [ 'name', 'VARCHAR', 0 ], [ 'total', 'DECIMAL', 0, 12, 2 ],
-	[ 'day', 'TIMESTAMP', 0 ] ]);
+	[ 'day', 'BOOLEAN', 0 ] ]);
 my $narrow = seed_dataset($cid, content => $csv, rows => 1, columns => [
-	[ 'id', 'BIGINT', 0 ], [ 'name', 'INTEGER', 0 ], [ 'amount', 'DECIMAL', 0, 12, 3 ],
+	[ 'id', 'DATE', 0 ], [ 'name', 'INTEGER', 0 ], [ 'amount', 'DOUBLE', 0 ],
 	[ 'day', 'DATE', 0 ] ]);
 my $inferring = seed_dataset($cid, content => $csv, status => 'inferring');
 my $pending = seed_dataset($cid, content => $csv, status => 'pending');
@@ -124,7 +124,7 @@ json_response_is($res, 400, {
 		extra_columns => [ 'total' ],
 		type_mismatches => [
 			{ column => 'id', table_type => 'INTEGER NOT NULL', dataset_type => 'BIGINT NULL' },
-			{ column => 'day', table_type => 'DATE', dataset_type => 'TIMESTAMP' },
+			{ column => 'day', table_type => 'DATE', dataset_type => 'BOOLEAN' },
 		],
 	},
 }, 'incompatible: 400 with details');
@@ -133,10 +133,10 @@ json_response_is($res, 400, {
 	error => 'schema_incompatible',
 	message => "The dataset's columns do not fit the table: 0 missing, 0 extra, 2 of an incompatible type",
 	details => { missing_columns => [], extra_columns => [], type_mismatches => [
-		{ column => 'id', table_type => 'INTEGER', dataset_type => 'BIGINT' },
-		{ column => 'amount', table_type => 'DECIMAL(12,2)', dataset_type => 'DECIMAL(12,3)' },
+		{ column => 'id', table_type => 'INTEGER', dataset_type => 'DATE' },
+		{ column => 'amount', table_type => 'DECIMAL(12,2)', dataset_type => 'DOUBLE' },
 	] },
-}, 'narrowing: 400 (an INTEGER name fits VARCHAR)');
+}, 'no type holds both: 400 (an INTEGER name fits VARCHAR)');
 is(mysql("SELECT COUNT(*) FROM table_links WHERE dataset_id IN ('$bad', '$narrow', '$inferring', "
 	 . "'$pending', '$failed')"), 0, 'no link rows for refusals');
 

@@ -37,36 +37,6 @@ sub put_version {
 	return $res->{json}{files}[0]{dataset_id};
 }
 
-# The dataset's entry in GET /storage-explorer/tables/{id}/datasets.
-sub entry {
-	my ($token, $tid, $ds) = @_;
-	my $res = st(GET => "/storage-explorer/tables/$tid/datasets", $token);
-	return undef unless $res->{status} == 200;
-	my ($e) = grep { $_->{dataset_id} eq $ds } @{ $res->{json}{datasets} };
-	return $e;
-}
-
-# Queue rows of kind for ref that are not settled.
-sub unsettled {
-	my ($kind, $ref) = @_;
-	return mysql("SELECT COUNT(*) FROM work_queue WHERE kind = '$kind' AND ref_id = '$ref' "
-		   . "AND status IN ('queued', 'running')");
-}
-
-# Wait until nothing is left to do for the dataset and the table: its
-# inference and the table's loads all settled (an inference queues its
-# loads as it settles).  The entry read after that.
-sub wait_quiet {
-	my ($token, $tid, $ds) = @_;
-	my $e;
-	wait_until(60, sub {
-		return 0 if unsettled('storage_infer', $ds) || unsettled('storage_link_load', $tid);
-		$e = entry($token, $tid, $ds);
-		$e && $e->{sync_status} ne 'pending';
-	}, 0.1) or return undef;
-	return $e;
-}
-
 sub loads_of { mysql("SELECT COUNT(*) FROM work_queue WHERE kind = 'storage_link_load' "
 		   . "AND ref_id = '$_[0]'") }
 
@@ -82,7 +52,7 @@ sub wh_rows { [ mysql("SELECT id, name, amount FROM $wh ORDER BY id") ] }
 my $res = link_dataset($tok, $tid, $ds);
 json_response_is($res, 201, undef, 'link');
 my $link_id = $res->{json}{link_id};
-my $e = wait_quiet($tok, $tid, $ds);
+my $e = wait_settled($tok, $tid, $ds);
 is($e->{sync_status}, 'done', 'first load done') or diag explain $e;
 is($e->{row_count}, 3, 'row_count 3');
 is_deeply(wh_rows(), [ @v1 ], 'the table holds the first version');
@@ -93,7 +63,7 @@ my $last = $e->{last_sync};
 my $loads = loads_of($tid);
 my @v2 = ([ 1, 'ada', '1.50' ], [ 2, 'bob', '2.50' ], [ 3, 'cy', '3.25' ], [ 4, 'dee', '4.00' ]);
 is(put_version($tok, @v2), $ds, 'the same dataset');
-$e = wait_quiet($tok, $tid, $ds);
+$e = wait_settled($tok, $tid, $ds);
 ok($e, 'the reload ended') or BAIL_OUT('no reload');
 is($e->{sync_status}, 'done', 'reload done') or diag explain $e;
 is($e->{row_count}, 4, 'row_count 4');
@@ -113,7 +83,7 @@ is($res->{json}{table_id}, $tid, 'table_id');
 is($res->{json}{dataset_id}, $ds, 'dataset_id');
 is($res->{json}{status}, 'active', 'active');
 like($res->{json}{sync_status}, qr/^(pending|done)$/, 'a load pending (or done already)');
-$e = wait_quiet($tok, $tid, $ds);
+$e = wait_settled($tok, $tid, $ds);
 is($e->{sync_status}, 'done', 'sync done');
 ok($e->{last_sync} gt $last, 'last_sync later again');
 is_deeply(wh_rows(), [ @v2 ], 'the same 4 rows, none twice');
@@ -146,7 +116,7 @@ json_response_is(st(DELETE => "/storage-explorer/tables/$tid/datasets/00000000-0
 		    $tok), 404, $lnf, 'unknown dataset: 404');
 json_response_is(st(POST => "/storage-explorer/tables/$tid/datasets/nope/sync", $tok), 404, $lnf,
 		 'malformed dataset id: 404');
-is(entry($tok, $tid, $ds)->{status}, 'active', 'all that left the link active');
+is(table_entry($tok, $tid, $ds)->{status}, 'active', 'all that left the link active');
 is_deeply(wh_rows(), [ @v2 ], 'and the rows alone');
 
 # --- unlink: inactive, the rows stay ----------------------------------------------------------------
@@ -156,7 +126,7 @@ json_response_is($res, 200, undef, 'unlink: 200');
 is($res->{json}{link_id}, $link_id, 'the link');
 is($res->{json}{status}, 'inactive', 'inactive');
 is($res->{json}{row_count}, 4, 'its row_count kept');
-$e = entry($tok, $tid, $ds);
+$e = table_entry($tok, $tid, $ds);
 is($e->{status}, 'inactive', 'listed as inactive');
 is($e->{row_count}, 4, 'listed with its rows');
 is_deeply(wh_rows(), [ @v2 ], 'the table keeps its rows');
@@ -173,10 +143,10 @@ $loads = loads_of($tid);
 my @v3 = ([ 7, 'gus', '7.00' ], [ 8, 'hal', '8.00' ]);
 put_version($tok, @v3);
 is(wait_dataset($tok, $ds)->{status}, 'ready', 'the new version inferred');
-is(unsettled('storage_infer', $ds), 0, 'its inference settled');
+is(work_unsettled('storage_infer', $ds), 0, 'its inference settled');
 is(loads_of($tid), $loads, 'no load queued for an inactive link');
 is_deeply(wh_rows(), [ @v2 ], 'the table keeps the old rows');
-is(entry($tok, $tid, $ds)->{last_sync}, $last, 'last_sync unchanged');
+is(table_entry($tok, $tid, $ds)->{last_sync}, $last, 'last_sync unchanged');
 
 # --- link again: active, checked and reloaded ----------------------------------------------------------
 
@@ -185,7 +155,7 @@ json_response_is($res, 201, undef, 'link again: 201');
 is($res->{json}{link_id}, $link_id, 'the same link');
 is($res->{json}{status}, 'active', 'active again');
 is($res->{json}{validation}{compatible}, true, 'checked again');
-$e = wait_quiet($tok, $tid, $ds);
+$e = wait_settled($tok, $tid, $ds);
 is($e->{sync_status}, 'done', 'reloaded');
 is($e->{row_count}, 2, 'row_count of the current version');
 is_deeply(wh_rows(), [ @v3 ], 'the table holds the current version, the old rows replaced');
@@ -200,7 +170,7 @@ my @v4 = map { [ $_, "n$_", "$_.00" ] } 1 .. 5;
 my @v5 = ([ 9, 'solo', '9.00' ]);
 my @v6 = map { [ $_ + 20, "m$_", "$_.50" ] } 1 .. 6;
 put_version($tok, $_->@*) for \@v4, \@v5, \@v6;
-$e = wait_quiet($tok, $tid, $ds);
+$e = wait_settled($tok, $tid, $ds);
 is($e->{sync_status}, 'done', 'loads done') or diag explain $e;
 is($e->{row_count}, 6, 'row_count of the last version');
 is_deeply(wh_rows(), [ @v6 ], 'the table holds the last version');
@@ -215,7 +185,7 @@ is($overlap, 0, 'no two loads of the table ran at once');
 
 my $res2 = upload($tok, $folder, [ 'orders.csv', "id,amount\n1,2.00\n" ]);
 is($res2->{status}, 201, 'upload a version without the name column');
-$e = wait_quiet($tok, $tid, $ds);
+$e = wait_settled($tok, $tid, $ds);
 is($e->{sync_status}, 'failed', 'the reload failed') or diag explain $e;
 is($e->{status}, 'inactive', 'the link inactive');
 like($e->{error} // '', qr/no column 'name'/, 'the error names the column');
@@ -232,7 +202,7 @@ $res = upload($tok, $bfolder, [ 'big.csv', csv_of(@v1) ]);
 my $bds = $res->{json}{files}[0]{dataset_id};
 is(wait_dataset($tok, $bds)->{status}, 'ready', 'a small first version');
 json_response_is(link_dataset($tok, $btid, $bds), 201, undef, 'linked');
-is(wait_quiet($tok, $btid, $bds)->{row_count}, 3, 'its 3 rows loaded');
+is(wait_settled($tok, $btid, $bds)->{row_count}, 3, 'its 3 rows loaded');
 
 my $N = 300000;
 $res = upload($tok, $bfolder, [ 'big.csv', csv_of(map { [ $_, "n$_", "$_.50" ] } 1 .. $N) ]);
@@ -254,7 +224,7 @@ is(mysql("SELECT status FROM work_queue WHERE kind = 'storage_link_load' AND ref
 	 . "ORDER BY id DESC LIMIT 1"), 'running', 'its queue row still claimed by the dead process');
 my $r = dev('work-start');
 is($r->{exit}, 0, 'a new sluice work') or diag $r->{err};
-$e = wait_quiet($tok, $btid, $bds);
+$e = wait_settled($tok, $btid, $bds);
 is($e->{sync_status}, 'done', 'the reload ran again') or diag explain $e;
 is($e->{row_count}, $N, "row_count $N");
 is_deeply([ mysql("SELECT COUNT(*), COUNT(DISTINCT id), MIN(id), MAX(id) FROM $bwh") ], [ [ $N, $N, 1, $N ] ],

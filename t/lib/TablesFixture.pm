@@ -19,7 +19,7 @@ use SluiceTest;
 our @EXPORT = qw(
 	customer_with_token st storage_root seed_dataset sql_quote
 	create_table link_dataset wait_link wh_query wh_count uuid_re tag
-	true false fixture_bytes columns_of
+	true false fixture_bytes columns_of table_entry work_unsettled wait_settled
 );
 
 sub true () { JSON::PP::true }
@@ -165,6 +165,37 @@ sub columns_of {
 		{ name => $_->{name}, type => $type,
 		  nullable => $_->{nullable} ? JSON::PP::true : JSON::PP::false };
 	} @{ $schema->{columns} } ];
+}
+
+# The dataset's entry in GET /storage-explorer/tables/{id}/datasets.
+sub table_entry {
+	my ($token, $tid, $ds) = @_;
+	my $res = st(GET => "/storage-explorer/tables/$tid/datasets", $token);
+	return undef unless $res->{status} == 200;
+	my ($e) = grep { $_->{dataset_id} eq $ds } @{ $res->{json}{datasets} };
+	return $e;
+}
+
+# Queue rows of kind for ref that are not settled.
+sub work_unsettled {
+	my ($kind, $ref) = @_;
+	return mysql("SELECT COUNT(*) FROM work_queue WHERE kind = '$kind' AND ref_id = '$ref' "
+		   . "AND status IN ('queued', 'running')");
+}
+
+# Wait until nothing is left to do for the dataset and the table: its
+# inference and the table's loads all settled (an inference queues its
+# loads as it settles).  The entry read after that; undef on timeout.
+sub wait_settled {
+	my ($token, $tid, $ds) = @_;
+	my $e;
+	wait_until(60, sub {
+		return 0 if work_unsettled('storage_infer', $ds)
+			 || work_unsettled('storage_link_load', $tid);
+		$e = table_entry($token, $tid, $ds);
+		$e && $e->{sync_status} ne 'pending';
+	}, 0.1) or return undef;
+	return $e;
 }
 
 sub wh_count {

@@ -251,8 +251,8 @@ static void test_match_incompatible(void)
 		col("code", "INTEGER", false),
 	};
 	struct table_column d[] = {
-		col("ID", "INTEGER", false), col("amount", "DECIMAL(12,2)", true),
-		col("created", "TIMESTAMP", true), col("note", "VARCHAR", true),
+		col("ID", "INTEGER", false), col("amount", "DOUBLE", true),
+		col("created", "INTEGER", true), col("note", "VARCHAR", true),
 		col("code", "INTEGER", true),
 	};
 	struct table_match m;
@@ -268,14 +268,45 @@ static void test_match_incompatible(void)
 	CU_ASSERT_EQUAL_FATAL(json_object_array_length(m.type_mismatches), 3);
 	x = json_object_array_get_idx(m.type_mismatches, 0);
 	CU_ASSERT_STRING_EQUAL(json_object_to_json_string_ext(x, JSON_C_TO_STRING_PLAIN),
-	    "{\"column\":\"amount\",\"table_type\":\"DECIMAL(10,2)\",\"dataset_type\":\"DECIMAL(12,2)\"}");
+	    "{\"column\":\"amount\",\"table_type\":\"DECIMAL(10,2)\",\"dataset_type\":\"DOUBLE\"}");
 	x = json_object_array_get_idx(m.type_mismatches, 1);
 	CU_ASSERT_STRING_EQUAL(json_object_to_json_string_ext(x, JSON_C_TO_STRING_PLAIN),
-	    "{\"column\":\"created\",\"table_type\":\"DATE\",\"dataset_type\":\"TIMESTAMP\"}");
+	    "{\"column\":\"created\",\"table_type\":\"DATE\",\"dataset_type\":\"INTEGER\"}");
 	/* empty values into NOT NULL */
 	x = json_object_array_get_idx(m.type_mismatches, 2);
 	CU_ASSERT_STRING_EQUAL(json_object_to_json_string_ext(x, JSON_C_TO_STRING_PLAIN),
 	    "{\"column\":\"code\",\"table_type\":\"INTEGER NOT NULL\",\"dataset_type\":\"INTEGER NULL\"}");
+	table_match_free(&m);
+}
+
+/* Dataset types wider than the table's are taken: the load widens. */
+static void test_match_wider(void)
+{
+	struct table_column t[] = {
+		col("amount", "DECIMAL(5,1)", true), col("day", "DATE", true),
+		col("n", "INTEGER", true), col("label", "VARCHAR(10)", true),
+		col("flag", "BOOLEAN", true),
+	};
+	struct table_column d[] = {
+		col("amount", "DECIMAL(8,3)", true), col("day", "TIMESTAMP", true),
+		col("n", "DECIMAL(12,2)", true), col("label", "VARCHAR(25)", true),
+		col("flag", "INTEGER", true),
+	};
+	struct table_match m;
+
+	CU_ASSERT_EQUAL_FATAL(table_match_columns(t, 5, d, 5, &m), 0);
+	CU_ASSERT_FALSE(m.compatible);            /* a BOOLEAN is no number to widen */
+	CU_ASSERT_FALSE(m.schema_matched);
+	CU_ASSERT_EQUAL(json_object_array_length(m.type_mismatches), 1);
+	CU_ASSERT_EQUAL_FATAL(json_object_array_length(m.warnings), 4);
+	CU_ASSERT_STRING_EQUAL(arr_str(m.warnings, 0),
+	    "column 'amount': DECIMAL(5,1) table column widened to DECIMAL(8,3)");
+	CU_ASSERT_STRING_EQUAL(arr_str(m.warnings, 1),
+	    "column 'day': DATE table column widened to TIMESTAMP");
+	CU_ASSERT_STRING_EQUAL(arr_str(m.warnings, 2),
+	    "column 'n': INTEGER table column widened to DECIMAL(12,2)");
+	CU_ASSERT_STRING_EQUAL(arr_str(m.warnings, 3),
+	    "column 'label': VARCHAR(10) table column widened to VARCHAR(25)");
 	table_match_free(&m);
 }
 
@@ -429,6 +460,7 @@ int suite_table_types(void)
 		{ "match: the same schema", test_match_exact },
 		{ "match: case, order, widening", test_match_case_and_order },
 		{ "match: missing, extra, mismatched, NOT NULL", test_match_incompatible },
+		{ "match: wider dataset types widen the table", test_match_wider },
 		{ "match: duplicates, empty dataset", test_match_duplicates_and_empty },
 		{ "values for the load", test_values },
 		{ "values: missing-value markers", test_value_markers },

@@ -10,6 +10,7 @@
 #include "db/db.h"
 #include "http/request.h"
 #include "http/response.h"
+#include "http/validate.h"
 #include "serve/routes.h"
 #include "util/config.h"
 #include "util/log.h"
@@ -17,10 +18,15 @@
 
 int health_get(struct req *r)
 {
-	struct json_object *o = json_object_new_object();
+	struct json_object *o;
 	const char *problem = NULL;
 	char ts[40], q[512];
+	struct verror e;
 
+	/* It takes no query: a parameter is refused like on every route. */
+	if (validate_query(vfields_none, r, NULL, NULL, &e) != 0)
+		return resp_detail(r, 400, e.message);
+	o = json_object_new_object();
 	if (db_ping(r->db) != DB_OK) {
 		problem = "database unreachable";
 		log_kv(LOG_WARN, "health: database unreachable", "error=%s",

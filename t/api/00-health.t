@@ -11,6 +11,9 @@ use SluiceTest;
 
 my $res = http(GET => '/health');
 json_response_is($res, 200, undef, 'GET /health');
+json_response_is(http(GET => '/health?probe=1'), 400,
+		 { detail => 'probe is not a known query parameter' },
+		 'an unknown query parameter is refused, named');
 is_deeply([ sort keys %{ $res->{json} || {} } ], [qw(status timestamp)],
 	  'health body holds status and timestamp');
 is($res->{json}{status}, 'healthy', 'status is healthy');

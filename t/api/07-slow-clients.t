@@ -2,7 +2,8 @@
 # No kind of slow client holds the worker pool: with N = 2 x workers slow
 # uploads (a body trickling in), N long polls (GET question ?wait on a
 # question nobody answers) and N clients sending wrong Basic passwords in a
-# loop, /health and GET /platform/pipelines keep answering within 1 s.
+# loop, /health and GET /platform/pipelines keep answering, never waiting
+# for the slow clients to end.
 #   - uploads are buffered by nginx: no worker sees one before its body
 #     is complete;
 #   - long polls are held by the waiter, not by a worker;
@@ -95,8 +96,14 @@ diag sprintf('%d probes each: /health max %.0f ms, GET /platform/pipelines max %
 ok(@health >= 5, 'probed repeatedly meanwhile');
 is(scalar(grep { $_->[1] != 200 } @health), 0, '/health always 200');
 is(scalar(grep { $_->[1] != 200 } @list), 0, 'GET /platform/pipelines always 200');
-cmp_ok($hmax, '<', 1, '/health within 1 s every time');
-cmp_ok($lmax, '<', 1, 'GET /platform/pipelines within 1 s every time');
+# Held workers would show as a probe waiting for the slow clients to end:
+# the first probe, made within a second or two of the long polls' start,
+# would wait until they end at $WAIT s.  Half of that separates a held pool
+# from a machine that is merely busy (the probes' speed is bench/'s to
+# measure, not this test's).
+my $held = $WAIT / 2;
+cmp_ok($hmax, '<', $held, "/health never waited for the slow clients (under $held s)");
+cmp_ok($lmax, '<', $held, "GET /platform/pipelines never waited for them (under $held s)");
 
 # The slow clients got what they asked for.
 my @p = $polls->finish;

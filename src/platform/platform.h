@@ -25,6 +25,7 @@ extern const struct route platform_run_routes[];         /* runs.c */
 extern const struct route platform_connection_routes[];  /* connections.c */
 extern const struct route platform_run_cancel_routes[];  /* run_cancel.c */
 extern const struct route platform_connection_check_routes[]; /* connection_check.c */
+extern const struct route platform_webhook_routes[];     /* webhooks.c */
 
 /* --- ids ------------------------------------------------------------------
  * pipeline_id: a UUID written with underscores; paths accept hyphens too.
@@ -106,6 +107,12 @@ enum platform_err {
 	PLATFORM_SOURCE_TIMEOUT,
 	PLATFORM_SOURCE_NO_DRIVER,
 	PLATFORM_SOURCE_FAILED,
+	/* webhooks */
+	PLATFORM_WEBHOOK_URL_PRIVATE,     /* 400 {"detail"} */
+	PLATFORM_WEBHOOK_NOT_FOUND,       /* 404 {"detail"} */
+	PLATFORM_DELIVERY_NOT_FOUND,
+	PLATFORM_WEBHOOKS_FULL,           /* 409 {"detail"} */
+	PLATFORM_DELIVERY_PENDING,
 };
 
 /* The body {"customer_id", "pipeline_id"} of execute, pause and resume
@@ -187,5 +194,7 @@ extern const struct vfield platform_input_patch_body[];
 extern const struct vfield platform_pipeline_ref_body[];
 extern const struct vfield platform_sync_mode_body[];
 extern const struct vfield platform_job_patch_id[];
+extern const struct vfield platform_webhook_body[];
+extern const struct vfield platform_delivery_query[];
 
 #endif

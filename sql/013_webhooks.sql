@@ -18,7 +18,7 @@ CREATE TABLE webhooks (
 	CONSTRAINT fk_webhooks_pipeline FOREIGN KEY (pipeline_id)
 		REFERENCES pipelines (id) ON DELETE CASCADE,
 	CONSTRAINT webhooks_id_chk CHECK (id COLLATE utf8mb4_bin REGEXP '^[0-9a-f]{32}$')
-) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci;
 
 -- webhook_deliveries: one per webhook per finished run, written in the
 -- transaction that ends the run.  id is the webhook-id header
@@ -47,4 +47,4 @@ CREATE TABLE webhook_deliveries (
 	CONSTRAINT webhook_deliveries_status_chk CHECK (status IN
 		('PENDING', 'SUCCEEDED', 'FAILED')),
 	CONSTRAINT webhook_deliveries_attempts_chk CHECK (attempts >= 0)
-) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci;

@@ -13,6 +13,7 @@
 
 #include <json-c/json.h>
 
+#include "db/db.h"
 #include "http/router.h"
 #include "http/validate.h"
 
@@ -34,11 +35,8 @@ extern const struct route platform_webhook_routes[];     /* webhooks.c */
 #define PIPELINE_ID_LEN 36
 #define JOB_ID_MAX      (PIPELINE_ID_LEN + 1 + 10)
 
-/* SQL for a DATETIME column as ISO 8601 UTC with milliseconds
- * ("2026-11-22T10:00:00.123Z"); NULL stays NULL.  Every connection runs in
- * time_zone +00:00.  col is a literal column name, never input. */
-#define ISO_MS(col) \
-	"CONCAT(LEFT(DATE_FORMAT(" col ", '%Y-%m-%dT%H:%i:%s.%f'), 23), 'Z')"
+/* SQL for a DATETIME column as ISO 8601 UTC with milliseconds (db.h). */
+#define ISO_MS(col) DB_ISO_MS(col)
 
 /* column_include_list: at most this many names, on create and on PATCH. */
 #define PLATFORM_COLUMNS_MAX 1024

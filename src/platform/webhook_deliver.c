@@ -23,15 +23,11 @@
 #include <openssl/hmac.h>
 
 #include "db/db.h"
-#include "platform/platform.h"
 #include "platform/webhooks.h"
 #include "util/base64url.h"
 #include "util/config.h"
 #include "util/log.h"
-#include "util/uuid.h"
 
-#define WEBHOOKS_PER_RUN 16           /* more than a pipeline may have */
-#define DELIVERY_ID_LEN (4 + RUN_ID_LEN)
 
 /* --- addresses ------------------------------------------------------------ */
 
@@ -123,55 +119,6 @@ int webhook_retry_delay(int base_s, int failed)
 	for (int i = 1; i < failed && d < WEBHOOK_RETRY_MAX_S; i++)
 		d *= 2;
 	return d > WEBHOOK_RETRY_MAX_S ? WEBHOOK_RETRY_MAX_S : (int)d;
-}
-
-/* --- recording ------------------------------------------------------------ */
-
-int webhook_deliveries_record(struct db *db, const char *run_id)
-{
-	char hooks[WEBHOOKS_PER_RUN][RUN_ID_LEN + 1], owners[WEBHOOKS_PER_RUN][40];
-	struct db_stmt *st;
-	size_t n = 0;
-	int rc;
-
-	st = db_query(db, "SELECT w.id, w.customer_id FROM webhooks w JOIN "
-	              "pipeline_runs r ON r.pipeline_id = w.pipeline_id WHERE "
-	              "r.id = ? ORDER BY w.created_at, w.id", "s", run_id);
-	if (st == NULL)
-		return db_last_err(db);
-	while (n < WEBHOOKS_PER_RUN && (rc = db_fetch(st)) == 1) {
-		snprintf(hooks[n], sizeof hooks[n], "%s", db_col_str(st, 0));
-		snprintf(owners[n], sizeof owners[n], "%s", db_col_str(st, 1));
-		n++;
-	}
-	db_done(st);
-	for (size_t i = 0; i < n; i++) {
-		char id[DELIVERY_ID_LEN + 1], hex[RUN_ID_LEN + 1];
-		struct queue_new q = { .kind = WEBHOOK_KIND, .ref_id = id,
-		                       .customer_id = owners[i] };
-		long long k;
-
-		if (run_id_new(hex) != 0)
-			return DB_ERR;
-		snprintf(id, sizeof id, "msg_%s", hex);
-		k = db_exec(db, "INSERT INTO webhook_deliveries (id, webhook_id, "
-		    "customer_id, run_id, body) SELECT ?, ?, r.customer_id, r.id, "
-		    "JSON_OBJECT('type', '" WEBHOOK_EVENT "', 'timestamp', "
-		    ISO_MS("r.finished_at") ", 'data', JSON_OBJECT('run_id', r.id, "
-		    "'pipeline_id', r.pipeline_id, 'status', r.status, 'trigger', "
-		    "r.trigger_type, 'attempt', r.attempt, 'rows_loaded', "
-		    "r.rows_loaded, 'queued_at', " ISO_MS("r.created_at") ", "
-		    "'started_at', " ISO_MS("r.started_at") ", 'finished_at', "
-		    ISO_MS("r.finished_at") ", 'duration_ms', TIMESTAMPDIFF("
-		    "MICROSECOND, r.started_at, r.finished_at) DIV 1000, 'error', "
-		    "r.error)) FROM pipeline_runs r WHERE r.id = ?", "sss", id,
-		    hooks[i], run_id);
-		if (k < 0)
-			return (int)k;
-		if ((k = queue_enqueue(db, &q)) < 0)
-			return (int)k;
-	}
-	return (int)n;
 }
 
 /* --- one attempt ---------------------------------------------------------- */

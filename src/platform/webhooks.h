@@ -2,9 +2,10 @@
  *
  *   webhooks.c         the routes: create, list, get, delete, the delivery
  *                      log and redelivery; a URL's checks
- *   webhook_deliver.c  deliveries: recorded in the transaction that ends a
- *                      run, sent by the webhook_deliver work kind, signed
- *                      as Standard Webhooks (https://www.standardwebhooks.com/)
+ *   webhook_deliver.c  deliveries (recorded by db/run_events.c in the
+ *                      transaction that ends a run) sent by the
+ *                      webhook_deliver work kind, signed as Standard
+ *                      Webhooks (https://www.standardwebhooks.com/)
  *
  * One work item is one attempt: a failed attempt with attempts left queues
  * the next one after its back-off, so no child waits out a retry delay. */
@@ -16,11 +17,8 @@
 #include <sys/socket.h>
 
 #include "db/queue.h"
+#include "db/run_events.h"
 
-struct db;
-
-#define WEBHOOK_KIND "webhook_deliver"
-#define WEBHOOK_EVENT "pipeline_run.finished"
 #define WEBHOOK_SECRET_PREFIX "whsec_"
 #define WEBHOOK_RETRY_MAX_S 3600      /* the longest back-off */
 
@@ -39,11 +37,6 @@ int webhook_sign(const char *secret, const char *msg_id, long long timestamp,
 /* The delay before attempt n + 1 after n failed attempts (n >= 1):
  * base * 2^(n-1), at most WEBHOOK_RETRY_MAX_S. */
 int webhook_retry_delay(int base_s, int failed);
-
-/* Inside the transaction that ended run_id (its finished_at set): one
- * PENDING delivery per webhook of its pipeline, each queued.  How many,
- * or < 0 enum db_err. */
-int webhook_deliveries_record(struct db *db, const char *run_id);
 
 /* The webhook_deliver work kind (ref_id = delivery id) and its give-up. */
 int webhook_deliver_work(struct work_ctx *w, const struct work_item *it,

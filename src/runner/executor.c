@@ -44,7 +44,7 @@
 
 #include "db/db.h"
 #include "db/queue.h"
-#include "platform/webhooks.h"
+#include "db/run_events.h"
 #include "runner/connector.h"
 #include "runner/runner.h"
 #include "util/config.h"
@@ -235,7 +235,7 @@ static int fail_abandoned_body(struct db *db, void *arg)
 	    "WHERE id = ?", "s", pipeline)) < 0 ||
 	    (n = db_exec(db, "UPDATE jobs SET job_status = 'FAILED' "
 	    "WHERE pipeline_id = ?", "s", pipeline)) < 0 ||
-	    (n = webhook_deliveries_record(db, a->run_id)) < 0)
+	    (n = run_events_record(db, a->run_id)) < 0)
 		return (int)n;
 	return 1;
 }
@@ -845,7 +845,7 @@ static int run_end_body(struct db *db, void *arg)
 	    e->ok ? "SUCCESS" : "FAILED", e->rows, e->ok ? NULL : e->error, e->r->id,
 	    e->r->process_id);
 
-	if (n == 1 && (n = webhook_deliveries_record(db, e->r->id)) >= 0)
+	if (n == 1 && (n = run_events_record(db, e->r->id)) >= 0)
 		n = 1;
 	return (int)n;
 }

@@ -396,7 +396,7 @@ static int webhook_delete_body(struct db *db, void *arg)
 				return (int)k;
 	} while (n == 64);
 	k = db_exec(db, "DELETE FROM webhooks WHERE id = ?", "s", h->webhook);
-	return k < 0 ? (int)k : (int)k;
+	return (int)k;
 }
 
 static int webhook_delete(struct req *r)

@@ -18,7 +18,7 @@ int run_events_record(struct db *db, const char *run_id)
 	char hooks[WEBHOOKS_PER_RUN][RUN_ID_LEN + 1], owners[WEBHOOKS_PER_RUN][40];
 	struct db_stmt *st;
 	size_t n = 0;
-	int rc;
+	int rc = 0;
 
 	st = db_query(db, "SELECT w.id, w.customer_id FROM webhooks w JOIN "
 	              "pipeline_runs r ON r.pipeline_id = w.pipeline_id WHERE "
@@ -31,6 +31,8 @@ int run_events_record(struct db *db, const char *run_id)
 		n++;
 	}
 	db_done(st);
+	if (rc < 0)
+		return db_last_err(db);
 	for (size_t i = 0; i < n; i++) {
 		char id[DELIVERY_ID_LEN + 1], hex[RUN_ID_LEN + 1];
 		struct queue_new q = { .kind = WEBHOOK_KIND, .ref_id = id,

@@ -1,8 +1,7 @@
-/* webhook_deliver.c - events for the webhooks of a pipeline whose run
- * ended: recorded with the run's end, sent by `sluice work`.
+/* webhook_deliver.c - the events db/run_events.c recorded when a run
+ * ended, sent by `sluice work` (the webhook_deliver kind).
  *
- * The event body is built by the database in the transaction that ends the
- * run and stored with the delivery, so every attempt and every redelivery
+ * The stored body is sent as it is, so every attempt and every redelivery
  * signs and sends the same bytes under the same webhook-id.  An attempt is
  * one work item: libcurl, HTTPS only, TLS verified, no redirect followed,
  * webhook_timeout_s to connect and in all, and every address it is about
@@ -27,7 +26,6 @@
 #include "util/base64url.h"
 #include "util/config.h"
 #include "util/log.h"
-
 
 /* --- addresses ------------------------------------------------------------ */
 

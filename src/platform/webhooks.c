@@ -377,7 +377,7 @@ static int webhook_delete_body(struct db *db, void *arg)
 	struct db_stmt *st;
 	size_t n = 0;
 	long long k;
-	int rc;
+	int rc = 0;
 
 	do {
 		n = 0;
@@ -389,6 +389,8 @@ static int webhook_delete_body(struct db *db, void *arg)
 		while (n < 64 && (rc = db_fetch(st)) == 1)
 			snprintf(ids[n++], sizeof ids[0], "%s", db_col_str(st, 0));
 		db_done(st);
+		if (rc < 0)
+			return db_last_err(db);
 		for (size_t i = 0; i < n; i++)
 			if ((k = queue_cancel(db, WEBHOOK_KIND, ids[i])) < 0 ||
 			    (k = db_exec(db, "DELETE FROM webhook_deliveries WHERE id = ?",

@@ -9,8 +9,10 @@
 # webhook-id; a receiver down, FAILED after webhook_max_attempts; a slow
 # receiver timed out while another pipeline's delivery goes through; a 302
 # never followed; redelivery (same id, new timestamp and signature); kill -9
-# of sluice work during an attempt (delivered after the restart); a deleted
-# webhook gets no more attempts; no secret in a log line.
+# of sluice work during an attempt (delivered after the restart); a queued
+# run cancelled while work is stopped (recorded with the cancel, sent after);
+# a FAILED run's event; a deleted webhook gets no more attempts; no secret
+# in a log line.
 
 use strict;
 use warnings;
@@ -488,6 +490,29 @@ ok($d, 'delivered after the restart');
 @got = received($rkill);
 is(scalar @got, 2, 'the receiver saw the interrupted attempt and the one after');
 is($got[1]{id}, $got[0]{id}, 'under the same webhook-id');
+
+# A queued run cancelled while sluice work is stopped: the event is
+# recorded with the cancel, and sent once work is back.
+my $rcan = start_receiver(200);
+my $pcan = make_pipeline(name => 'hooks-cancel');
+my $hcan = hook_for($pcan->{pipeline_id}, $rcan);
+is(dev('work-stop')->{exit}, 0, 'sluice work stopped');
+my $crun = execute_run($pcan->{pipeline_id});
+my $cres = http(POST => "/platform/pipeline_run/$crun/cancel", { token => $token });
+is($cres->{status}, 200, 'the CREATED run cancelled') or diag describe($cres);
+my $cd = deliveries($pcan->{pipeline_id}, $hcan->{webhook_id});
+is($cd && scalar(@$cd), 1, 'its delivery was recorded with the cancel');
+is($cd && $cd->[0]{status}, 'PENDING', 'PENDING while nobody sends it');
+is($cd && $cd->[0]{attempts}, 0, 'no attempt yet');
+is(dev('work-start')->{exit}, 0, 'sluice work started');
+$d = wait_delivery($pcan->{pipeline_id}, $hcan->{webhook_id}, 'SUCCEEDED');
+ok($d, 'sent once work is back');
+@got = received($rcan);
+$ev = @got ? json_decode($got[0]{body}) : {};
+is($ev->{data}{status}, 'FAILED', 'a cancelled run is FAILED');
+like($ev->{data}{error} // '', qr/^cancelled by /, 'data.error says who cancelled it');
+is($ev->{data}{started_at}, undef, 'it never started: started_at null');
+is($ev->{data}{duration_ms}, undef, 'duration_ms null');
 
 # A deleted webhook gets no more attempts.
 my $rdel = start_receiver(500);

@@ -138,24 +138,17 @@ struct hook_ref {
  * after answering (404 as GET /platform/pipeline/{id} answers). */
 static int pipeline_ref_or_reply(struct req *r, struct hook_ref *h, bool lock)
 {
-	struct db_stmt *st;
-	int rc;
+	long long n = 0;
 
 	if (platform_pipeline_id_parse(req_param(r, "pipeline_id"), h->pipeline) != 0)
 		return platform_reply(r, PLATFORM_PIPELINE_NOT_FOUND);
-	if (req_db_or_reply(r) == NULL)
+	if (req_db_or_reply(r) == NULL ||
+	    req_count_or_reply(r, db_query(r->db, lock ? "SELECT COUNT(*) FROM "
+	    "pipelines WHERE id = ? AND customer_id = ? FOR UPDATE" : "SELECT "
+	    "COUNT(*) FROM pipelines WHERE id = ? AND customer_id = ?", "ss",
+	    h->pipeline, r->id.customer_id), &n) != 0)
 		return -1;
-	st = db_query(r->db, lock ? "SELECT 1 FROM pipelines WHERE id = ? AND "
-	              "customer_id = ? FOR UPDATE" : "SELECT 1 FROM pipelines "
-	              "WHERE id = ? AND customer_id = ?", "ss", h->pipeline,
-	              r->id.customer_id);
-	if (st == NULL)
-		return resp_db_error(r, db_last_err(r->db));
-	rc = db_fetch(st);
-	db_done(st);
-	if (rc < 0)
-		return resp_db_error(r, db_last_err(r->db));
-	return rc == 0 ? platform_reply(r, PLATFORM_PIPELINE_NOT_FOUND) : 0;
+	return n == 0 ? platform_reply(r, PLATFORM_PIPELINE_NOT_FOUND) : 0;
 }
 
 /* The pipeline and the caller's webhook of the path: 0, or -1 after
@@ -163,24 +156,18 @@ static int pipeline_ref_or_reply(struct req *r, struct hook_ref *h, bool lock)
 static int webhook_ref_or_reply(struct req *r, struct hook_ref *h)
 {
 	const char *id = req_param(r, "webhook_id");
-	struct db_stmt *st;
-	int rc;
+	long long n = 0;
 
 	if (pipeline_ref_or_reply(r, h, false) != 0)
 		return -1;
 	if (platform_run_id_check(id) != 0)
 		return platform_reply(r, PLATFORM_WEBHOOK_NOT_FOUND);
 	snprintf(h->webhook, sizeof h->webhook, "%s", id);
-	st = db_query(r->db, "SELECT 1 FROM webhooks WHERE id = ? AND "
-	              "pipeline_id = ? AND customer_id = ?", "sss", h->webhook,
-	              h->pipeline, r->id.customer_id);
-	if (st == NULL)
-		return resp_db_error(r, db_last_err(r->db));
-	rc = db_fetch(st);
-	db_done(st);
-	if (rc < 0)
-		return resp_db_error(r, db_last_err(r->db));
-	return rc == 0 ? platform_reply(r, PLATFORM_WEBHOOK_NOT_FOUND) : 0;
+	if (req_count_or_reply(r, db_query(r->db, "SELECT COUNT(*) FROM webhooks "
+	    "WHERE id = ? AND pipeline_id = ? AND customer_id = ?", "sss",
+	    h->webhook, h->pipeline, r->id.customer_id), &n) != 0)
+		return -1;
+	return n == 0 ? platform_reply(r, PLATFORM_WEBHOOK_NOT_FOUND) : 0;
 }
 
 /* --- the URL -------------------------------------------------------------- */

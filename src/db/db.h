@@ -34,6 +34,12 @@ enum db_err {
 	DB_ERR_ACCESS = -6,       /* bad credentials or grants: fatal at start */
 };
 
+/* SQL for a DATETIME column as ISO 8601 UTC with milliseconds
+ * ("2026-11-22T10:00:00.123Z"); NULL stays NULL.  Every connection runs in
+ * time_zone +00:00.  col is a literal column name, never input. */
+#define DB_ISO_MS(col) \
+	"CONCAT(LEFT(DATE_FORMAT(" col ", '%Y-%m-%dT%H:%i:%s.%f'), 23), 'Z')"
+
 struct db *db_new(const struct config *cfg);
 void db_free(struct db *db);                     /* NULL is fine */
 

@@ -108,6 +108,16 @@ static const struct {
 	    "This plugin has no driver, so it cannot be tested" },
 	[PLATFORM_SOURCE_FAILED] = { 422, SHAPE_ERROR, "connect_failed",
 	    "The source refused the connection" },
+	[PLATFORM_WEBHOOK_URL_PRIVATE] = { 400, SHAPE_DETAIL, NULL,
+	    "url must not point at a loopback, private or link-local address" },
+	[PLATFORM_WEBHOOK_NOT_FOUND] = { 404, SHAPE_DETAIL, NULL,
+	    "Webhook not found" },
+	[PLATFORM_DELIVERY_NOT_FOUND] = { 404, SHAPE_DETAIL, NULL,
+	    "Delivery not found" },
+	[PLATFORM_WEBHOOKS_FULL] = { 409, SHAPE_DETAIL, NULL,
+	    "A pipeline has at most 10 webhooks" },
+	[PLATFORM_DELIVERY_PENDING] = { 409, SHAPE_DETAIL, NULL,
+	    "The delivery is still pending" },
 };
 
 static struct json_object *jstr(const char *s)

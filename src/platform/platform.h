@@ -13,6 +13,7 @@
 
 #include <json-c/json.h>
 
+#include "db/db.h"
 #include "http/router.h"
 #include "http/validate.h"
 
@@ -25,6 +26,7 @@ extern const struct route platform_run_routes[];         /* runs.c */
 extern const struct route platform_connection_routes[];  /* connections.c */
 extern const struct route platform_run_cancel_routes[];  /* run_cancel.c */
 extern const struct route platform_connection_check_routes[]; /* connection_check.c */
+extern const struct route platform_webhook_routes[];     /* webhooks.c */
 
 /* --- ids ------------------------------------------------------------------
  * pipeline_id: a UUID written with underscores; paths accept hyphens too.
@@ -33,11 +35,8 @@ extern const struct route platform_connection_check_routes[]; /* connection_chec
 #define PIPELINE_ID_LEN 36
 #define JOB_ID_MAX      (PIPELINE_ID_LEN + 1 + 10)
 
-/* SQL for a DATETIME column as ISO 8601 UTC with milliseconds
- * ("2026-11-22T10:00:00.123Z"); NULL stays NULL.  Every connection runs in
- * time_zone +00:00.  col is a literal column name, never input. */
-#define ISO_MS(col) \
-	"CONCAT(LEFT(DATE_FORMAT(" col ", '%Y-%m-%dT%H:%i:%s.%f'), 23), 'Z')"
+/* SQL for a DATETIME column as ISO 8601 UTC with milliseconds (db.h). */
+#define ISO_MS(col) DB_ISO_MS(col)
 
 /* column_include_list: at most this many names, on create and on PATCH. */
 #define PLATFORM_COLUMNS_MAX 1024
@@ -106,6 +105,12 @@ enum platform_err {
 	PLATFORM_SOURCE_TIMEOUT,
 	PLATFORM_SOURCE_NO_DRIVER,
 	PLATFORM_SOURCE_FAILED,
+	/* webhooks */
+	PLATFORM_WEBHOOK_URL_PRIVATE,     /* 400 {"detail"} */
+	PLATFORM_WEBHOOK_NOT_FOUND,       /* 404 {"detail"} */
+	PLATFORM_DELIVERY_NOT_FOUND,
+	PLATFORM_WEBHOOKS_FULL,           /* 409 {"detail"} */
+	PLATFORM_DELIVERY_PENDING,
 };
 
 /* The body {"customer_id", "pipeline_id"} of execute, pause and resume
@@ -187,5 +192,7 @@ extern const struct vfield platform_input_patch_body[];
 extern const struct vfield platform_pipeline_ref_body[];
 extern const struct vfield platform_sync_mode_body[];
 extern const struct vfield platform_job_patch_id[];
+extern const struct vfield platform_webhook_body[];
+extern const struct vfield platform_delivery_query[];
 
 #endif

@@ -14,6 +14,7 @@
 #include <json-c/json.h>
 
 #include "db/db.h"
+#include "db/run_events.h"
 #include "http/errors.h"
 #include "http/request.h"
 #include "http/response.h"
@@ -77,7 +78,8 @@ static int cancel_tx(struct req *r, const char *run_id, const char *by,
 		    (n = db_exec(r->db, "UPDATE pipelines SET last_status = 'FAILED' "
 		    "WHERE id = ?", "s", pipeline)) >= 0 &&
 		    (n = db_exec(r->db, "UPDATE jobs SET job_status = 'FAILED' "
-		    "WHERE pipeline_id = ?", "s", pipeline)) >= 0)
+		    "WHERE pipeline_id = ?", "s", pipeline)) >= 0 &&
+		    (n = run_events_record(r->db, run_id)) >= 0)
 			n = log_line(r->db, run_id, "ERROR", msg);
 		snprintf(status_out, 16, "FAILED");
 	} else if (strcmp(status_out, "RUNNING") == 0) {

@@ -44,6 +44,7 @@
 
 #include "db/db.h"
 #include "db/queue.h"
+#include "db/run_events.h"
 #include "runner/connector.h"
 #include "runner/runner.h"
 #include "util/config.h"
@@ -233,7 +234,8 @@ static int fail_abandoned_body(struct db *db, void *arg)
 	    (n = db_exec(db, "UPDATE pipelines SET last_status = 'FAILED' "
 	    "WHERE id = ?", "s", pipeline)) < 0 ||
 	    (n = db_exec(db, "UPDATE jobs SET job_status = 'FAILED' "
-	    "WHERE pipeline_id = ?", "s", pipeline)) < 0)
+	    "WHERE pipeline_id = ?", "s", pipeline)) < 0 ||
+	    (n = run_events_record(db, a->run_id)) < 0)
 		return (int)n;
 	return 1;
 }
@@ -823,6 +825,31 @@ static void run_task(struct run *r, struct task *t, struct run_log *tl)
 }
 
 /* Job statuses from their tasks; the run's end (or its retry). */
+
+/* The run's final status and, in the same transaction, a delivery for
+ * each webhook of its pipeline: a work process killed right after cannot
+ * lose one.  1 ended, 0 no longer ours, < 0 enum db_err. */
+struct run_end {
+	const struct run *r;
+	bool ok;
+	long long rows;
+	const char *error;
+};
+
+static int run_end_body(struct db *db, void *arg)
+{
+	const struct run_end *e = arg;
+	long long n = db_exec(db, "UPDATE pipeline_runs SET status = ?, "
+	    "finished_at = UTC_TIMESTAMP(3), rows_loaded = rows_loaded + ?, "
+	    "error = ? WHERE id = ? AND status = 'RUNNING' AND claimed_by = ?", "sisss",
+	    e->ok ? "SUCCESS" : "FAILED", e->rows, e->ok ? NULL : e->error, e->r->id,
+	    e->r->process_id);
+
+	if (n == 1 && (n = run_events_record(db, e->r->id)) >= 0)
+		n = 1;
+	return (int)n;
+}
+
 static void finish_run(struct run *r, double t0)
 {
 	long long rows = 0;
@@ -879,11 +906,8 @@ static void finish_run(struct run *r, double t0)
 	/* The outcome must not be lost to a database restart: keep trying for
 	 * a while (should another process fail it meanwhile, it stays failed). */
 	for (int i = 0; ; i++) {
-		long long n = db_exec(r->db, "UPDATE pipeline_runs SET status = ?, "
-		    "finished_at = UTC_TIMESTAMP(3), rows_loaded = rows_loaded + ?, "
-		    "error = ? WHERE id = ? AND status = 'RUNNING' AND claimed_by = ?", "sisss",
-		    ok ? "SUCCESS" : "FAILED", rows, ok ? NULL : error, r->id,
-		    r->process_id);
+		struct run_end e = { r, ok, rows, error };
+		int n = db_tx(r->db, "run end", run_end_body, &e);
 
 		if (n == 1)
 			break;

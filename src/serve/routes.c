@@ -37,6 +37,7 @@ static const struct route *const area_tables[] = {
 	platform_connection_routes,
 	platform_connection_check_routes,
 	platform_run_cancel_routes,
+	platform_webhook_routes,
 	retrieval_routes,
 	storage_routes,
 	storage_table_routes,

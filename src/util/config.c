@@ -118,6 +118,8 @@ static const struct key keys[] = {
 	NUM(work_storage_link_load_deadline_s, 1, 604800),
 	NUM(work_runner_sweep_slots, 1, 64),
 	NUM(work_runner_sweep_deadline_s, 1, 86400),
+	NUM(work_webhook_deliver_slots, 1, 64),
+	NUM(work_webhook_deliver_deadline_s, 1, 86400),
 #ifdef SLUICE_TEST_HOOKS
 	NUM(work_test_slots, 1, 64),
 	NUM(work_test_deadline_s, 1, 86400),
@@ -130,6 +132,11 @@ static const struct key keys[] = {
 	NUM(runner_retry_base_s, 1, 3600),
 	NUM(runner_run_timeout_s, 5, 604800),
 	NUM(runner_sweep_interval_s, 10, 86400),
+	BOOL(webhook_allow_private),
+	NUM(webhook_timeout_s, 1, 300),
+	NUM(webhook_max_attempts, 1, 50),
+	NUM(webhook_retry_base_s, 1, 86400),
+	STR(webhook_ca_file, false),
 #ifdef SLUICE_TEST_HOOKS
 	NUM(runner_test_task_delay_ms, 0, 600000),
 	NUM(runner_test_task_alloc_mb, 0, 1048576),
@@ -240,6 +247,8 @@ void config_defaults(struct config *c)
 	c->work_storage_link_load_deadline_s = 3600;
 	c->work_runner_sweep_slots = 1;
 	c->work_runner_sweep_deadline_s = 600;
+	c->work_webhook_deliver_slots = 4;
+	c->work_webhook_deliver_deadline_s = 600;
 #ifdef SLUICE_TEST_HOOKS
 	c->work_test_slots = 1;
 	c->work_test_deadline_s = 10;
@@ -252,6 +261,11 @@ void config_defaults(struct config *c)
 	c->runner_retry_base_s = 30;
 	c->runner_run_timeout_s = 21600;
 	c->runner_sweep_interval_s = 600;
+	c->webhook_allow_private = false;
+	c->webhook_timeout_s = 10;
+	c->webhook_max_attempts = 8;
+	c->webhook_retry_base_s = 30;
+	c->webhook_ca_file[0] = '\0';
 #ifdef SLUICE_TEST_HOOKS
 	c->runner_test_task_delay_ms = 0;
 	c->runner_test_task_alloc_mb = 0;

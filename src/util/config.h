@@ -91,6 +91,8 @@ struct config {
 	int work_storage_link_load_deadline_s;
 	int work_runner_sweep_slots;
 	int work_runner_sweep_deadline_s;
+	int work_webhook_deliver_slots;
+	int work_webhook_deliver_deadline_s;
 #ifdef SLUICE_TEST_HOOKS
 	int work_test_slots;                  /* the test-only kinds (test builds) */
 	int work_test_deadline_s;
@@ -104,6 +106,12 @@ struct config {
 	int runner_retry_base_s;              /* first retry delay; doubles each time */
 	int runner_run_timeout_s;             /* a run's time limit, unless its pipeline's */
 	int runner_sweep_interval_s;          /* orphaned staging tables swept this often */
+	/* webhooks (platform/webhooks.c, platform/webhook_deliver.c) */
+	bool webhook_allow_private;           /* loopback/private/link-local URLs allowed */
+	int webhook_timeout_s;                /* connect and total time of one attempt */
+	int webhook_max_attempts;             /* attempts before a delivery is FAILED */
+	int webhook_retry_base_s;             /* first retry delay; doubles each time */
+	char webhook_ca_file[CONFIG_PATH_MAX];  /* "" = the system's CA bundle */
 #ifdef SLUICE_TEST_HOOKS
 	/* Test builds only (util/test_hooks.h): a pause before each task's
 	 * connector, and memory a task allocates first (MB). */

@@ -7,6 +7,7 @@
  * keys in util/config.c. */
 #include <stddef.h>
 
+#include "platform/webhooks.h"
 #include "retrieval/retrieval.h"
 #include "runner/runner.h"
 #include "storage/storage.h"
@@ -28,6 +29,8 @@ const struct work_kind work_kinds[] = {
 	  LIMITS(work_storage_link_load_slots, work_storage_link_load_deadline_s) },
 	{ "runner_sweep", runner_sweep_work, NULL,
 	  LIMITS(work_runner_sweep_slots, work_runner_sweep_deadline_s) },
+	{ WEBHOOK_KIND, webhook_deliver_work, webhook_deliver_give_up,
+	  LIMITS(work_webhook_deliver_slots, work_webhook_deliver_deadline_s) },
 #ifdef SLUICE_TEST_HOOKS
 	{ "test_sleep", work_test_sleep, NULL,
 	  LIMITS(work_test_slots, work_test_deadline_s) },

@@ -37,6 +37,7 @@ int suite_runner(void);
 /* long polls off the workers: waiter redirects, pool shares */
 int suite_wait(void);
 int suite_dest(void);
+int suite_webhooks(void);
 /* storage explorer: tables and links */
 int suite_table_name(void);
 int suite_table_types(void);

@@ -30,6 +30,7 @@ static const struct vtable {
 #define BODY(t)  { #t, t, false }
 #define QUERY(t) { #t, t, true }
 	BODY(platform_connection_body), QUERY(platform_connection_query),
+	BODY(platform_webhook_body), QUERY(platform_delivery_query),
 	BODY(platform_pipeline_body),
 	BODY(platform_job_body), BODY(platform_input_body),
 	BODY(platform_output_body), BODY(platform_raw_body),

@@ -1,9 +1,11 @@
 -- 013_webhooks.sql - HTTPS endpoints told when a pipeline's run ends, and
 -- the log of every event sent to them.
 --
--- webhooks: at most 10 per pipeline (checked by the API); secret is the
--- whole "whsec_<base64>" text, read only by `sluice work` to sign events
--- and never answered after the create.  Deleting the pipeline deletes its
+-- webhooks: at most 10 per pipeline (checked by the API); secret_enc is
+-- the whole "whsec_<base64>" text sealed as connection passwords are
+-- (AES-256-GCM under connection_key_file, the webhook id as associated
+-- data), opened only by `sluice work` to sign events and never answered
+-- after the create: a copy of the database alone cannot sign an event.  Deleting the pipeline deletes its
 -- webhooks; deleting a webhook deletes its deliveries.
 CREATE TABLE webhooks (
 	id           CHAR(32)      NOT NULL,
@@ -11,7 +13,7 @@ CREATE TABLE webhooks (
 	customer_id  CHAR(36)      NOT NULL,
 	url          VARCHAR(2048) NOT NULL,
 	description  VARCHAR(255)  NULL,
-	secret       VARCHAR(64)   NOT NULL,
+	secret_enc   VARBINARY(128) NOT NULL,
 	created_at   DATETIME(3)   NOT NULL DEFAULT CURRENT_TIMESTAMP(3),
 	PRIMARY KEY (id),
 	KEY webhooks_pipeline_idx (pipeline_id, created_at, id),

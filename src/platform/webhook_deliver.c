@@ -10,6 +10,7 @@
  * retried after webhook_retry_base_s * 2^(n-1) s up to webhook_max_attempts.
  * Neither the secret nor the URL (it may carry a token) is logged. */
 #include <arpa/inet.h>
+#include <stdbool.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +25,7 @@
 #include "db/db.h"
 #include "platform/webhooks.h"
 #include "util/base64url.h"
+#include "util/aead.h"
 #include "util/config.h"
 #include "util/log.h"
 
@@ -249,18 +251,41 @@ static int outcome_body(struct db *db, void *arg)
 	return k < 0 ? (int)k : 0;
 }
 
+/* The sealed secret of webhook id opened into out (NUL-terminated): true,
+ * or false for no key, another key, or a damaged value.  The key is read
+ * here, as the runner's child reads it for a source password: sluice work
+ * itself holds no key. */
+static bool secret_open(const struct config *cfg, const char *id,
+                        const unsigned char *sealed, size_t n, char *out, size_t cap)
+{
+	unsigned char key[AEAD_KEY_LEN];
+	char kerr[256];
+	bool ok = false;
+
+	if (aead_key_load(cfg->connection_key_file, key, kerr, sizeof kerr) != 0)
+		log_kv(LOG_ERROR, "connection key", "error=%s", LOG_Q(kerr));
+	else if (n >= AEAD_OVERHEAD && n - AEAD_OVERHEAD < cap &&
+	         aead_open(key, id, strlen(id), sealed, n, (unsigned char *)out) == 0) {
+		out[n - AEAD_OVERHEAD] = '\0';
+		ok = true;
+	}
+	OPENSSL_cleanse(key, sizeof key);
+	return ok;
+}
+
 int webhook_deliver_work(struct work_ctx *w, const struct work_item *it,
                          char *err, size_t errlen)
 {
 	char url[2100] = "", secret[80] = "", why[300] = "";
+	bool sealed_ok = false;
 	struct outcome o = { .cfg = w->cfg, .id = it->ref_id,
 	                     .customer_id = it->customer_id };
 	char *body = NULL;
 	struct db_stmt *st;
 	int rc;
 
-	st = db_query(w->db, "SELECT d.attempts, d.body, w.url, w.secret FROM "
-	              "webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id "
+	st = db_query(w->db, "SELECT d.attempts, d.body, w.url, w.secret_enc, w.id "
+	              "FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id "
 	              "WHERE d.id = ? AND d.status = 'PENDING'", "s", it->ref_id);
 	if (st == NULL)
 		goto db_failed;
@@ -268,7 +293,9 @@ int webhook_deliver_work(struct work_ctx *w, const struct work_item *it,
 		o.attempts = (int)db_col_ll(st, 0);
 		body = strdup(db_col_str(st, 1));
 		snprintf(url, sizeof url, "%s", db_col_str(st, 2));
-		snprintf(secret, sizeof secret, "%s", db_col_str(st, 3));
+		sealed_ok = secret_open(w->cfg, db_col_str(st, 4),
+		    (const unsigned char *)db_col_str(st, 3), db_col_len(st, 3),
+		    secret, sizeof secret);
 	}
 	db_done(st);
 	if (rc < 0)
@@ -277,6 +304,13 @@ int webhook_deliver_work(struct work_ctx *w, const struct work_item *it,
 		return 0;               /* delivered, failed or deleted meanwhile */
 	if (body == NULL) {
 		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	if (!sealed_ok) {
+		/* The queue tries again, then gives up: the delivery is FAILED. */
+		free(body);
+		snprintf(err, errlen, "the secret of the webhook of delivery %s does not "
+		         "open with the configured connection key", it->ref_id);
 		return -1;
 	}
 	o.status = post(w->cfg, url, it->ref_id, secret, body, why, sizeof why);

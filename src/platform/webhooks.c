@@ -27,6 +27,7 @@
 #include "platform/platform.h"
 #include "platform/webhooks.h"
 #include "util/base64url.h"
+#include "util/aead.h"
 #include "util/config.h"
 #include "util/uuid.h"
 
@@ -272,6 +273,8 @@ static int webhook_create(struct req *r)
 	struct webhook_in in = { 0 };
 	struct json_object *body, *o = NULL;
 	char id[RUN_ID_LEN + 1], secret[80];
+	unsigned char sealed[sizeof secret + AEAD_OVERHEAD];
+	size_t secret_len;
 	struct hook_ref h;
 	struct verror e;
 	struct db_stmt *st;
@@ -285,8 +288,17 @@ static int webhook_create(struct req *r)
 		return platform_reply_verror(r, &e);
 	if (url_check_or_reply(r, in.url) != 0)
 		return -1;
+	if (!r->cfg->connection_key_loaded)
+		return resp_internal(r, "connection key not loaded");
 	if (run_id_new(id) != 0 || secret_new(secret, sizeof secret) != 0)
 		return resp_internal(r, "CSPRNG failed");
+	/* Sealed as connection passwords are: the database alone cannot sign. */
+	secret_len = strlen(secret);
+	if (aead_seal(r->cfg->connection_key, id, strlen(id), secret, secret_len,
+	              sealed) != 0) {
+		OPENSSL_cleanse(secret, sizeof secret);
+		return resp_internal(r, "sealing the secret failed");
+	}
 	if (req_db_or_reply(r) == NULL)
 		return -1;
 	/* The pipeline row locked: two creates cannot both see nine. */
@@ -304,8 +316,9 @@ static int webhook_create(struct req *r)
 		goto out;
 	}
 	if ((n = db_exec(r->db, "INSERT INTO webhooks (id, pipeline_id, customer_id, "
-	    "url, description, secret) VALUES (?, ?, ?, ?, ?, ?)", "ssssss", id,
-	    h.pipeline, r->id.customer_id, in.url, in.description, secret)) < 0 ||
+	    "url, description, secret_enc) VALUES (?, ?, ?, ?, ?, ?)", "sssssb", id,
+	    h.pipeline, r->id.customer_id, in.url, in.description, sealed,
+	    secret_len + AEAD_OVERHEAD)) < 0 ||
 	    (n = db_commit(r->db)) != DB_OK) {
 		resp_db_error(r, (int)n);
 		goto out;

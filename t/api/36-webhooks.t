@@ -92,6 +92,10 @@ iso_time_ok($h->{created_at}, 'created_at', 60);
 like($h->{secret}, qr{^whsec_[A-Za-z0-9+/]{43}=$}, 'secret: whsec_ and the base64 of 32 bytes');
 is(length decode_base64(substr $h->{secret}, 6), 32, 'the secret decodes to 32 bytes');
 push @secrets, $h->{secret};
+my $stored = mysql("SELECT HEX(secret_enc) FROM webhooks WHERE id = '$h->{webhook_id}'");
+is(length($stored) / 2, length($h->{secret}) + 28,
+   'stored: the secret sealed (nonce and tag added)');
+unlike($stored, qr/\Q${\ uc unpack('H*', $h->{secret})}\E/, 'stored: not the secret itself');
 
 my $g = http(GET => hooks($pid, $h->{webhook_id}), { token => $token });
 is($g->{status}, 200, 'GET one: 200');

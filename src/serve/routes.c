@@ -13,6 +13,7 @@
 
 static const struct route service_routes[] = {
 	{ "GET", "/health", health_get, ROUTE_AUTH_HEALTH, NULL },
+	{ "GET", "/openapi.json", openapi_get, ROUTE_AUTH_NONE, NULL },
 	ROUTES_END
 };
 

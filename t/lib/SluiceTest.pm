@@ -20,6 +20,7 @@ use File::Temp qw(tempfile tempdir);
 use HTTP::Tiny;
 use IO::Socket::SSL qw(SSL_VERIFY_NONE);
 use JSON::PP ();
+use SluiceOpenAPI ();
 use MIME::Base64 qw(encode_base64 decode_base64);
 use POSIX qw(WNOHANG);
 use Test::More ();
@@ -116,9 +117,12 @@ sub _body {
 	return $body;
 }
 
-# Decode a JSON body when the response says it is JSON.
+# Decode a JSON body when the response says it is JSON; then check the
+# answer to $method $path against docs/openapi.yaml (SluiceOpenAPI), in the
+# process that loaded this module only (a forked client's answers are
+# checked when the parent reads them, in finish()).
 sub _decorate {
-	my ($res) = @_;
+	my ($res, $method, $path) = @_;
 	$res->{headers} ||= {};
 	$res->{content} //= '';
 	my $ct = header($res, 'content-type') // '';
@@ -127,6 +131,7 @@ sub _decorate {
 		$res->{json} = eval { $JSON->decode($res->{content}) };
 		$res->{json_error} = $@ unless defined $res->{json};
 	}
+	SluiceOpenAPI::check($res, $method, $path) if $$ == $LOG_PID;
 	return $res;
 }
 
@@ -149,7 +154,7 @@ sub http {
 	my $ua = _ua($o->{from});
 	local $ua->{timeout} = $o->{timeout} if $o->{timeout};
 	my $res = $ua->request($method, env('SLUICE_URL') . $path, \%args);
-	return _decorate({ %$res });
+	return _decorate({ %$res }, $method, $path);
 }
 
 sub _hostport {
@@ -215,7 +220,7 @@ sub raw_http {
 	alarm 0;
 	$res ||= { status => 599, reason => 'Internal Exception',
 		   headers => {}, content => $@ };
-	return _decorate($res);
+	return _decorate($res, $method, $path);
 }
 
 # A response header, case-insensitive; repeated headers joined by ", ".
@@ -600,7 +605,10 @@ sub start_requests {
 					push @res, { client => $c, start => $t0,
 						     end => time, status => $res->{status},
 						     ct => header($res, 'content-type'),
-						     content => substr($res->{content}, 0, 65536) };
+						     content => substr($res->{content}, 0, 65536),
+						     # the whole body, for the parent's check
+						     (length $res->{content} <= 65536
+						      ? (method => $method, path => $path) : ()) };
 					$n++;
 					syswrite $done, '.';
 					sleep $o{pause} if $o{pause};
@@ -660,7 +668,9 @@ sub finish {
 		while (my $line = <$fh>) {
 			my $rec = SluiceTest::json_decode($line);
 			$rec->{headers} = { 'content-type' => $rec->{ct} // '' };
-			SluiceTest::_decorate($rec) if $rec->{status} =~ /^\d+$/;
+			$rec->{partial} = 1;    # no headers but Content-Type
+			SluiceTest::_decorate($rec, $rec->{method}, $rec->{path})
+				if $rec->{status} =~ /^\d+$/;
 			push @all, $rec;
 		}
 		close $fh;

@@ -10,8 +10,8 @@
  * retried after webhook_retry_base_s * 2^(n-1) s up to webhook_max_attempts.
  * Neither the secret nor the URL (it may carry a token) is logged. */
 #include <arpa/inet.h>
-#include <stdbool.h>
 #include <netinet/in.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,8 +24,8 @@
 
 #include "db/db.h"
 #include "platform/webhooks.h"
-#include "util/base64url.h"
 #include "util/aead.h"
+#include "util/base64url.h"
 #include "util/config.h"
 #include "util/log.h"
 

@@ -26,8 +26,8 @@
 #include "http/validate.h"
 #include "platform/platform.h"
 #include "platform/webhooks.h"
-#include "util/base64url.h"
 #include "util/aead.h"
+#include "util/base64url.h"
 #include "util/config.h"
 #include "util/uuid.h"
 

@@ -30,11 +30,15 @@ my $token = env('SLUICE_DEMO_TOKEN');
 diag "$workers workers: $N slow clients of each kind";
 
 # A question that stays processing: no worker and no sluice work will rank
-# it (set-up: the row alone, with no queue item).
+# it (set-up: the row alone, with no queue item, and the parameters a
+# question with the defaults is stored with).
 my $ds = new_dataset('slow clients');
 my $qid = mysql('SELECT UUID()');
+my $params = json_encode({ k => 20, fetch_k => 10, top_n => 3, distance_metric => 'cos',
+	maximal_marginal_relevance => JSON::PP::true, hybrid => JSON::PP::true,
+	lambda_mult => 0.5, score_threshold => undef, metadata_filter => undef });
 mysql("INSERT INTO rag_questions (id, dataset_id, asked_by_user_id, question_text, params) "
-      . "SELECT '$qid', '$ds', id, 'nobody answers this', '{}' FROM api_users WHERE name = 'demo'");
+      . "SELECT '$qid', '$ds', id, 'nobody answers this', '$params' FROM api_users WHERE name = 'demo'");
 my $log0 = serve_log_offset();
 
 # N uploads sending their body a few bytes at a time, from a child of

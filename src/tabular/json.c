@@ -277,6 +277,15 @@ static int flat_value(struct flat *f, size_t nlen, struct json_object *v)
 	struct tab_cell *c;
 
 	if (f->collect) {
+		/* Pass 1 sees every row, even when pass 2 stops early to count:
+		 * cells are C strings, and the other formats refuse a NUL too. */
+		if (json_object_is_type(v, json_type_string) &&
+		    memchr(json_object_get_string(v), '\0',
+		           (size_t)json_object_get_string_len(v)) != NULL) {
+			str_errf(f->err, f->errlen, "line %lld: \"%s\" holds a \\u0000 (NUL) "
+			         "character, which a table cell cannot store", f->line, f->name);
+			return TAB_ERR_FORMAT;
+		}
 		if (tab_names_put(f->names, f->name, nlen, &added) < 0) {
 			str_errf(f->err, f->errlen, "line %lld: more than %d columns", f->line,
 			         TAB_COLUMNS_MAX);

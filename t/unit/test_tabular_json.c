@@ -133,6 +133,8 @@ static const struct fail_case fails[] = {
 	{ "text after the array", "[{\"a\":1}] x", "line 1: text after the end of the array" },
 	{ "the array not closed", "[{\"a\":1},\n", "the file ends inside the array" },
 	{ "an object cut short", "{\"a\":\n1", "the file ends inside a JSON value" },
+	{ "a NUL escaped in a later row", "{\"a\":\"x\"}\n{\"a\":\"x\\u0000y\"}\n",
+	  "line 2: \"a\" holds a \\u0000 (NUL) character" },
 	{ "invalid UTF-8 (a C1 byte)", "{\"a\":\"\x85\"}", "invalid UTF-8 at byte 6" },
 	{ NULL, NULL, NULL },
 };

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # bench/http.sh - HTTP throughput and latency of the whole stack.
 #
-# Starts the `bench` instance (https://127.0.0.1:28443, workers = 2), then
+# Starts the `bench` instance (https://127.0.0.1:$SLUICE_PORT, default 28443; workers = 2), then
 # alternates wrk runs against
 #   (a) /_bench/static  nginx answering by itself: TLS + HTTP, the ceiling
 #   (b) /health         nginx -> FastCGI -> sluice worker -> MariaDB ping
@@ -28,7 +28,7 @@ WARMUP=${WARMUP:-3s}
 
 export SLUICE_INSTANCE=bench
 DEV=$ROOT/scripts/dev
-URL=https://127.0.0.1:28443
+URL=https://127.0.0.1:${SLUICE_PORT:-28443}
 STATIC=$URL/_bench/static
 HEALTH=$URL/health
 BARE=$URL/_test/pid

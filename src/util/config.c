@@ -83,6 +83,7 @@ static const struct key keys[] = {
 	STR(jwt_secret_file, true),
 	NUM(jwt_leeway, 0, 300),
 	BOOL(health_auth),
+	NUM(health_ping_cache_ms, 0, 1000),
 	NUM(basic_cache_ttl, 0, 3600),
 	NUM(pbkdf2_iterations, 1000, 10000000),
 	NUM(password_checks_max, 0, 256),
@@ -213,6 +214,7 @@ void config_defaults(struct config *c)
 	strcpy(c->jwt_secret_file, "/etc/sluice/jwt.secret");
 	c->jwt_leeway = 30;
 	c->health_auth = false;
+	c->health_ping_cache_ms = 250;
 	c->basic_cache_ttl = 60;
 	c->pbkdf2_iterations = 600000;
 	c->basic_fail_per_user = 10;

@@ -49,6 +49,7 @@ struct config {
 	char jwt_secret_file[CONFIG_PATH_MAX];
 	int jwt_leeway;                       /* seconds of clock skew allowed */
 	bool health_auth;                     /* require Basic on GET /health */
+	int health_ping_cache_ms;             /* reuse a worker's good ping this long; 0 = never */
 	int basic_cache_ttl;                  /* seconds a verified password is cached */
 	int pbkdf2_iterations;                /* for newly stored passwords */
 	int password_checks_max;              /* workers hashing at once; 0 = a quarter */

@@ -164,6 +164,7 @@ static void test_defaults(void)
 	CU_ASSERT_STRING_EQUAL(c.jwt_secret_file, "/etc/sluice/jwt.secret");
 	CU_ASSERT_EQUAL(c.jwt_leeway, 30);
 	CU_ASSERT_FALSE(c.health_auth);
+	CU_ASSERT_EQUAL(c.health_ping_cache_ms, 250);
 	CU_ASSERT_EQUAL(c.basic_cache_ttl, 60);
 	CU_ASSERT_EQUAL(c.pbkdf2_iterations, 600000);
 	CU_ASSERT_EQUAL(c.body_max_bytes, 1048576);
@@ -215,6 +216,7 @@ static const struct range_case ranges[] = {
 	RANGE(db_port, 1, 65535),
 	RANGE(db_connect_timeout, 1, 300),
 	RANGE(jwt_leeway, 0, 300),
+	RANGE(health_ping_cache_ms, 0, 1000),
 	RANGE(basic_cache_ttl, 0, 3600),
 	RANGE(pbkdf2_iterations, 1000, 10000000),
 	RANGE(body_max_bytes, 1024, 1073741824),

@@ -225,7 +225,10 @@ int resp_raw(struct req *r, int status, const char *content_type,
 
 int resp_empty(struct req *r, int status)
 {
-	return resp_write(r, status, NULL, NULL, 0, status == 204 ? -1 : 0);
+	/* 304 repeats the validators only: a Content-Length there would
+	 * describe the 200's body (RFC 9110 8.6), so none is sent. */
+	return resp_write(r, status, NULL, NULL, 0,
+	                  status == 204 || status == 304 ? -1 : 0);
 }
 
 int resp_detail(struct req *r, int status, const char *detail)

@@ -210,7 +210,7 @@ static int pipelines_list(struct req *r)
 		return platform_reply(r, unavailable ? PLATFORM_LIST_UNAVAILABLE
 		                                     : PLATFORM_LIST_FAILED);
 	}
-	return jb_reply(r, 200, &b);
+	return jb_reply_etag(r, &b);
 }
 
 static int pipeline_get(struct req *r)
@@ -231,7 +231,7 @@ static int pipeline_get(struct req *r)
 		return rc == 0 ? platform_reply(r, PLATFORM_PIPELINE_NOT_FOUND)
 		               : resp_db_error(r, rc);
 	}
-	return jb_reply(r, 200, &b);
+	return jb_reply_etag(r, &b);
 }
 
 static int pipeline_delete_handler(struct req *r)

@@ -15,7 +15,9 @@ struct req;
 struct strbuf;
 
 /* The JSON text is a struct strbuf (util/strbuf.h): free it with jb_reply,
- * or strbuf_free on error paths. */
+ * or strbuf_free on error paths.  jb_buf is the worker's own, emptied,
+ * kept between requests (the reads use it); jb_reply keeps it too. */
+struct strbuf *jb_buf(void);
 
 /* Answer b as application/json (500 when an append ran out of memory) and
  * free it. */

@@ -6,7 +6,8 @@
 # changes the answer (create, PATCH, delete, a run finishing) makes the old
 # tag get the new 200, a write that changes nothing the list shows (pause)
 # leaves the list's tag alone but not the detail's; another customer
-# sending this one's tag gets their own 200.
+# sending this one's tag gets their own 200; a list of 160 KB (written to
+# the connection in several FastCGI records) arrives byte for byte.
 
 use strict;
 use warnings;
@@ -153,5 +154,28 @@ is_deeply([ map { $_->{pipeline_id} } @$list ], [ $p1->{pipeline_id} ], 'the new
 $res = get($detail, $dtag, $other);
 is($res->{status}, 404, 'another customer\'s pipeline with its tag: 404') or diag describe($res);
 ok(!defined header($res, 'etag'), '... and no tag');
+
+# --- a list bigger than two FastCGI records ------------------------------------------
+# Answers this big go to the connection without libfcgi's buffer, in records
+# of 65,528 bytes: every byte must arrive, also where a record ends inside a
+# multi-byte character or an escape.
+
+my ($big_id, $big) = customer("etag-16-big-$$");
+my @want;
+for my $i (0 .. 35) {
+	my $d = "big $i \x{e9}\x{20ac}\"\\\x01 " . ('x' x ($i % 7)) . ("\x{e9}ab\x{1f600}" x 440);
+	$d = substr($d, 0, 1900);            # under 4,096 bytes
+	push @want, $d;
+	my $r = http(POST => '/platform/pipeline', { token => $big, json => { name => "big $i",
+		description => $d, cron => undef, jobs => [ tap_job() ] } });
+	is($r->{status}, 201, "set-up: big pipeline $i") or diag describe($r);
+}
+$res = get('/platform/pipelines', undef, $big);
+my $big_tag = full($res, 'the big list');
+cmp_ok(length $res->{content}, '>', 2 * 65528, 'the list spans three records');
+is(header($res, 'content-length'), length $res->{content}, 'Content-Length is what arrived');
+is_deeply([ map { $_->{description} } @{ $res->{json} || [] } ], \@want,
+	  'every description arrived intact');
+not_modified(get('/platform/pipelines', $big_tag, $big), $big_tag, 'the big list with its tag');
 
 done_testing();

@@ -133,6 +133,7 @@ int req_init(struct req *r, struct arena *a, const struct config *cfg,
 	req_reset(r, a, cfg, db);
 	r->in = fr->in;
 	r->out = fr->out;
+	r->fcgi = fr;
 	return parse_env(r, fr->envp);
 }
 

@@ -46,6 +46,7 @@ struct req {
 	const struct config *cfg;
 	struct db *db;                 /* the worker's connection (may be down) */
 	FCGX_Stream *in, *out;         /* NULL in unit tests */
+	FCGX_Request *fcgi;            /* the connection; NULL in unit tests */
 
 	char **env;                    /* arena copies of "NAME=value" */
 	size_t nenv;

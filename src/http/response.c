@@ -3,12 +3,16 @@
  * The CGI response head nginx expects:
  *   Status: 200 OK\r\nContent-Type: ...\r\nContent-Length: N\r\n<extra>\r\n
  * followed by the body.  Unit tests have no FastCGI stream: the bytes are
- * collected in the arena and read back with resp_test_output. */
+ * collected in the arena and read back with resp_test_output.  A big answer
+ * bypasses libfcgi's stream buffer (emit_direct). */
+#include <errno.h>
 #include <limits.h>
+#include <poll.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/uio.h>
 
 #include "http/request.h"
 #include "http/response.h"
@@ -16,6 +20,13 @@
 #include "util/log.h"
 
 #define RESP_WRITE_CHUNK (1024 * 1024)
+
+/* Answers from this size on skip libfcgi's buffer (emit_direct). */
+#define RESP_DIRECT_MIN (16 * 1024)
+#define FCGI_VERSION_1 1
+#define FCGI_STDOUT 6
+#define FCGI_CONTENT_MAX 65528           /* a record's content: 16 bits, 8-aligned */
+#define DIRECT_RECORDS 16                /* records per writev: 1 MB */
 
 /* RFC 9110 token characters. */
 static bool header_name_ok(const char *s)
@@ -107,6 +118,81 @@ static int emit(struct req *r, const char *p, size_t n)
 	return 0;
 }
 
+/* writev until every byte is out (the connection may be non-blocking); 0
+ * or -1. */
+static int writev_all(int fd, struct iovec *iov, int n)
+{
+	while (n > 0) {
+		ssize_t w = writev(fd, iov, n);
+
+		if (w < 0) {
+			struct pollfd p = { .fd = fd, .events = POLLOUT };
+
+			if (errno == EINTR)
+				continue;
+			if ((errno == EAGAIN || errno == EWOULDBLOCK) &&
+			    (poll(&p, 1, -1) >= 0 || errno == EINTR))
+				continue;
+			return -1;
+		}
+		for (; n > 0 && (size_t)w >= iov->iov_len; iov++, n--)
+			w -= (ssize_t)iov->iov_len;
+		if (n > 0) {
+			iov->iov_base = (char *)iov->iov_base + w;
+			iov->iov_len -= (size_t)w;
+		}
+	}
+	return 0;
+}
+
+/* head then body as FastCGI stdout records (FastCGI 1.0, 3.3 and 5.3)
+ * written straight to the connection, many per writev: through libfcgi a
+ * big answer is copied into its 8 KB buffer and written 8 KB at a time.
+ * Only for the first bytes of an answer, when libfcgi holds none of this
+ * request's output, so the order on the wire stays; FCGX_Finish_r still
+ * ends the stream and the request. */
+static int emit_direct(struct req *r, const char *head, size_t hlen,
+                       const char *body, size_t blen)
+{
+	unsigned char hdr[DIRECT_RECORDS][8];
+	struct iovec iov[DIRECT_RECORDS * 3];
+	unsigned id = (unsigned)r->fcgi->requestId;
+	size_t off = 0, total = hlen + blen;
+
+	while (off < total) {
+		int n = 0;
+
+		for (int k = 0; k < DIRECT_RECORDS && off < total; k++) {
+			size_t len = total - off, m;
+			unsigned char *h = hdr[k];
+
+			if (len > FCGI_CONTENT_MAX)
+				len = FCGI_CONTENT_MAX;
+			h[0] = FCGI_VERSION_1;
+			h[1] = FCGI_STDOUT;
+			h[2] = (unsigned char)(id >> 8);
+			h[3] = (unsigned char)id;
+			h[4] = (unsigned char)(len >> 8);
+			h[5] = (unsigned char)len;
+			h[6] = 0;               /* no padding */
+			h[7] = 0;
+			iov[n++] = (struct iovec){ h, sizeof hdr[k] };
+			if (off < hlen) {       /* the head, and the body after it */
+				m = hlen - off < len ? hlen - off : len;
+				iov[n++] = (struct iovec){ (char *)head + off, m };
+				if (len > m)
+					iov[n++] = (struct iovec){ (char *)body, len - m };
+			} else {
+				iov[n++] = (struct iovec){ (char *)body + (off - hlen), len };
+			}
+			off += len;
+		}
+		if (writev_all(r->fcgi->ipcFd, iov, n) != 0)
+			return -1;
+	}
+	return 0;
+}
+
 /* Append to a head buffer sized beforehand. */
 static void head_add(char *buf, size_t *used, const char *s)
 {
@@ -176,7 +262,9 @@ static int resp_write(struct req *r, int status, const char *content_type,
 	head_add(head, &used, "\r\n");
 
 	r->status = status;
-	if (emit(r, head, used) != 0 || emit(r, body, len) != 0) {
+	if (r->fcgi != NULL && r->out != NULL && used + len >= RESP_DIRECT_MIN
+	    ? emit_direct(r, head, used, body, len) != 0
+	    : emit(r, head, used) != 0 || emit(r, body, len) != 0) {
 		log_kv(LOG_WARN, "response write failed", "status=%d", status);
 		r->status = 499;	/* nginx's "client closed request", for the log */
 		return -1;
@@ -225,7 +313,10 @@ int resp_raw(struct req *r, int status, const char *content_type,
 
 int resp_empty(struct req *r, int status)
 {
-	return resp_write(r, status, NULL, NULL, 0, status == 204 ? -1 : 0);
+	/* 304 repeats the validators only: a Content-Length there would
+	 * describe the 200's body (RFC 9110 8.6), so none is sent. */
+	return resp_write(r, status, NULL, NULL, 0,
+	                  status == 204 || status == 304 ? -1 : 0);
 }
 
 int resp_detail(struct req *r, int status, const char *detail)

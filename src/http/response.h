@@ -19,7 +19,7 @@ void resp_header(struct req *r, const char *name, const char *value);
 /* Writes status + headers + body; 0, or -1 when a response was already
  * written (nothing is sent then) or the write failed.  resp_json takes
  * ownership of body, also on failure.  resp_empty sends Content-Length: 0,
- * except for 204 which has none. */
+ * except for 204 and 304 which have none. */
 int resp_json(struct req *r, int status, struct json_object *body);
 int resp_raw(struct req *r, int status, const char *content_type,
              const char *body, size_t len);

@@ -190,33 +190,34 @@ static int pipelines_page_render(struct req *r, struct strbuf *b,
 static int pipelines_list(struct req *r)
 {
 	struct pipelines_page q = { 0, 0 };
-	struct strbuf b = { 0 };
+	struct strbuf *b;
 	int rc;
 
 	if (platform_query_or_reply(r, platform_pipelines_query, &q) != 0)
 		return -1;
+	b = jb_buf();
 	if (q.page != 0 || q.limit != 0) {
 		q.page = q.page != 0 ? q.page : 1;
 		q.limit = q.limit != 0 ? q.limit : PIPELINES_LIMIT_DEFAULT;
 	}
 	if (db_ensure(r->db) != DB_OK ||
-	    (rc = q.page != 0 ? pipelines_page_render(r, &b, q)
-	                      : pipelines_render(r, &b, -1, 0)) != 0) {
+	    (rc = q.page != 0 ? pipelines_page_render(r, b, q)
+	                      : pipelines_render(r, b, -1, 0)) != 0) {
 		int unavailable = !db_connected(r->db);
 
-		strbuf_free(&b);
+		strbuf_free(b);
 		log_kv(LOG_ERROR, "pipeline list failed", "error=%s",
 		       LOG_Q(db_error(r->db)));
 		return platform_reply(r, unavailable ? PLATFORM_LIST_UNAVAILABLE
 		                                     : PLATFORM_LIST_FAILED);
 	}
-	return jb_reply(r, 200, &b);
+	return jb_reply_etag(r, b);
 }
 
 static int pipeline_get(struct req *r)
 {
 	char id[PIPELINE_ID_LEN + 1];
-	struct strbuf b = { 0 };
+	struct strbuf *b;
 	int rc;
 
 	if (platform_query_or_reply(r, NULL, NULL) != 0)
@@ -225,13 +226,14 @@ static int pipeline_get(struct req *r)
 		return platform_reply(r, PLATFORM_PIPELINE_NOT_FOUND);
 	if (req_db_or_reply(r) == NULL)
 		return -1;
-	rc = pipeline_render(r, id, 1, &b);
+	b = jb_buf();
+	rc = pipeline_render(r, id, 1, b);
 	if (rc != 1) {
-		strbuf_free(&b);
+		strbuf_free(b);
 		return rc == 0 ? platform_reply(r, PLATFORM_PIPELINE_NOT_FOUND)
 		               : resp_db_error(r, rc);
 	}
-	return jb_reply(r, 200, &b);
+	return jb_reply_etag(r, b);
 }
 
 static int pipeline_delete_handler(struct req *r)

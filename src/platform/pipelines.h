@@ -15,11 +15,16 @@ struct req;
 struct strbuf;
 
 /* The JSON text is a struct strbuf (util/strbuf.h): free it with jb_reply,
- * or strbuf_free on error paths. */
+ * or strbuf_free on error paths.  jb_buf is the worker's own, emptied,
+ * kept between requests (the reads use it); jb_reply keeps it too. */
+struct strbuf *jb_buf(void);
 
 /* Answer b as application/json (500 when an append ran out of memory) and
  * free it. */
 int jb_reply(struct req *r, int status, struct strbuf *b);
+/* The same for a read: 200 with a strong ETag over b's bytes, or 304 when
+ * the request's If-None-Match matches it (http/etag.h). */
+int jb_reply_etag(struct req *r, struct strbuf *b);
 
 /* The caller's pipelines with their jobs as a JSON array: all of them
  * (limit < 0), or limit of them from offset in creation order.  0 or a

@@ -3,7 +3,13 @@
  * The first block lives in the same malloc as the arena itself and survives
  * arena_reset, so a worker that reuses one arena per request normally makes
  * no malloc call at all.  Requests bigger than a quarter of a block get a
- * block of their own: they would otherwise waste most of a fresh block. */
+ * block of their own: they would otherwise waste most of a fresh block.
+ *
+ * arena_reset keeps up to ARENA_KEEP bytes of normal blocks for the next
+ * request: a request that fills hundreds of kilobytes (the pipelines list)
+ * would otherwise hand them back to the kernel and fault them in again
+ * every time.  Blocks beyond that, and blocks of their own, are freed, so a
+ * worker that once served a huge request gives the excess back. */
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -15,6 +21,13 @@
 #define ARENA_ALIGN 16
 #define ARENA_BLOCK 8192                  /* usable bytes of a normal block */
 #define ARENA_LARGE (ARENA_BLOCK / 4)     /* above this: a block of its own */
+/* Normal blocks arena_reset keeps.  None under AddressSanitizer, so a use
+ * of memory from an earlier request stays a use after free it reports. */
+#if defined(__SANITIZE_ADDRESS__)
+#define ARENA_KEEP 0
+#else
+#define ARENA_KEEP (1024 * 1024)
+#endif
 
 struct block {
 	struct block *next;
@@ -27,6 +40,8 @@ struct block {
 struct arena {
 	struct block *cur;                /* where small allocations bump */
 	struct block *extra;              /* every block but the first, newest first */
+	struct block *spare;              /* normal blocks kept for reuse */
+	size_t nspare;
 	struct block first;               /* must stay last: its data follows */
 };
 
@@ -63,35 +78,69 @@ struct arena *arena_new(void)
 	a->first.used = 0;
 	a->cur = &a->first;
 	a->extra = NULL;
+	a->spare = NULL;
+	a->nspare = 0;
 	return a;
 }
 
-static void free_extra(struct arena *a)
+static void free_chain(struct block *b)
 {
-	struct block *b = a->extra, *next;
+	struct block *next;
 
 	for (; b != NULL; b = next) {
 		next = b->next;
 		free(b);
 	}
-	a->extra = NULL;
 }
 
 void arena_free(struct arena *a)
 {
 	if (a == NULL)
 		return;
-	free_extra(a);
+	free_chain(a->extra);
+	free_chain(a->spare);
 	free(a);
 }
 
 void arena_reset(struct arena *a)
 {
+	struct block *b, *next;
+
 	if (a == NULL)
 		return;
-	free_extra(a);
+	for (b = a->extra; b != NULL; b = next) {
+		next = b->next;
+		if (b->size == ARENA_BLOCK &&
+		    (a->nspare + 1) * ARENA_BLOCK <= ARENA_KEEP) {
+			b->next = a->spare;
+			a->spare = b;
+			a->nspare++;
+		} else {
+			free(b);
+		}
+	}
+	a->extra = NULL;
 	a->first.used = 0;
 	a->cur = &a->first;
+}
+
+/* A normal block: a kept one, else a new one. */
+static struct block *block_normal(struct arena *a)
+{
+	struct block *b = a->spare;
+
+	if (b == NULL)
+		return block_new(ARENA_BLOCK);
+	a->spare = b->next;
+	a->nspare--;
+	b->next = NULL;
+	b->used = 0;
+	return b;
+}
+
+size_t arena_kept(const struct arena *a)
+{
+	return a->nspare * ARENA_BLOCK;
 }
 
 /* Bytes to skip at b->used so the next pointer is ARENA_ALIGN-aligned. */
@@ -122,7 +171,7 @@ void *arena_alloc(struct arena *a, size_t n)
 	} else {
 		b = a->cur;
 		if (align_pad(b) + n > b->size - b->used) {
-			b = block_new(ARENA_BLOCK);
+			b = block_normal(a);
 			b->next = a->extra;
 			a->extra = b;
 			a->cur = b;

@@ -13,7 +13,10 @@ struct arena;
 
 struct arena *arena_new(void);
 void arena_free(struct arena *a);          /* NULL is fine */
-void arena_reset(struct arena *a);         /* keep the first block, drop the rest */
+/* Empty it for the next request: the first block stays, and up to 1 MiB of
+ * the other normal blocks is kept for reuse; the rest is freed. */
+void arena_reset(struct arena *a);
+size_t arena_kept(const struct arena *a);  /* bytes of blocks kept for reuse */
 
 void *arena_alloc(struct arena *a, size_t n);       /* zeroed, 16-aligned */
 char *arena_strdup(struct arena *a, const char *s);

@@ -78,3 +78,18 @@ void strbuf_free(struct strbuf *b)
 	free(b->p);
 	memset(b, 0, sizeof *b);
 }
+
+void strbuf_reset(struct strbuf *b, size_t keep)
+{
+	size_t max = b->max;
+
+	if (b->cap > keep) {
+		strbuf_free(b);
+		b->max = max;
+		return;
+	}
+	b->len = 0;
+	b->oom = b->over = false;
+	if (b->p != NULL)
+		b->p[0] = '\0';
+}

@@ -26,5 +26,8 @@ void strbuf_adds(struct strbuf *b, const char *s);
 void strbuf_addf(struct strbuf *b, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 void strbuf_free(struct strbuf *b);
+/* Empty b for its next text, keeping its memory when it holds at most keep
+ * bytes and freeing it otherwise; max stays, oom and over are cleared. */
+void strbuf_reset(struct strbuf *b, size_t keep);
 
 #endif

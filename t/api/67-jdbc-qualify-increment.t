@@ -68,7 +68,10 @@ is(scalar wh_sql("SELECT COUNT(DISTINCT INDEX_NAME) FROM information_schema.STAT
 	. "AND COLUMN_NAME = 'id'"), 1, 'the destination has an index on its key');
 
 # --- a second customer, the same logical names: its own database -------------------------
-my $other = token(customer => "qual-other-$tag", permissions => 'PLATFORM.READ,PLATFORM.WRITE');
+my $r = run_cmd([ env('SLUICE_BIN'), 'customer', 'add', 'qualify-other', '--if-missing',
+		  '-c', env('SLUICE_CONF') ]);
+is($r->{exit}, 0, 'second customer exists') or diag $r->{err};
+my $other = token(customer => 'qualify-other', permissions => 'PLATFORM.READ,PLATFORM.WRITE');
 my $other_id = jwt_payload($other)->{customer_id};
 my $other_schema = wh_schema($other_id, $logical);
 my $other_dest = "`$other_schema`.`items`";

@@ -281,6 +281,11 @@ static int increment_apply(struct task_env *env, struct qualify *q, const char *
 		str_errf(err, errlen, "out of memory");
 		return -1;
 	}
+	/* MariaDB resolves a multi-table DELETE's aliases only with a
+	 * default database ("No database selected" otherwise). */
+	snprintf(sql, cap, "USE %s", q->qs);
+	if (wh_exec(env->wh, sql, err, errlen) < 0)
+		goto out;
 	snprintf(sql, cap, "DELETE i FROM %s.%s i JOIN %s.%s d ON %s WHERE d.%s > i.%s",
 	         q->qs, qi, q->qs, q->qt, q->match, q->qinc, q->qinc);
 	if (wh_exec(env->wh, sql, err, errlen) < 0)

@@ -86,6 +86,7 @@ median() { printf '%s\n' "$@" | sort -g | awk '{a[NR] = $1} END {print (NR % 2) 
 
 REPORT=$TMP/report
 : >"$REPORT"
+LOAD_START=$(cut -d' ' -f1-3 /proc/loadavg)
 for size in $SIZES; do
 	t=bq_$size
 	echo "filling source table $t with $size rows..."
@@ -152,6 +153,7 @@ mkdir -p "$RESULTS"
 	echo "bench/qualify.sh  $(date -u +%Y-%m-%dT%H:%M:%SZ)  $(uname -n)  $(nproc) CPUs (shared with other engineers' runs: absolute times are noisy)"
 	echo "command: SLUICE_PORT=$SLUICE_PORT SIZES=\"$SIZES\" INCREMENT=$INCREMENT ROUNDS=$ROUNDS bench/qualify.sh"
 	echo "code: $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo '?')$(git -C "$ROOT" diff --quiet HEAD -- src 2>/dev/null || echo ' + uncommitted changes')"
+	echo "load average (1, 5, 15 min) at the start: $LOAD_START, at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
 	echo "increment: $((INCREMENT / 2)) updates of existing keys spread over the table + $((INCREMENT - INCREMENT / 2)) new keys"
 	echo
 	cat "$REPORT"

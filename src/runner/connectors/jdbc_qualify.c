@@ -67,8 +67,10 @@ struct colbuf {
 static void qualify_free(struct qualify *q)
 {
 	for (size_t i = 0; i < q->nk; i++) {
-		free(q->key[i]);
-		free(q->type[i]);
+		if (q->key != NULL)
+			free(q->key[i]);
+		if (q->type != NULL)
+			free(q->type[i]);
 	}
 	free(q->key);
 	free(q->type);

@@ -141,6 +141,7 @@ static const struct key keys[] = {
 #ifdef SLUICE_TEST_HOOKS
 	NUM(runner_test_task_delay_ms, 0, 600000),
 	NUM(runner_test_task_alloc_mb, 0, 1048576),
+	NUM(runner_test_qualify_delay_ms, 0, 600000),
 #endif
 
 	{ "embedding_provider", K_PROVIDER, offsetof(struct config, embedding_provider),
@@ -271,6 +272,7 @@ void config_defaults(struct config *c)
 #ifdef SLUICE_TEST_HOOKS
 	c->runner_test_task_delay_ms = 0;
 	c->runner_test_task_alloc_mb = 0;
+	c->runner_test_qualify_delay_ms = 0;
 #endif
 
 	strcpy(c->embedding_provider, "builtin");

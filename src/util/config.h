@@ -115,9 +115,11 @@ struct config {
 	char webhook_ca_file[CONFIG_PATH_MAX];  /* "" = the system's CA bundle */
 #ifdef SLUICE_TEST_HOOKS
 	/* Test builds only (util/test_hooks.h): a pause before each task's
-	 * connector, and memory a task allocates first (MB). */
+	 * connector, and memory a task allocates first (MB); a pause of the
+	 * qualify task between applying an increment and its commit. */
 	int runner_test_task_delay_ms;
 	int runner_test_task_alloc_mb;
+	int runner_test_qualify_delay_ms;
 #endif
 
 	/* retrieval */

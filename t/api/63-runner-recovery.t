@@ -67,13 +67,6 @@ is(scalar mysql("SELECT COUNT(*) = COUNT(DISTINCT id) AND COUNT(*) >= 3 FROM `" 
 
 # --- a run's supervisor killed: the work process fails the run ----------------------------
 
-sub children_of {
-	my ($ppid) = @_;
-	opendir my $dh, '/proc' or return ();
-	return grep { my $st = proc_stat($_); $st && $st->{ppid} == $ppid && $st->{state} !~ /^[ZX]/ }
-		grep { /^\d+$/ } readdir $dh;
-}
-
 my $sp = make_pipeline(name => 'recover-supervisor', jobs => [
 	tap_job(config => { generate => 100, sleep_ms => 1000, pid_file => tap_pid_file() }) ]);
 my $suprun = execute_run($sp->{pipeline_id});

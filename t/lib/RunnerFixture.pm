@@ -23,7 +23,7 @@ use SluiceTest;
 our @EXPORT = qw(
 	tap_job jdbc_job make_pipeline execute_run wait_run wait_runs run_row
 	task_rows run_logs log_messages work_pid restart_work with_work_conf
-	start_extra_work stop_extra_work sq runs_of tap_pid_file
+	start_extra_work stop_extra_work sq runs_of tap_pid_file children_of
 );
 
 sub sq {
@@ -161,6 +161,15 @@ sub work_pid {
 	my $p = <$fh> // '';
 	$p =~ s/\s+//g;
 	return $p =~ /^\d+$/ ? $p : undef;
+}
+
+# The live child processes of $ppid (sluice work's run supervisors, a
+# supervisor's task process).
+sub children_of {
+	my ($ppid) = @_;
+	opendir my $dh, '/proc' or return ();
+	return grep { my $st = proc_stat($_); $st && $st->{ppid} == $ppid && $st->{state} !~ /^[ZX]/ }
+		grep { /^\d+$/ } readdir $dh;
 }
 
 sub restart_work {

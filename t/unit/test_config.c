@@ -255,6 +255,7 @@ static const struct range_case ranges[] = {
 #ifdef SLUICE_TEST_HOOKS
 	RANGE(runner_test_task_delay_ms, 0, 600000),
 	RANGE(runner_test_task_alloc_mb, 0, 1048576),
+	RANGE(runner_test_qualify_delay_ms, 0, 600000),
 	RANGE(rag_test_question_delay_ms, 0, 60000),
 	RANGE(rag_test_ingest_delay_ms, 0, 60000),
 	RANGE(rag_test_index_delay_ms, 0, 60000),
@@ -474,6 +475,7 @@ static void test_test_only_keys(void)
 {
 	static const char *const keys[] = {
 		"testing_routes", "runner_test_task_delay_ms", "runner_test_task_alloc_mb",
+		"runner_test_qualify_delay_ms",
 		"rag_test_question_delay_ms", "rag_test_ingest_delay_ms",
 		"rag_test_index_delay_ms", "work_test_slots", "work_test_deadline_s", NULL,
 	};

@@ -14,8 +14,11 @@
  *                             bookmark (first run, after reset-state) the
  *                             run is a full load (staging + swap) that then
  *                             sets the bookmark.
- *   incremental_with_qualify  the same, then the qualify task keeps one row
- *                             per primary key, the latest by the column.
+ *   incremental_with_qualify  the same, but an incremental run's rows go to
+ *                             the destination's increment table, and the
+ *                             qualify task (jdbc_qualify.c) applies them,
+ *                             one row per primary key, the latest by the
+ *                             column.
  *
  * Ties: a large incremental load commits every jdbc_commit_rows rows (config), but
  * only between two different values of the incremental column, so all rows
@@ -48,9 +51,7 @@
 #define JDBC_BATCH_ROWS 10000
 #define JDBC_PROGRESS_ROWS 250000
 #define JDBC_BOOKMARK_MAX 64
-#define JDBC_QNAME_MAX (2 * WH_IDENT_MAX * 4 + 3)
 #define JDBC_EXPR_MAX (2 * JDBC_QNAME_MAX + 64)
-#define JDBC_RN_COLUMN "_sluice_rn"
 
 /* ---- drivers --------------------------------------------------------------- */
 
@@ -441,8 +442,8 @@ struct plan {
 	size_t ncols;
 	int inc;                         /* index in cols, -1 for full_load */
 	char src_schema[256], src_table[256];
-	const char *dest_schema, *dest_table;
-	char staging[WH_IDENT_MAX + 1];
+	struct jdbc_dest dest;
+	const char *dest_schema, *dest_table;   /* dest's, for short */
 	char *sql;
 };
 
@@ -612,9 +613,8 @@ static int plan_sql(struct plan *p, bool where, bool order, char *err, size_t er
 	return 0;
 }
 
-/* The staging table of a destination: ours by its prefix, one per
- * destination (an FNV-1a hash of schema and name), at most 64 characters. */
-static void staging_name(const char *schema, const char *table, char *out, size_t cap)
+void jdbc_work_table(const char *prefix, const char *schema, const char *table,
+                     char out[WH_IDENT_MAX + 1])
 {
 	uint64_t h = 14695981039346656037ULL;
 
@@ -623,7 +623,7 @@ static void staging_name(const char *schema, const char *table, char *out, size_
 	h = (h ^ '.') * 1099511628211ULL;
 	for (const char *s = table; *s != '\0'; s++)
 		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-	snprintf(out, cap, "_sluice_stage_%016llx", (unsigned long long)h);
+	snprintf(out, WH_IDENT_MAX + 1, "%s%016llx", prefix, (unsigned long long)h);
 }
 
 /* The plan's columns as the warehouse takes them (free it); NULL with err. */
@@ -662,14 +662,15 @@ static int create_table(struct task_env *env, struct plan *p, const char *table,
  * before any DDL), then the columns it lacks are added (the include list
  * grew).  Both commit before the rows' transaction, and leave the rows
  * already there as they were. */
-static int evolve_table(struct task_env *env, struct plan *p, char *err, size_t errlen)
+static int evolve_table(struct task_env *env, struct plan *p, const char *table,
+                        char *err, size_t errlen)
 {
 	struct wh_column *wc = plan_wh_columns(p, err, errlen);
 	int rc;
 
 	if (wc == NULL)
 		return -1;
-	rc = wh_table_evolve(env->wh, p->dest_schema, p->dest_table, wc, p->ncols,
+	rc = wh_table_evolve(env->wh, p->dest_schema, table, wc, p->ncols,
 	                     WH_EVOLVE_NARROWING_FAILS, run_log_widened, env->log,
 	                     err, errlen);
 	free(wc);
@@ -677,7 +678,7 @@ static int evolve_table(struct task_env *env, struct plan *p, char *err, size_t 
 }
 
 /* An existing destination gets the columns it lacks (the include list grew). */
-static int add_missing_columns(struct task_env *env, struct plan *p,
+static int add_missing_columns(struct task_env *env, struct plan *p, const char *table,
                                char *err, size_t errlen)
 {
 	char qs[JDBC_QNAME_MAX], qt[JDBC_QNAME_MAX], qc[JDBC_QNAME_MAX];
@@ -691,7 +692,7 @@ static int add_missing_columns(struct task_env *env, struct plan *p,
 		return -1;
 	}
 	if (wh_quote(p->dest_schema, qs, sizeof qs) != 0 ||
-	    wh_quote(p->dest_table, qt, sizeof qt) != 0) {
+	    wh_quote(table, qt, sizeof qt) != 0) {
 		str_errf(err, errlen, "invalid destination name");
 		goto out;
 	}
@@ -705,6 +706,29 @@ static int add_missing_columns(struct task_env *env, struct plan *p,
 out:
 	free(sql);
 	return rc;
+}
+
+/* A qualify job's increment table: the plan's columns, widened and grown
+ * like the destination's (it may hold a failed run's rows, with the bookmark
+ * past them), and a sequence number that orders the rows as loaded and is
+ * its primary key. */
+static int increment_prepare(struct task_env *env, struct plan *p,
+                             char *err, size_t errlen)
+{
+	char qs[JDBC_QNAME_MAX], qi[JDBC_QNAME_MAX], sql[2 * JDBC_QNAME_MAX + 128];
+
+	if (create_table(env, p, p->dest.increment, WH_CREATE_IF_NOT_EXISTS, err, errlen) != 0 ||
+	    evolve_table(env, p, p->dest.increment, err, errlen) != 0 ||
+	    add_missing_columns(env, p, p->dest.increment, err, errlen) != 0)
+		return -1;
+	if (wh_quote(p->dest_schema, qs, sizeof qs) != 0 ||
+	    wh_quote(p->dest.increment, qi, sizeof qi) != 0) {
+		str_errf(err, errlen, "invalid destination name");
+		return -1;
+	}
+	snprintf(sql, sizeof sql, "ALTER TABLE %s.%s ADD COLUMN IF NOT EXISTS `"
+	         JDBC_SEQ_COLUMN "` BIGINT NOT NULL AUTO_INCREMENT PRIMARY KEY", qs, qi);
+	return wh_exec(env->wh, sql, err, errlen) < 0 ? -1 : 0;
 }
 
 static const char *kind_word(enum jdbc_kind k)
@@ -836,19 +860,19 @@ static int save_bookmark_alone(const struct job_spec *job, struct task_env *env,
 	return state_after_commit(env, err, errlen);
 }
 
-static int dest_names(const struct job_spec *job, struct task_env *env,
-                      struct plan *p, char *err, size_t errlen)
+int jdbc_dest_names(const struct job_spec *job, struct task_env *env,
+                    struct jdbc_dest *d, char *err, size_t errlen)
 {
-	p->dest_schema = job->dest_schema != NULL && job->dest_schema[0] != '\0'
-	                 ? job->dest_schema : wh_default_schema(env->wh);
-	p->dest_table = job->dest_table;
-	if (!wh_ident_ok(p->dest_schema) || p->dest_table == NULL ||
-	    !wh_ident_ok(p->dest_table)) {
+	d->schema = job->dest_schema != NULL && job->dest_schema[0] != '\0'
+	            ? job->dest_schema : wh_default_schema(env->wh);
+	d->table = job->dest_table;
+	if (!wh_ident_ok(d->schema) || d->table == NULL || !wh_ident_ok(d->table)) {
 		str_errf(err, errlen, "output.raw.table_schema/table_name is not a valid "
 		         "warehouse name");
 		return -1;
 	}
-	staging_name(p->dest_schema, p->dest_table, p->staging, sizeof p->staging);
+	jdbc_work_table(JDBC_STAGING_PREFIX, d->schema, d->table, d->staging);
+	jdbc_work_table(JDBC_INCREMENT_PREFIX, d->schema, d->table, d->increment);
 	return 0;
 }
 
@@ -889,8 +913,10 @@ int jdbc_extract_load(const struct job_spec *job, struct task_env *env,
 		str_errf(err, errlen, "input.table_name must be \"table\" or \"schema.table\"");
 		return -1;
 	}
-	if (dest_names(job, env, &p, err, errlen) != 0)
+	if (jdbc_dest_names(job, env, &p.dest, err, errlen) != 0)
 		return -1;
+	p.dest_schema = p.dest.schema;
+	p.dest_table = p.dest.table;
 
 	run_log_info(env->log, "connecting to %s at %s:%d, database %s, as %s",
 	             p.drv->name, sc->host, sc->port, sc->database, sc->user);
@@ -932,16 +958,24 @@ int jdbc_extract_load(const struct job_spec *job, struct task_env *env,
 	             append ? param : "", append ? ")" : "");
 
 	if (append) {
-		/* Rows go straight into the destination, the bookmark with them. */
+		/* Rows go straight into the destination, the bookmark with them;
+		 * a qualify job's rows into its increment table instead, which
+		 * the qualify task applies to the destination. */
+		const char *into = job->load_type == LOAD_INCREMENTAL_QUALIFY
+		                   ? p.dest.increment : p.dest_table;
+
 		if (create_table(env, &p, p.dest_table, WH_CREATE_IF_NOT_EXISTS, err, errlen) != 0 ||
-		    evolve_table(env, &p, err, errlen) != 0 ||
-		    add_missing_columns(env, &p, err, errlen) != 0)
+		    evolve_table(env, &p, p.dest_table, err, errlen) != 0 ||
+		    add_missing_columns(env, &p, p.dest_table, err, errlen) != 0)
+			goto out;
+		if (into != p.dest_table ? increment_prepare(env, &p, err, errlen) != 0
+		                         : jdbc_increment_append(env, &p.dest, err, errlen) != 0)
 			goto out;
 		if (wh_begin(env->wh) != 0) {
 			str_errf(err, errlen, "warehouse: %s", wh_error(env->wh));
 			goto out;
 		}
-		if (stream_rows(job, env, &p, p.dest_table, param, true, max, sizeof max,
+		if (stream_rows(job, env, &p, into, param, true, max, sizeof max,
 		                err, errlen) != 0) {
 			wh_rollback(env->wh);
 			goto out;
@@ -968,28 +1002,31 @@ int jdbc_extract_load(const struct job_spec *job, struct task_env *env,
 		if (state_after_commit(env, err, errlen) != 0)
 			goto out;
 		run_log_info(env->log, "appended %lld rows to %s.%s", env->rows_loaded,
-		             p.dest_schema, p.dest_table);
+		             p.dest_schema, into);
 		run_log_info(env->log, "bookmark after: %s",
 		             max[0] != '\0' ? bm : job->bookmark);
 	} else {
 		/* Everything into staging, then one atomic swap.  The staging
 		 * table is registered first: should this process be killed, its
-		 * supervisor (or the sweep) drops it. */
-		if (staging_register(env, p.dest_schema, p.staging, err, errlen) != 0 ||
-		    create_table(env, &p, p.staging, WH_CREATE_REPLACE, err, errlen) != 0)
+		 * supervisor (or the sweep) drops it.  An increment still
+		 * pending from a failed run is older than this full load. */
+		if ((job->load_type != LOAD_FULL &&
+		     wh_table_drop(env->wh, p.dest_schema, p.dest.increment, err, errlen) != 0) ||
+		    staging_register(env, p.dest_schema, p.dest.staging, err, errlen) != 0 ||
+		    create_table(env, &p, p.dest.staging, WH_CREATE_REPLACE, err, errlen) != 0)
 			goto out;
-		if (stream_rows(job, env, &p, p.staging, NULL, false, max, sizeof max,
+		if (stream_rows(job, env, &p, p.dest.staging, NULL, false, max, sizeof max,
 		                err, errlen) != 0) {
 			char e2[256];
 
-			if (wh_table_drop(env->wh, p.dest_schema, p.staging, e2, sizeof e2) == 0)
-				staging_release(env, p.dest_schema, p.staging);
+			if (wh_table_drop(env->wh, p.dest_schema, p.dest.staging, e2, sizeof e2) == 0)
+				staging_release(env, p.dest_schema, p.dest.staging);
 			goto out;
 		}
-		if (wh_table_swap(env->wh, p.dest_schema, p.dest_table, p.staging,
+		if (wh_table_swap(env->wh, p.dest_schema, p.dest_table, p.dest.staging,
 		                  err, errlen) != 0)
 			goto out;
-		staging_release(env, p.dest_schema, p.staging);
+		staging_release(env, p.dest_schema, p.dest.staging);
 		if (state_save_rows(env, env->rows_loaded, err, errlen) != 0 ||
 		    state_after_commit(env, err, errlen) != 0)
 			goto out;
@@ -1013,104 +1050,5 @@ int jdbc_extract_load(const struct job_spec *job, struct task_env *env,
 	rc = 0;
 out:
 	plan_free(&p);
-	return rc;
-}
-
-/* Keep one row per primary key, the latest by the incremental column: the
- * destination is rebuilt into staging with ROW_NUMBER() and swapped in. */
-int jdbc_qualify(const struct job_spec *job, struct task_env *env,
-                 char *err, size_t errlen)
-{
-	char qs[JDBC_QNAME_MAX], qt[JDBC_QNAME_MAX], qst[JDBC_QNAME_MAX], q[JDBC_QNAME_MAX];
-	size_t nk = job->primary_keys != NULL && json_object_is_type(job->primary_keys,
-	            json_type_array) ? json_object_array_length(job->primary_keys) : 0;
-	char *sql = NULL, *keys = NULL;
-	size_t cap, len = 0;
-	struct plan p;
-	long long kept;
-	int ex, rc = -1;
-
-	memset(&p, 0, sizeof p);
-	if (nk == 0 || job->incremental_column == NULL) {
-		str_errf(err, errlen, "qualify needs primary_keys and an incremental column");
-		return -1;
-	}
-	if (dest_names(job, env, &p, err, errlen) != 0)
-		return -1;
-	if ((ex = wh_table_exists(env->wh, p.dest_schema, p.dest_table, err, errlen)) < 0)
-		return -1;
-	if (ex == 0) {
-		run_log_info(env->log, "qualify: %s.%s does not exist yet; nothing to do",
-		             p.dest_schema, p.dest_table);
-		return 0;
-	}
-	cap = nk * (JDBC_QNAME_MAX + 2) + 1;
-	if ((keys = malloc(cap)) == NULL) {
-		str_errf(err, errlen, "out of memory");
-		return -1;
-	}
-	keys[0] = '\0';
-	for (size_t i = 0; i < nk; i++) {
-		const char *k = json_object_get_string(json_object_array_get_idx(job->primary_keys, i));
-
-		if (k == NULL || wh_quote(k, q, sizeof q) != 0) {
-			str_errf(err, errlen, "primary key '%.64s' is not a valid column name",
-			         k != NULL ? k : "");
-			goto out;
-		}
-		len += (size_t)snprintf(keys + len, cap - len, "%s%s", i > 0 ? ", " : "", q);
-	}
-	if (wh_quote(job->incremental_column, q, sizeof q) != 0 ||
-	    wh_quote(p.dest_schema, qs, sizeof qs) != 0 ||
-	    wh_quote(p.dest_table, qt, sizeof qt) != 0 ||
-	    wh_quote(p.staging, qst, sizeof qst) != 0) {
-		str_errf(err, errlen, "invalid column or table name");
-		goto out;
-	}
-	cap = 6 * JDBC_QNAME_MAX + strlen(keys) + 512;
-	if ((sql = malloc(cap)) == NULL) {
-		str_errf(err, errlen, "out of memory");
-		goto out;
-	}
-	if (staging_register(env, p.dest_schema, p.staging, err, errlen) != 0 ||
-	    wh_table_drop(env->wh, p.dest_schema, p.staging, err, errlen) != 0)
-		goto out;
-	snprintf(sql, cap, "CREATE TABLE %s.%s LIKE %s.%s", qs, qst, qs, qt);
-	if (wh_exec(env->wh, sql, err, errlen) < 0)
-		goto out;
-	/* The row number rides in an extra last column of staging, so that
-	 * d.* needs no column list; it is dropped before the swap. */
-	snprintf(sql, cap, "ALTER TABLE %s.%s ADD COLUMN `" JDBC_RN_COLUMN "` BIGINT",
-	         qs, qst);
-	if (wh_exec(env->wh, sql, err, errlen) < 0)
-		goto fail;
-	snprintf(sql, cap, "INSERT INTO %s.%s SELECT * FROM (SELECT d.*, ROW_NUMBER() "
-	         "OVER (PARTITION BY %s ORDER BY %s DESC) AS `" JDBC_RN_COLUMN "` "
-	         "FROM %s.%s d) x WHERE x.`" JDBC_RN_COLUMN "` = 1",
-	         qs, qst, keys, q, qs, qt);
-	run_log_info(env->log, "query: %s", sql);
-	if ((kept = wh_exec(env->wh, sql, err, errlen)) < 0)
-		goto fail;
-	snprintf(sql, cap, "ALTER TABLE %s.%s DROP COLUMN `" JDBC_RN_COLUMN "`", qs, qst);
-	if (wh_exec(env->wh, sql, err, errlen) < 0)
-		goto fail;
-	if (wh_table_swap(env->wh, p.dest_schema, p.dest_table, p.staging, err, errlen) != 0)
-		goto fail;
-	staging_release(env, p.dest_schema, p.staging);
-	/* Rows kept are not rows loaded: the run's count stays the extract's. */
-	run_log_info(env->log, "qualify kept %lld rows in %s.%s (one per key)", kept,
-	             p.dest_schema, p.dest_table);
-	rc = 0;
-	goto out;
-fail:
-	{
-		char e2[256];
-
-		if (wh_table_drop(env->wh, p.dest_schema, p.staging, e2, sizeof e2) == 0)
-			staging_release(env, p.dest_schema, p.staging);
-	}
-out:
-	free(sql);
-	free(keys);
 	return rc;
 }

@@ -13,7 +13,11 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "db/warehouse.h"
+
+struct job_spec;
 struct source_conn;
+struct task_env;
 
 /* What the connector needs to know of a column's values. */
 enum jdbc_kind {
@@ -121,5 +125,39 @@ int jdbc_value_cmp(enum jdbc_kind k, const char *a, const char *b);
 /* "schema.table" or "table" into its parts (schema "" when absent). */
 int jdbc_split_table(const char *in, char *schema, size_t scap, char *table,
                      size_t tcap);
+
+/* A quoted warehouse name at its longest (wh_quote). */
+#define JDBC_QNAME_MAX (2 * WH_IDENT_MAX * 4 + 3)
+
+/* A destination and its work tables, ours by their prefix and one per
+ * destination (an FNV-1a hash of schema and name):
+ *   staging    a full load's rows, or the qualify task's rebuild, until
+ *              swapped in; registered while it exists (runner/staging.c);
+ *   increment  a qualify job's appended rows until the qualify task has
+ *              applied them; it outlives a failed run (the bookmark is
+ *              past its rows), so it is never swept. */
+#define JDBC_STAGING_PREFIX "_sluice_stage_"
+#define JDBC_INCREMENT_PREFIX "_sluice_incr_"
+#define JDBC_SEQ_COLUMN "_sluice_seq"   /* the increment's load order and key */
+
+struct jdbc_dest {
+	const char *schema, *table;
+	char staging[WH_IDENT_MAX + 1];
+	char increment[WH_IDENT_MAX + 1];
+};
+
+/* prefix + 16 hex digits of the destination's hash into out. */
+void jdbc_work_table(const char *prefix, const char *schema, const char *table,
+                     char out[WH_IDENT_MAX + 1]);
+/* The job's destination (output.raw, the default schema when it names
+ * none) and its work tables.  0, or -1 with err for a name the warehouse
+ * cannot hold. */
+int jdbc_dest_names(const struct job_spec *job, struct task_env *env,
+                    struct jdbc_dest *d, char *err, size_t errlen);
+/* An increment a failed qualify task left, when the job is incremental
+ * now (its sync mode changed): its rows appended to the destination as
+ * they are, and the table dropped.  0 (also when there is none), or -1. */
+int jdbc_increment_append(struct task_env *env, const struct jdbc_dest *d,
+                          char *err, size_t errlen);
 
 #endif

@@ -544,7 +544,8 @@ static int snippet_rows_add(struct db *db, struct snippet_rows *r, size_t dim,
 	    (rc = snippet_rows_flush(db, r)) != 0)
 		return rc;
 	i = r->n;
-	if (uuid_v4(r->ids[i], '-') != 0 || (r->content[i] = strndup(text, len)) == NULL)
+	/* time-ordered ids: the snippets table's key is (dataset_id, id) */
+	if (uuid_v7(r->ids[i]) != 0 || (r->content[i] = strndup(text, len)) == NULL)
 		return DB_ERR;
 	if ((r->meta[i] = snippet_metadata(doc_meta, doc_id, pos)) == NULL) {
 		free(r->content[i]);

@@ -12,11 +12,25 @@
 #       status is success; the time from sending POST to the success answer,
 #       p50/p90/p99 over all questions (each client keeps its connection,
 #       as an application would).
+#   (3) the ingestion curve, when DOCS is set (e.g. DOCS="1000 10000
+#       100000"): for each N, a new dataset gets N one-snippet documents
+#       (300-600 characters of the same text) posted as JSON in batches of
+#       BATCH (1000) back to back, timed from the first POST to status
+#       success; documents/s and snippets/s per N show whether the cost per
+#       document stays flat as the dataset grows.  A size that is not done
+#       within CAP seconds (600) is reported with the rate reached so far
+#       (progress.documents_done) and the dataset is deleted.
+#       INGEST_ONLY=1 runs (1) and (3) only.
 # The instance is stopped at the end unless KEEP=1.  The dataset of (1) is
 # the one (2) asks; questions are lines of the same text.
 #
 # Environment: SLUICE_PORT (28443), WORKERS (8), CLIENTS (16), QUESTIONS (50
-# per client), SNIPPETS (20000), FILES (20), KEEP (0).
+# per client), SNIPPETS (20000), FILES (20), DOCS (unset), BATCH (1000),
+# CAP (600), INGEST_ONLY (0), KEEP (0).
+#
+# The ingestion figures of docs/operations.md:
+#   SLUICE_PORT=41443 INGEST_ONLY=1 DOCS="1000 10000 100000" \
+#       bench/retrieval_service.sh | tee bench/results/retrieval-ingest-<date>.txt
 set -euo pipefail
 
 ROOT=$(dirname "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")")
@@ -56,7 +70,8 @@ eval "$("$DEV" env bench)"
 } | tr -d '\r' | iconv -f utf-8 -t utf-8 -c >"$TMP/corpus.txt"
 
 echo "host: $(nproc) CPUs, workers = $WORKERS, clients = $CLIENTS"
-perl -I"$ROOT/t/lib" - "$TMP/corpus.txt" "$SNIPPETS" "$FILES" "$CLIENTS" "$QUESTIONS" <<'PERL'
+perl -I"$ROOT/t/lib" - "$TMP/corpus.txt" "$SNIPPETS" "$FILES" "$CLIENTS" "$QUESTIONS" \
+	"${DOCS:-}" "${BATCH:-1000}" "${CAP:-600}" "${INGEST_ONLY:-0}" <<'PERL'
 use strict;
 use warnings;
 use Socket qw(IPPROTO_TCP TCP_NODELAY);
@@ -66,7 +81,8 @@ use MIME::Base64 qw(encode_base64);
 use POSIX ();
 use Time::HiRes qw(time sleep);
 
-my ($corpus, $snippets, $files, $clients, $questions) = @ARGV;
+my ($corpus, $snippets, $files, $clients, $questions, $docs, $batch, $cap,
+    $ingest_only) = @ARGV;
 my $url = $ENV{SLUICE_URL};
 my $auth = 'Basic ' . encode_base64($ENV{SLUICE_DEMO_BASIC}, '');
 my $json = JSON::PP->new->utf8;
@@ -142,6 +158,51 @@ my $t = time - $t0;
 die "ingestion ended $ds->{status}: " . ($ds->{error} // '') unless $ds->{status} eq 'success';
 printf "ingestion: %d documents, %d snippets (%.1f MB of text) in %.2f s: %.0f snippets/s\n",
 	$ds->{document_count}, $ds->{snippet_count}, length($text) / 1e6, $t, $ds->{snippet_count} / $t;
+
+# (3) the ingestion curve: many one-snippet documents, in batches
+for my $n (split ' ', $docs) {
+	my ($s, $dd) = call($ua, POST => '/dataset', { name => "bench-$n" });
+	die "POST /dataset: $s" unless $s == 201;
+	my $did = $dd->{dataset_id};
+	my $t1 = time;
+	for (my $i = 0; $i < $n; $i += $batch) {
+		my @batch;
+		for my $j ($i .. ($i + $batch < $n ? $i + $batch : $n) - 1) {
+			my $len = 300 + ($j * 7919) % 300;
+			my $off = ($j * 104729) % (length($text) - $len);
+			push @batch, { text => "doc $j: " . substr($text, $off, $len),
+				       metadata => { n => $j } };
+		}
+		($s) = call($ua, POST => "/dataset/$did/documents", { documents => \@batch });
+		die "POST documents: $s" unless $s == 202;
+	}
+	my $posted = time - $t1;
+	my $dsn;
+	while (1) {
+		(undef, $dsn) = call($ua, GET => "/dataset/$did");
+		last if $dsn->{status} ne 'processing' || time - $t1 > $cap;
+		sleep 0.05;
+	}
+	my $tn = time - $t1;
+	if ($dsn->{status} eq 'processing') {
+		my $done = $dsn->{progress}{documents_done};
+		printf "ingestion curve: %6d one-snippet documents NOT done in %.0f s " .
+			"(posted in %.2f s): %d done, %.0f documents/s so far\n",
+			$n, $tn, $posted, $done, $done / $tn;
+	} else {
+		die "ingestion ended $dsn->{status}: " . ($dsn->{error} // '')
+			unless $dsn->{status} eq 'success';
+		printf "ingestion curve: %6d one-snippet documents, %6d snippets in %7.2f s " .
+			"(posted in %.2f s): %6.0f documents/s, %6.0f snippets/s\n",
+			$dsn->{document_count}, $dsn->{snippet_count}, $tn, $posted,
+			$dsn->{document_count} / $tn, $dsn->{snippet_count} / $tn;
+	}
+	call($ua, DELETE => "/dataset/$did");
+}
+if ($ingest_only) {
+	call($ua, DELETE => "/dataset/$id");
+	exit 0;
+}
 
 # (2) latency: warm the workers' index cache first
 for (1 .. 20) {

@@ -15,7 +15,7 @@
 #include "util/log.h"
 #include "util/timeutil.h"
 
-#define DB_MAX_PARAMS 64
+
 #define DB_MIN_COLBUF 64
 #define DB_RETRY_MS 250.0     /* between connect attempts while the server is down */
 
@@ -293,63 +293,100 @@ static struct cached_stmt *stmt_get(struct db *db, const char *sql)
 	return cs;
 }
 
+/* The MYSQL_BIND array of one execution: inline up to DB_MAX_PARAMS, from
+ * the heap past it (db_exec_params). */
 struct params {
-	MYSQL_BIND bind[DB_MAX_PARAMS];
-	long long ll[DB_MAX_PARAMS];
-	double d[DB_MAX_PARAMS];
-	unsigned long len[DB_MAX_PARAMS];
+	MYSQL_BIND inline_bind[DB_MAX_PARAMS];
+	unsigned long inline_len[DB_MAX_PARAMS];
+	MYSQL_BIND *bind;
+	unsigned long *len;
 };
 
-static int bind_params(struct db *db, MYSQL_STMT *st, const char *types,
-                       va_list ap, struct params *p)
+static void params_free(struct params *p)
 {
-	size_t n = strlen(types);
+	if (p->bind != p->inline_bind)
+		free(p->bind);
+	if (p->len != p->inline_len)
+		free(p->len);
+}
 
-	if (n > DB_MAX_PARAMS || n != mysql_stmt_param_count(st)) {
-		set_error(db, DB_ERR, "bind", "parameter count does not match the SQL");
+/* The type string and its arguments as an array of struct db_param. */
+static int params_of_args(struct db *db, const char *types, va_list ap,
+                          struct db_param *ps, size_t *n)
+{
+	*n = strlen(types);
+	if (*n > DB_MAX_PARAMS) {
+		set_error(db, DB_ERR, "bind", "too many parameters");
 		log_kv(LOG_ERROR, "bad statement binding", "types=\"%s\"", types);
 		return DB_ERR;
+	}
+	for (size_t i = 0; i < *n; i++) {
+		ps[i] = (struct db_param){ .type = types[i] };
+		switch (types[i]) {
+		case 's':
+			ps[i].p = va_arg(ap, const char *);
+			break;
+		case 'i':
+			ps[i].i = va_arg(ap, long long);
+			break;
+		case 'd':
+			ps[i].d = va_arg(ap, double);
+			break;
+		case 'b':
+			ps[i].p = va_arg(ap, const void *);
+			ps[i].len = va_arg(ap, size_t);
+			break;
+		default:
+			set_error(db, DB_ERR, "bind", "unknown parameter type letter");
+			return DB_ERR;
+		}
+	}
+	return DB_OK;
+}
+
+static int bind_params(struct db *db, MYSQL_STMT *st, const struct db_param *ps,
+                       size_t n, struct params *p)
+{
+	p->bind = p->inline_bind;
+	p->len = p->inline_len;
+	if (n != mysql_stmt_param_count(st)) {
+		set_error(db, DB_ERR, "bind", "parameter count does not match the SQL");
+		log_kv(LOG_ERROR, "bad statement binding", "params=%zu", n);
+		return DB_ERR;
+	}
+	if (n > DB_MAX_PARAMS) {
+		p->bind = malloc(n * sizeof *p->bind);
+		p->len = malloc(n * sizeof *p->len);
+		if (p->bind == NULL || p->len == NULL) {
+			set_error(db, DB_ERR, "bind", "out of memory");
+			return DB_ERR;
+		}
 	}
 	memset(p->bind, 0, sizeof(MYSQL_BIND) * n);
 	for (size_t i = 0; i < n; i++) {
 		MYSQL_BIND *b = &p->bind[i];
-		const char *s;
-		const void *v;
 
-		switch (types[i]) {
+		switch (ps[i].type) {
 		case 's':
-			s = va_arg(ap, const char *);
-			if (s == NULL) {
+		case 'b':
+			if (ps[i].p == NULL) {
 				b->buffer_type = MYSQL_TYPE_NULL;
 				break;
 			}
-			p->len[i] = (unsigned long)strlen(s);
-			b->buffer_type = MYSQL_TYPE_STRING;
-			b->buffer = (void *)(uintptr_t)s;
+			p->len[i] = (unsigned long)(ps[i].type == 's' ? strlen(ps[i].p)
+			                                               : ps[i].len);
+			b->buffer_type = ps[i].type == 's' ? MYSQL_TYPE_STRING : MYSQL_TYPE_BLOB;
+			b->buffer = (void *)(uintptr_t)ps[i].p;
 			b->buffer_length = p->len[i];
 			b->length = &p->len[i];
 			break;
 		case 'i':
-			p->ll[i] = va_arg(ap, long long);
 			b->buffer_type = MYSQL_TYPE_LONGLONG;
-			b->buffer = &p->ll[i];
+			b->buffer = (void *)(uintptr_t)&ps[i].i;
 			break;
 		case 'd':
-			p->d[i] = va_arg(ap, double);
 			b->buffer_type = MYSQL_TYPE_DOUBLE;
-			b->buffer = &p->d[i];
-			break;
-		case 'b':
-			v = va_arg(ap, const void *);
-			p->len[i] = (unsigned long)va_arg(ap, size_t);
-			if (v == NULL) {
-				b->buffer_type = MYSQL_TYPE_NULL;
-				break;
-			}
-			b->buffer_type = MYSQL_TYPE_BLOB;
-			b->buffer = (void *)(uintptr_t)v;
-			b->buffer_length = p->len[i];
-			b->length = &p->len[i];
+			b->buffer = (void *)(uintptr_t)&ps[i].d;
 			break;
 		default:
 			set_error(db, DB_ERR, "bind", "unknown parameter type letter");
@@ -366,7 +403,7 @@ static int bind_params(struct db *db, MYSQL_STMT *st, const char *types,
  * unless a transaction was open (its earlier work is gone with the
  * connection, so the caller must see the failure). */
 static struct cached_stmt *run(struct db *db, const char *sql,
-                               const char *types, va_list ap)
+                               const struct db_param *ps, size_t n)
 {
 	struct cached_stmt *cs;
 	struct params p;
@@ -374,7 +411,6 @@ static struct cached_stmt *run(struct db *db, const char *sql,
 
 	for (attempt = 0; attempt < 2; attempt++) {
 		bool in_tx = db->in_tx;
-		va_list aq;
 
 		if ((rc = db_ensure(db)) != DB_OK)
 			return NULL;
@@ -387,12 +423,12 @@ static struct cached_stmt *run(struct db *db, const char *sql,
 			set_error(db, DB_ERR, "execute", "statement is still being read");
 			return NULL;
 		}
-		va_copy(aq, ap);
-		rc = bind_params(db, cs->stmt, types, aq, &p);
-		va_end(aq);
-		if (rc != DB_OK)
-			return NULL;
-		if (mysql_stmt_execute(cs->stmt) == 0)
+		if ((rc = bind_params(db, cs->stmt, ps, n, &p)) == DB_OK)
+			rc = mysql_stmt_execute(cs->stmt);
+		params_free(&p);
+		if (rc < 0)
+			return NULL;          /* the binding failed */
+		if (rc == 0)
 			return cs;
 		if (mysql_stmt_errno(cs->stmt) == CR_SERVER_GONE_ERROR && !in_tx) {
 			fail_stmt(db, cs->stmt, "execute");
@@ -404,20 +440,44 @@ static struct cached_stmt *run(struct db *db, const char *sql,
 	return NULL;
 }
 
-long long db_exec(struct db *db, const char *sql, const char *types, ...)
+/* run() for a type string and its arguments. */
+static struct cached_stmt *run_args(struct db *db, const char *sql,
+                                    const char *types, va_list ap)
 {
-	struct cached_stmt *cs;
-	my_ulonglong n;
-	va_list ap;
+	struct db_param ps[DB_MAX_PARAMS];
+	size_t n;
 
-	va_start(ap, types);
-	cs = run(db, sql, types, ap);
-	va_end(ap);
+	if (params_of_args(db, types, ap, ps, &n) != DB_OK)
+		return NULL;
+	return run(db, sql, ps, n);
+}
+
+static long long exec_result(struct db *db, struct cached_stmt *cs)
+{
+	my_ulonglong n;
+
 	if (cs == NULL)
 		return db->last_err != DB_OK ? db->last_err : DB_ERR;
 	n = mysql_stmt_affected_rows(cs->stmt);
 	mysql_stmt_free_result(cs->stmt);
 	return n == (my_ulonglong)-1 ? 0 : (long long)n;
+}
+
+long long db_exec(struct db *db, const char *sql, const char *types, ...)
+{
+	struct cached_stmt *cs;
+	va_list ap;
+
+	va_start(ap, types);
+	cs = run_args(db, sql, types, ap);
+	va_end(ap);
+	return exec_result(db, cs);
+}
+
+long long db_exec_params(struct db *db, const char *sql,
+                         const struct db_param *ps, size_t n)
+{
+	return exec_result(db, run(db, sql, ps, n));
 }
 
 long long db_last_insert_id(struct db *db)
@@ -449,7 +509,7 @@ struct db_stmt *db_query(struct db *db, const char *sql, const char *types, ...)
 	va_list ap;
 
 	va_start(ap, types);
-	cs = run(db, sql, types, ap);
+	cs = run_args(db, sql, types, ap);
 	va_end(ap);
 	if (cs == NULL)
 		return NULL;

@@ -19,6 +19,8 @@
 /* Statements cached per connection; past it the oldest that is not being
  * read is closed (round-robin). */
 #define DB_STMT_CACHE 96
+/* Placeholders of a type string (db_exec_params takes any number). */
+#define DB_MAX_PARAMS 64
 
 struct config;
 struct db;
@@ -59,6 +61,20 @@ const char *db_error(const struct db *db);
  * db_err.  Never take "no row changed" from it: read the row. */
 long long db_exec(struct db *db, const char *sql, const char *types, ...);
 long long db_last_insert_id(struct db *db);
+
+/* db_exec for statements whose placeholders are counted at run time (a
+ * multi-row INSERT): one struct db_param per placeholder, any number (the
+ * server's max_allowed_packet bounds the bytes).  p is the string ('s',
+ * NUL-terminated) or the blob ('b', len bytes); NULL binds SQL NULL. */
+struct db_param {
+	char type;                /* 's', 'i', 'd' or 'b', as in the type strings */
+	const void *p;
+	size_t len;
+	long long i;
+	double d;
+};
+long long db_exec_params(struct db *db, const char *sql,
+                         const struct db_param *ps, size_t n);
 
 /* Run a query; fetch rows with db_fetch, then db_done.  NULL on error (see
  * db_last_err).  Column values are text (as the server formats them) and

@@ -110,12 +110,38 @@ static int add_chargrams(struct feats *f, const char *tok, size_t len, float w)
 	return 0;
 }
 
-static int cmp_feat(const void *pa, const void *pb)
+/* Sort by h: an LSD radix sort, one byte a pass (qsort's comparisons were
+ * half of ingesting a snippet).  The order of equal h does not matter: a
+ * run's weights are a few floats summed in a double, which is exact in any
+ * order, so every vector keeps the bits it had. */
+static int feats_sort(struct feats *f)
 {
-	const struct feat *a = pa, *b = pb;
-	if (a->h != b->h)
-		return a->h < b->h ? -1 : 1;
-	return a->w < b->w ? -1 : a->w > b->w ? 1 : 0;
+	struct feat *tmp = malloc(f->n * sizeof *tmp), *src = f->v, *dst = tmp;
+
+	if (tmp == NULL)
+		return -1;
+	for (unsigned shift = 0; shift < 64; shift += 8) {
+		size_t count[256] = { 0 }, at = 0;
+
+		for (size_t i = 0; i < f->n; i++)
+			count[(src[i].h >> shift) & 0xff]++;
+		if (count[(src[0].h >> shift) & 0xff] == f->n)
+			continue;                /* every key has this byte */
+		for (size_t b = 0; b < 256; b++) {
+			size_t c = count[b];
+
+			count[b] = at;
+			at += c;
+		}
+		for (size_t i = 0; i < f->n; i++)
+			dst[count[(src[i].h >> shift) & 0xff]++] = src[i];
+		dst = src;
+		src = src == f->v ? tmp : f->v;
+	}
+	if (src != f->v)
+		memcpy(f->v, src, f->n * sizeof *src);
+	free(tmp);
+	return 0;
 }
 
 static int collect(const char *text, size_t len, struct feats *f)
@@ -161,8 +187,8 @@ int embed_builtin(const char *text, size_t len, float *out, size_t dim)
 	acc = calloc(dim, sizeof *acc);
 	if (acc == NULL || (len > 0 && collect(text, len, &f) != 0))
 		goto out;
-	if (f.n > 1)
-		qsort(f.v, f.n, sizeof *f.v, cmp_feat);
+	if (f.n > 1 && feats_sort(&f) != 0)
+		goto out;
 	for (size_t i = 0; i < f.n;) {
 		size_t j = i;
 		double wsum = 0.0;

@@ -2,9 +2,9 @@
  * index file built from MariaDB.
  *
  * Ingestion is idempotent, so a claim that a dead process left behind can
- * simply run again: each document's snippets are replaced in the same
- * transaction that marks the document success, and the index file is
- * rewritten whole (atomically) from the rows.  A named lock per dataset
+ * simply run again: a group of documents has its snippets replaced in the
+ * same transaction that marks those documents success, and the index file
+ * is rewritten whole (atomically) from the rows.  A named lock per dataset
  * keeps two work processes from ingesting one dataset at the same time. */
 #include <errno.h>
 #include <stdint.h>
@@ -279,159 +279,466 @@ static char *snippet_metadata(struct json_object *doc_meta, const char *doc_id,
 	return s;
 }
 
-/* Lock a document's row for the transaction: 1, 0 when it is gone, < 0
- * enum db_err. */
-static int document_hold(struct db *db, const char *doc_id)
+/* Documents are claimed INGEST_CLAIM at a time in (created_at, id) order,
+ * from a cursor, so a claim never walks again over the index entries of
+ * documents already done (nor the delete-marked ones their status change
+ * leaves until purge catches up).  They are stored in groups, one
+ * transaction each: at most INGEST_GROUP_DOCS documents or
+ * INGEST_GROUP_TEXT bytes of text, and a group closes after
+ * INGEST_GROUP_MS so progress stays visible and a kill -9 loses little.
+ * A text longer than INGEST_INLINE_TEXT is read alone, when its turn
+ * comes, and is a group of its own. */
+#define INGEST_CLAIM 256
+#define INGEST_INLINE_TEXT 65536
+#define INGEST_GROUP_DOCS 256
+#define INGEST_GROUP_TEXT (1 << 20)
+#define INGEST_GROUP_MS 250.0
+
+/* A claimed document.  text is NULL until read when it is long. */
+struct doc {
+	char id[RAG_ID_LEN + 1];
+	char created[32];                 /* created_at as the server writes it */
+	char *text, *meta;
+	size_t len;
+};
+
+/* The (created_at, id) window of a group, as SQL over rag_documents d and
+ * its seven parameters (dataset, first created x2, first id, last created
+ * x2, last id).  Documents of the window that are still processing are the
+ * group's, less those deleted since the claim. */
+#define GROUP_WINDOW "d.dataset_id = ? AND d.status = 'processing' AND " \
+	"(d.created_at > ? OR (d.created_at = ? AND d.id >= ?)) AND " \
+	"(d.created_at < ? OR (d.created_at = ? AND d.id <= ?))"
+#define GROUP_WINDOW_ARGS(ds, f, l) (ds), (f)->created, (f)->created, (f)->id, \
+	(l)->created, (l)->created, (l)->id
+
+static void docs_free(struct doc *d, size_t n)
 {
-	return db_first_row(db, db_query(db, "SELECT 1 FROM rag_documents WHERE id = ? "
-	                                 "FOR UPDATE", "s", doc_id), NULL, 0);
+	for (size_t i = 0; i < n; i++) {
+		free(d[i].text);
+		free(d[i].meta);
+	}
 }
 
-/* Chunk, embed and store one document (nothing when it was deleted
- * meanwhile); 0 or -1 with err. */
-static int ingest_document(struct work_ctx *w, const char *dataset_id,
-                           const char *embedder, size_t dim, const char *doc_id,
-                           const char *text, size_t len, const char *meta_json,
-                           char *err, size_t errlen)
+/* The next claim after the cursor (after *last, or from the start when
+ * last is NULL) into d[0..*n): 0, or < 0 enum db_err. */
+static int documents_claim(struct db *db, const char *dataset_id, const struct doc *last,
+                           struct doc *d, size_t *n)
 {
-	const struct config *cfg = w->cfg;
+#define CLAIM_COLS "SELECT id, created_at, metadata, IF(LENGTH(text) <= ?, text, NULL) " \
+	"FROM rag_documents WHERE dataset_id = ? AND status = 'processing' "
+#define CLAIM_ORDER " ORDER BY created_at, id LIMIT ?"
+	struct db_stmt *st;
+	int rc;
+
+	*n = 0;
+	st = last == NULL
+		? db_query(db, CLAIM_COLS CLAIM_ORDER, "isi", (long long)INGEST_INLINE_TEXT,
+		           dataset_id, (long long)INGEST_CLAIM)
+		: db_query(db, CLAIM_COLS "AND (created_at > ? OR (created_at = ? AND id > ?))"
+		           CLAIM_ORDER, "issssi", (long long)INGEST_INLINE_TEXT, dataset_id,
+		           last->created, last->created, last->id, (long long)INGEST_CLAIM);
+	if (st == NULL)
+		return db_last_err(db);
+	while ((rc = db_fetch(st)) == 1) {
+		struct doc *x = &d[*n];
+
+		*x = (struct doc){ 0 };
+		snprintf(x->id, sizeof x->id, "%s", db_col_str(st, 0));
+		snprintf(x->created, sizeof x->created, "%s", db_col_str(st, 1));
+		x->meta = strdup(db_col_str(st, 2));
+		if (!db_col_null(st, 3)) {
+			x->len = db_col_len(st, 3);
+			x->text = malloc(x->len + 1);
+			if (x->text != NULL)
+				memcpy(x->text, db_col_str(st, 3), x->len + 1);
+		}
+		(*n)++;
+		if (x->meta == NULL || (!db_col_null(st, 3) && x->text == NULL)) {
+			rc = DB_ERR;
+			break;
+		}
+	}
+	db_done(st);
+	return rc < 0 ? rc : 0;
+#undef CLAIM_COLS
+#undef CLAIM_ORDER
+}
+
+/* A long document's text: 1, 0 when it is gone, < 0 enum db_err. */
+static int document_text(struct db *db, struct doc *d)
+{
+	struct db_stmt *st = db_query(db, "SELECT text FROM rag_documents WHERE id = ?",
+	                              "s", d->id);
+	int rc;
+
+	if (st == NULL)
+		return db_last_err(db);
+	if ((rc = db_fetch(st)) == 1) {
+		d->len = db_col_len(st, 0);
+		if ((d->text = malloc(d->len + 1)) == NULL)
+			rc = DB_ERR;
+		else
+			memcpy(d->text, db_col_str(st, 0), d->len + 1);
+	}
+	db_done(st);
+	return rc;
+}
+
+/* A group's snippets, chunked and embedded before its transaction. */
+struct group {
+	const char **texts;               /* into the documents' texts */
+	size_t *lens, *doc, *pos;         /* length, document index, position */
+	float *vecs;
+	size_t n, cap;
+};
+
+static void group_free(struct group *g)
+{
+	free(g->texts);
+	free(g->lens);
+	free(g->doc);
+	free(g->pos);
+	free(g->vecs);
+	*g = (struct group){ 0 };
+}
+
+/* Chunk document di's text into the group. */
+static int group_chunk(struct group *g, const struct config *cfg, const struct doc *d,
+                       size_t di)
+{
 	struct chunk *chunks = NULL;
-	const char **ctexts = NULL;
-	size_t *clens = NULL;
-	float *vecs = NULL;
-	unsigned char *blob = NULL;
-	struct json_object *meta = NULL;
-	size_t n, cap = 64, batch;
-	bool in_tx = false;
-	int rc = -1, held;
+	size_t n, cap = 64;
+	int rc = -1;
 
 	for (;;) {
 		struct chunk *c = realloc(chunks, cap * sizeof *c);
 
-		if (c == NULL) {
-			snprintf(err, errlen, "out of memory");
+		if (c == NULL)
 			goto out;
-		}
 		chunks = c;
-		n = chunk_text(text, len, (size_t)cfg->chunk_size,
+		n = chunk_text(d->text, d->len, (size_t)cfg->chunk_size,
 		               (size_t)cfg->chunk_overlap, chunks, cap);
 		if (n <= cap)
 			break;
 		cap = n;
 	}
-	ctexts = calloc(n + 1, sizeof *ctexts);
-	clens = calloc(n + 1, sizeof *clens);
-	vecs = malloc((n + 1) * dim * sizeof *vecs);
-	blob = malloc(dim * 4);
-	if (ctexts == NULL || clens == NULL || vecs == NULL || blob == NULL) {
+	if (g->n + n > g->cap) {
+		size_t nc = g->n + n > 2 * g->cap ? g->n + n : 2 * g->cap;
+		const char **t = realloc(g->texts, nc * sizeof *t);
+		size_t *l, *dd, *p;
+
+		if (t != NULL)
+			g->texts = t;
+		l = realloc(g->lens, nc * sizeof *l);
+		if (l != NULL)
+			g->lens = l;
+		dd = realloc(g->doc, nc * sizeof *dd);
+		if (dd != NULL)
+			g->doc = dd;
+		p = realloc(g->pos, nc * sizeof *p);
+		if (p != NULL)
+			g->pos = p;
+		if (t == NULL || l == NULL || dd == NULL || p == NULL)
+			goto out;
+		g->cap = nc;
+	}
+	for (size_t i = 0; i < n; i++, g->n++) {
+		g->texts[g->n] = d->text + chunks[i].off;
+		g->lens[g->n] = chunks[i].len;
+		g->doc[g->n] = di;
+		g->pos[g->n] = i;
+	}
+	rc = 0;
+out:
+	free(chunks);
+	return rc;
+}
+
+static int group_embed(struct group *g, const struct config *cfg, const char *embedder,
+                       size_t dim, char *err, size_t errlen)
+{
+	size_t batch = strcmp(embedder, "builtin") == 0 ? BUILTIN_BATCH
+	                                                : (size_t)cfg->openai_batch_size;
+
+	if ((g->vecs = malloc((g->n + 1) * dim * sizeof *g->vecs)) == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	for (size_t i = 0; i < g->n; i += batch) {
+		size_t m = g->n - i < batch ? g->n - i : batch;
+
+		if (rag_embed(cfg, embedder, dim, g->texts + i, g->lens + i, m,
+		              g->vecs + i * dim, err, errlen) != 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* Multi-row INSERTs of snippets: rows are added one by one and sent
+ * SNIPPET_ROWS at a time, or sooner when SNIPPET_BYTES of values are
+ * waiting, in statements of a power of two rows (so a connection prepares
+ * at most a handful of distinct statements). */
+#define SNIPPET_ROWS 64
+#define SNIPPET_BYTES (4u << 20)
+#define SNIPPET_COLS 9
+#define SNIPPET_INSERT "INSERT INTO rag_snippets (id, dataset_id, document_id, " \
+	"position, page_content, metadata, embedding, norm, token_count) VALUES "
+#define SNIPPET_TUPLE "(?, ?, ?, ?, ?, ?, ?, ?, ?)"
+
+struct snippet_rows {
+	struct db_param ps[SNIPPET_ROWS * SNIPPET_COLS];
+	char ids[SNIPPET_ROWS][UUID_STR_LEN];
+	char *content[SNIPPET_ROWS], *meta[SNIPPET_ROWS];
+	unsigned char *blobs;             /* SNIPPET_ROWS embeddings */
+	size_t n, bytes;
+};
+
+static void snippet_rows_clear(struct snippet_rows *r)
+{
+	for (size_t i = 0; i < r->n; i++) {
+		free(r->content[i]);
+		free(r->meta[i]);
+	}
+	r->n = 0;
+	r->bytes = 0;
+}
+
+/* Send the waiting rows: 0 or < 0 enum db_err. */
+static int snippet_rows_flush(struct db *db, struct snippet_rows *r)
+{
+	static const char tuple[] = ", " SNIPPET_TUPLE;
+	char sql[sizeof SNIPPET_INSERT + SNIPPET_ROWS * sizeof tuple];
+	size_t done = 0;
+	int rc = 0;
+
+	while (done < r->n) {
+		size_t k = SNIPPET_ROWS, len;
+
+		while (k > r->n - done)
+			k /= 2;
+		len = (size_t)snprintf(sql, sizeof sql, "%s%s", SNIPPET_INSERT, SNIPPET_TUPLE);
+		for (size_t i = 1; i < k; i++, len += sizeof tuple - 1)
+			memcpy(sql + len, tuple, sizeof tuple);
+		if (db_exec_params(db, sql, r->ps + done * SNIPPET_COLS, k * SNIPPET_COLS) < 0) {
+			rc = db_last_err(db) < 0 ? db_last_err(db) : DB_ERR;
+			break;
+		}
+		done += k;
+	}
+	snippet_rows_clear(r);
+	return rc;
+}
+
+/* Add a row (flushing first when full): 0 or < 0 enum db_err. */
+static int snippet_rows_add(struct db *db, struct snippet_rows *r, size_t dim,
+                            const char *dataset_id, const char *doc_id, size_t pos,
+                            const char *text, size_t len, const float *vec,
+                            struct json_object *doc_meta)
+{
+	struct db_param *p;
+	size_t i;
+	int rc;
+
+	if ((r->n == SNIPPET_ROWS || r->bytes + len + dim * 4 > SNIPPET_BYTES) &&
+	    (rc = snippet_rows_flush(db, r)) != 0)
+		return rc;
+	i = r->n;
+	/* time-ordered ids: the snippets table's key is (dataset_id, id) */
+	if (uuid_v7(r->ids[i]) != 0 || (r->content[i] = strndup(text, len)) == NULL)
+		return DB_ERR;
+	if ((r->meta[i] = snippet_metadata(doc_meta, doc_id, pos)) == NULL) {
+		free(r->content[i]);
+		return DB_ERR;
+	}
+	r->n++;
+	f32_le_put(r->blobs + i * dim * 4, vec, dim);
+	p = r->ps + i * SNIPPET_COLS;
+	p[0] = (struct db_param){ .type = 's', .p = r->ids[i] };
+	p[1] = (struct db_param){ .type = 's', .p = dataset_id };
+	p[2] = (struct db_param){ .type = 's', .p = doc_id };
+	p[3] = (struct db_param){ .type = 'i', .i = (long long)pos };
+	p[4] = (struct db_param){ .type = 's', .p = r->content[i] };
+	p[5] = (struct db_param){ .type = 's', .p = r->meta[i] };
+	p[6] = (struct db_param){ .type = 'b', .p = r->blobs + i * dim * 4, .len = dim * 4 };
+	p[7] = (struct db_param){ .type = 'd', .d = (double)vec_norm(vec, dim) };
+	p[8] = (struct db_param){ .type = 'i', .i = count_words(text, len) };
+	r->bytes += len + dim * 4 + strlen(r->meta[i]);
+	return 0;
+}
+
+enum { GROUP_STORED, GROUP_INTRUDER };
+
+/* Store the group d[0..n) in one transaction: lock the window's rows
+ * (which orders this against a DELETE of a document: deleted first, its
+ * snippets are not stored; stored first, the DELETE takes them along),
+ * replace the snippets of the documents still there and mark them success.
+ * GROUP_STORED, GROUP_INTRUDER (a document the claim did not see is in the
+ * window: nothing done, claim again), or < 0 enum db_err. */
+static int group_store(struct db *db, const char *dataset_id, size_t dim,
+                       const struct group *g, const struct doc *d, size_t n,
+                       struct snippet_rows *rows)
+{
+	struct json_object **metas = calloc(n, sizeof *metas);
+	bool *live = calloc(n, sizeof *live);
+	struct db_stmt *st = NULL;
+	int rc;
+
+	if (metas == NULL || live == NULL) {
+		rc = DB_ERR;
+		goto out;
+	}
+	if ((rc = db_begin(db)) != DB_OK)
+		goto out;
+	st = db_query(db, "SELECT d.id FROM rag_documents d WHERE " GROUP_WINDOW
+	              " ORDER BY d.created_at, d.id FOR UPDATE", "sssssss",
+	              GROUP_WINDOW_ARGS(dataset_id, &d[0], &d[n - 1]));
+	if (st == NULL) {
+		rc = db_last_err(db);
+		goto out;
+	}
+	/* Both in (created_at, id) order: one merge pass. */
+	for (size_t i = 0; (rc = db_fetch(st)) == 1;) {
+		const char *id = db_col_str(st, 0);
+
+		while (i < n && strcmp(d[i].id, id) != 0)
+			i++;
+		if (i == n) {
+			rc = GROUP_INTRUDER;
+			break;
+		}
+		live[i++] = true;
+	}
+	db_done(st);
+	if (rc != 0)
+		goto out;
+	if (db_exec(db, "DELETE s FROM rag_documents d JOIN rag_snippets s ON "
+	            "s.document_id = d.id WHERE " GROUP_WINDOW, "sssssss",
+	            GROUP_WINDOW_ARGS(dataset_id, &d[0], &d[n - 1])) < 0) {
+		rc = db_last_err(db);
+		goto out;
+	}
+	for (size_t i = 0; i < g->n; i++) {
+		size_t di = g->doc[i];
+
+		if (!live[di])
+			continue;
+		if (metas[di] == NULL)
+			metas[di] = json_tokener_parse(d[di].meta);
+		if ((rc = snippet_rows_add(db, rows, dim, dataset_id, d[di].id, g->pos[i],
+		                           g->texts[i], g->lens[i], g->vecs + i * dim,
+		                           metas[di])) != 0)
+			goto out;
+	}
+	if ((rc = snippet_rows_flush(db, rows)) != 0)
+		goto out;
+	if (db_exec(db, "UPDATE rag_documents d SET d.status = 'success', d.error = NULL "
+	            "WHERE " GROUP_WINDOW, "sssssss",
+	            GROUP_WINDOW_ARGS(dataset_id, &d[0], &d[n - 1])) < 0 ||
+	    db_commit(db) != DB_OK) {
+		rc = db_last_err(db) < 0 ? db_last_err(db) : DB_ERR;
+		goto out;
+	}
+	rc = GROUP_STORED;
+out:
+	if (rc != GROUP_STORED)
+		db_rollback(db);
+	snippet_rows_clear(rows);
+	for (size_t i = 0; metas != NULL && i < n; i++)
+		json_object_put(metas[i]);
+	free(metas);
+	free(live);
+	return rc;
+}
+
+/* Ingest every processing document of the dataset, in claims from a
+ * cursor and groups of claims: 0, or -1 with err. */
+static int ingest_documents(struct work_ctx *w, const char *dataset_id,
+                            const char *embedder, size_t dim, char *err, size_t errlen)
+{
+	struct doc *d = calloc(INGEST_CLAIM, sizeof *d), last = { 0 };
+	struct snippet_rows *rows = calloc(1, sizeof *rows);
+	struct group g = { 0 };
+	bool from_start = true;
+	size_t n = 0;
+	int rc = -1, f;
+
+	if (d == NULL || rows == NULL ||
+	    (rows->blobs = malloc(SNIPPET_ROWS * dim * 4)) == NULL) {
 		snprintf(err, errlen, "out of memory");
 		goto out;
 	}
-	for (size_t i = 0; i < n; i++) {
-		ctexts[i] = text + chunks[i].off;
-		clens[i] = chunks[i].len;
-	}
-	batch = strcmp(embedder, "builtin") == 0 ? BUILTIN_BATCH
-	                                          : (size_t)cfg->openai_batch_size;
-	for (size_t i = 0; i < n; i += batch) {
-		size_t m = n - i < batch ? n - i : batch;
+	for (;;) {
+		size_t i = 0;
 
-		if (rag_embed(cfg, embedder, dim, ctexts + i, clens + i, m,
-		              vecs + i * dim, err, errlen) != 0)
-			goto out;
-	}
-	meta = json_tokener_parse(meta_json);
-
-	if (db_begin(w->db) != DB_OK)
-		goto dberr;
-	in_tx = true;
-	/* The row lock orders this against DELETE of the document: deleted
-	 * first, its snippets are not stored (the ingestion of a deleted
-	 * document ends here); stored first, the DELETE takes them along. */
-	if ((held = document_hold(w->db, doc_id)) < 0)
-		goto dberr;
-	if (held == 0) {
-		rc = 0;
-		goto out;
-	}
-	if (db_exec(w->db, "DELETE FROM rag_snippets WHERE document_id = ?", "s", doc_id) < 0)
-		goto dberr;
-	for (size_t i = 0; i < n; i++) {
-		char id[UUID_STR_LEN], *smeta;
-		char *content = strndup(ctexts[i], clens[i]);
-		long long r;
-
-		if (content == NULL || uuid_v4(id, '-') != 0 ||
-		    (smeta = snippet_metadata(meta, doc_id, i)) == NULL) {
-			free(content);
-			snprintf(err, errlen, "out of memory");
-			goto out;
-		}
-		f32_le_put(blob, vecs + i * dim, dim);
-		r = db_exec(w->db, "INSERT INTO rag_snippets (id, dataset_id, document_id, "
-		            "position, page_content, metadata, embedding, norm, token_count) "
-		            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", "sssissbdi",
-		            id, dataset_id, doc_id, (long long)i, content, smeta,
-		            blob, dim * 4, (double)vec_norm(vecs + i * dim, dim),
-		            (long long)count_words(ctexts[i], clens[i]));
-		free(content);
-		free(smeta);
-		if (r < 0)
+		docs_free(d, n);
+		if ((f = documents_claim(w->db, dataset_id, from_start ? NULL : &last,
+		                         d, &n)) < 0)
 			goto dberr;
+		if (n == 0)
+			break;
+		from_start = false;
+		while (i < n) {
+			/* a group: d[i..j) */
+			size_t j = i, text = 0;
+			double t0 = time_mono_ms();
+
+			do {
+				if (d[j].text == NULL && j > i)
+					break;            /* a long text is a group of its own */
+				TEST_HOOK_PAUSE(w->cfg, rag_test_ingest_delay_ms);
+				if (d[j].text == NULL) {
+					if ((f = document_text(w->db, &d[j])) < 0)
+						goto dberr;
+					if (f == 0)
+						d[j].len = 0, d[j].text = strdup("");
+					if (d[j].text == NULL)
+						goto oom;
+				}
+				if (group_chunk(&g, w->cfg, &d[j], j - i) != 0)
+					goto oom;
+				text += d[j].len;
+				j++;
+			} while (j < n && j - i < INGEST_GROUP_DOCS && text < INGEST_GROUP_TEXT &&
+			         d[j - 1].len <= INGEST_INLINE_TEXT &&
+			         time_mono_ms() - t0 < INGEST_GROUP_MS);
+			if (group_embed(&g, w->cfg, embedder, dim, err, errlen) != 0)
+				goto out;
+			f = group_store(w->db, dataset_id, dim, &g, d + i, j - i, rows);
+			group_free(&g);
+			if (f < 0)
+				goto dberr;
+			if (f == GROUP_INTRUDER) {
+				from_start = true;
+				break;
+			}
+			last = d[j - 1];
+			last.text = last.meta = NULL;
+			i = j;
+			if (work_stopping(w)) {
+				/* SIGTERM: what is stored stays; the queue row runs again */
+				snprintf(err, errlen, "stopped before the end; will continue");
+				goto out;
+			}
+		}
 	}
-	if (db_exec(w->db, "UPDATE rag_documents SET status = 'success', error = NULL "
-	            "WHERE id = ?", "s", doc_id) < 0 || db_commit(w->db) != DB_OK)
-		goto dberr;
-	in_tx = false;
 	rc = 0;
+	goto out;
+oom:
+	snprintf(err, errlen, "out of memory");
 	goto out;
 dberr:
 	log_kv(LOG_ERROR, "ingestion database error", "dataset=%s error=%s",
 	       dataset_id, LOG_Q(db_error(w->db)));
 	snprintf(err, errlen, "database error while storing snippets");
 out:
-	if (in_tx)
-		db_rollback(w->db);
-	json_object_put(meta);
-	free(chunks);
-	free(ctexts);
-	free(clens);
-	free(vecs);
-	free(blob);
-	return rc;
-}
-
-/* The next processing document of the dataset: 1 with *doc filled (free
- * the strings), 0 none left, < 0 database error. */
-struct doc {
-	char id[RAG_ID_LEN + 1];
-	char *text, *meta;
-	size_t len;
-};
-
-static int next_document(struct db *db, const char *dataset_id, struct doc *d)
-{
-	struct db_stmt *st = db_query(db, "SELECT id, text, metadata FROM rag_documents "
-	    "WHERE dataset_id = ? AND status = 'processing' ORDER BY created_at, id "
-	    "LIMIT 1", "s", dataset_id);
-	int rc;
-
-	if (st == NULL)
-		return db_last_err(db);
-	if ((rc = db_fetch(st)) == 1) {
-		snprintf(d->id, sizeof d->id, "%s", db_col_str(st, 0));
-		d->len = db_col_len(st, 1);
-		d->text = malloc(d->len + 1);
-		d->meta = strdup(db_col_str(st, 2));
-		if (d->text == NULL || d->meta == NULL) {
-			free(d->text);
-			free(d->meta);
-			rc = DB_ERR;
-		} else {
-			memcpy(d->text, db_col_str(st, 1), d->len + 1);
-		}
-	}
-	db_done(st);
+	group_free(&g);
+	if (d != NULL)
+		docs_free(d, n);
+	free(d);
+	if (rows != NULL)
+		free(rows->blobs);
+	free(rows);
 	return rc;
 }
 
@@ -532,7 +839,6 @@ static int ingest(struct work_ctx *w, const char *dataset_id, char *err, size_t 
 	int f;
 
 	for (;;) {
-		struct doc d;
 		double t0 = time_mono_ms(), t1;
 
 		if ((f = dataset_dim(w->db, dataset_id, &dim, embedder, sizeof embedder)) <= 0) {
@@ -541,24 +847,8 @@ static int ingest(struct work_ctx *w, const char *dataset_id, char *err, size_t 
 			snprintf(err, errlen, "database error");
 			return -1;
 		}
-		while ((f = next_document(w->db, dataset_id, &d)) == 1) {
-			TEST_HOOK_PAUSE(w->cfg, rag_test_ingest_delay_ms);
-			f = ingest_document(w, dataset_id, embedder, dim, d.id, d.text,
-			                    d.len, d.meta, err, errlen);
-			free(d.text);
-			free(d.meta);
-			if (f != 0)
-				return -1;
-			if (work_stopping(w)) {
-				/* SIGTERM: what is stored stays; the queue row runs again */
-				snprintf(err, errlen, "stopped before the end; will continue");
-				return -1;
-			}
-		}
-		if (f < 0) {
-			snprintf(err, errlen, "database error");
+		if (ingest_documents(w, dataset_id, embedder, dim, err, errlen) != 0)
 			return -1;
-		}
 		t1 = time_mono_ms();
 		/* Noted before the snippets are read: a deletion committed after
 		 * this changes it, and the round is done again. */

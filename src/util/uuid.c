@@ -1,21 +1,19 @@
-/* uuid.c - RFC 9562 version 4 UUIDs. */
+/* uuid.c - RFC 9562 version 4 and version 7 UUIDs. */
 #include <ctype.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <openssl/rand.h>
 
 #include "util/uuid.h"
 
-int uuid_v4(char out[UUID_STR_LEN], char sep)
+/* 16 bytes as 8-4-4-4-12 lowercase hex digits, sep between the groups. */
+static void uuid_format(const unsigned char b[16], char sep, char out[UUID_STR_LEN])
 {
 	static const char hex[] = "0123456789abcdef";
-	unsigned char b[16];
 	size_t k = 0;
 
-	if (RAND_bytes(b, sizeof b) != 1)
-		return -1;
-	b[6] = (unsigned char)((b[6] & 0x0f) | 0x40);   /* version 4 */
-	b[8] = (unsigned char)((b[8] & 0x3f) | 0x80);   /* RFC variant */
 	for (int i = 0; i < 16; i++) {
 		if (i == 4 || i == 6 || i == 8 || i == 10)
 			out[k++] = sep;
@@ -23,6 +21,34 @@ int uuid_v4(char out[UUID_STR_LEN], char sep)
 		out[k++] = hex[b[i] & 0x0f];
 	}
 	out[k] = '\0';
+}
+
+int uuid_v4(char out[UUID_STR_LEN], char sep)
+{
+	unsigned char b[16];
+
+	if (RAND_bytes(b, sizeof b) != 1)
+		return -1;
+	b[6] = (unsigned char)((b[6] & 0x0f) | 0x40);   /* version 4 */
+	b[8] = (unsigned char)((b[8] & 0x3f) | 0x80);   /* RFC variant */
+	uuid_format(b, sep, out);
+	return 0;
+}
+
+int uuid_v7(char out[UUID_STR_LEN])
+{
+	unsigned char b[16];
+	struct timespec ts;
+	uint64_t ms;
+
+	if (clock_gettime(CLOCK_REALTIME, &ts) != 0 || RAND_bytes(b + 6, 10) != 1)
+		return -1;
+	ms = (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+	for (int i = 0; i < 6; i++)
+		b[i] = (unsigned char)(ms >> (40 - 8 * i));    /* big-endian milliseconds */
+	b[6] = (unsigned char)((b[6] & 0x0f) | 0x70);   /* version 7 */
+	b[8] = (unsigned char)((b[8] & 0x3f) | 0x80);   /* RFC variant */
+	uuid_format(b, '-', out);
 	return 0;
 }
 

@@ -1,4 +1,4 @@
-/* uuid.h - random ids from OpenSSL's CSPRNG: version 4 UUIDs, run ids. */
+/* uuid.h - ids from OpenSSL's CSPRNG: version 4 and 7 UUIDs, run ids. */
 #ifndef SLUICE_UUID_H
 #define SLUICE_UUID_H
 
@@ -7,6 +7,13 @@
 /* "3f9c2a10-5b7e-4d21-9a0c-12ab34cd56ef" into out; sep replaces '-'
  * (pipeline ids use '_').  0 or -1 when the CSPRNG fails. */
 int uuid_v4(char out[UUID_STR_LEN], char sep);
+
+/* A version 7 UUID: the Unix time in milliseconds, then 74 random bits.
+ * Ids made one after another sort (nearly) in the order they were made, so
+ * rows keyed by them are appended to a B-tree instead of landing on random
+ * pages (which, once the table outgrows the buffer pool, is a disk read
+ * per row).  0 or -1 when the clock or the CSPRNG fails. */
+int uuid_v7(char out[UUID_STR_LEN]);
 
 /* A UUID as a client wrote it (8-4-4-4-12 hex digits, '-' separated, any
  * case) into out in canonical lowercase form.  0, or -1 when in is not one. */

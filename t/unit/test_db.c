@@ -174,6 +174,66 @@ static void test_bound_evicts(void)
 	db_free(db);
 }
 
+/* db_exec_params past the DB_MAX_PARAMS of a type string: every value of
+ * every type reaches the server in its place (read back from a session
+ * variable), NULL binds NULL, and a count that does not match the SQL is
+ * refused without running anything. */
+static void test_params_array(void)
+{
+	enum { N = 3 * DB_MAX_PARAMS + 1 };
+	struct db *db = connect_db();
+	struct db_param ps[N];
+	char sql[32 + 3 * N], want[16 * N], texts[N][16];
+	size_t len = 0, wlen = 0;
+	struct db_stmt *st;
+
+	len += (size_t)snprintf(sql, sizeof sql, "SET @p = CONCAT_WS(',', ?");
+	for (size_t i = 1; i < N; i++)
+		len += (size_t)snprintf(sql + len, sizeof sql - len, ", ?");
+	snprintf(sql + len, sizeof sql - len, ")");
+	for (size_t i = 0; i < N; i++) {
+		snprintf(texts[i], sizeof texts[i], "s%zu", i);
+		switch (i % 5) {
+		case 0: ps[i] = (struct db_param){ .type = 's', .p = texts[i] }; break;
+		case 1: ps[i] = (struct db_param){ .type = 'i', .i = (long long)i * 1000 }; break;
+		case 2: ps[i] = (struct db_param){ .type = 'd', .d = (double)i + 0.5 }; break;
+		case 3: ps[i] = (struct db_param){ .type = 'b', .p = texts[i], .len = 2 }; break;
+		default: ps[i] = (struct db_param){ .type = 's', .p = NULL }; break;
+		}
+		if (i % 5 == 4)
+			continue;                  /* CONCAT_WS skips NULL */
+		wlen += (size_t)snprintf(want + wlen, sizeof want - wlen, "%s",
+		                         wlen == 0 ? "" : ",");
+		if (i % 5 == 0)
+			wlen += (size_t)snprintf(want + wlen, sizeof want - wlen, "s%zu", i);
+		else if (i % 5 == 1)
+			wlen += (size_t)snprintf(want + wlen, sizeof want - wlen, "%zu", i * 1000);
+		else if (i % 5 == 2)
+			wlen += (size_t)snprintf(want + wlen, sizeof want - wlen, "%zu.5", i);
+		else
+			wlen += (size_t)snprintf(want + wlen, sizeof want - wlen, "%.2s", texts[i]);
+	}
+	if (db_exec_params(db, sql, ps, N) != 0) {
+		fprintf(stderr, "db_exec_params: %s\n", db_error(db));
+		CU_FAIL("db_exec_params of every type");
+	}
+	st = db_query(db, "SELECT @p", "");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(st);
+	CU_ASSERT_EQUAL_FATAL(db_fetch(st), 1);
+	CU_ASSERT_STRING_EQUAL(db_col_str(st, 0), want);
+	db_done(st);
+
+	CU_ASSERT_EQUAL(db_exec(db, "SET @p = 'unchanged'", ""), 0);
+	CU_ASSERT_EQUAL(db_exec_params(db, sql, ps, N - 1), DB_ERR);
+	st = db_query(db, "SELECT @p", "");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(st);
+	CU_ASSERT_EQUAL_FATAL(db_fetch(st), 1);
+	CU_ASSERT_STRING_EQUAL(db_col_str(st, 0), "unchanged");
+	db_done(st);
+	CU_ASSERT_TRUE(db_connected(db));
+	db_free(db);
+}
+
 static void test_require_stack(void)
 {
 	CU_FAIL("SLUICE_REQUIRE_API=1 but SLUICE_CONF (the test stack's config) is not set");
@@ -185,6 +245,7 @@ int suite_db(void)
 		{ "the cache's key is the SQL text, not its address", test_key_is_the_text },
 		{ "the server killing the connection: rebuilt", test_survives_kill },
 		{ "the cache's bound closes the oldest statement", test_bound_evicts },
+		{ "an array of parameters past the type string's bound", test_params_array },
 		{ NULL, NULL },
 	};
 	static const struct test_case required[] = {

@@ -1,5 +1,7 @@
 /* test_embed.c - the tokeniser and the built-in embedder. */
 #include <math.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "suites.h"
@@ -85,12 +87,35 @@ static void test_embed(void)
 	CU_ASSERT(fabs(cosine("car", "automobile")) < 0.3);
 }
 
+/* The bits of a vector do not change with how features are sorted: a text
+ * of repeated words, stopwords and n-grams shared across them (so runs of
+ * equal features with different weights), against the FNV-1a of the
+ * vector that qsort by (hash, weight) gave.  Stored snippets and new
+ * questions must keep meeting in the same space. */
+static void test_embed_bits(void)
+{
+	char text[4096];
+	float v[EMBED_DIM_DEFAULT];
+	const unsigned char *p = (const unsigned char *)v;
+	uint64_t h = 0xcbf29ce484222325ull;
+	size_t n = 0;
+
+	for (int i = 0; n < 3000; i++)
+		n += (size_t)snprintf(text + n, sizeof text - n, "Word%d the other harbour%d "
+		                      "ships grain, caf\xC3\xA9 %d; ", i % 37, i % 11, i);
+	CU_ASSERT_EQUAL_FATAL(embed_builtin(text, n, v, EMBED_DIM_DEFAULT), 0);
+	for (size_t i = 0; i < sizeof v; i++)
+		h = (h ^ p[i]) * 0x100000001b3ull;
+	CU_ASSERT_EQUAL(h, 0xaa293e4db766d220ull);
+}
+
 int suite_embed(void)
 {
 	static const struct test_case tests[] = {
 		{ "tokens: case, folding, scripts, separators", test_tokens },
 		{ "long tokens cut on code points; stopwords", test_long_token },
 		{ "embedder: deterministic, normalised, morphology", test_embed },
+		{ "embedder: the same bits as sorting by (hash, weight)", test_embed_bits },
 		{ NULL, NULL },
 	};
 	return suite_add("embed", tests);

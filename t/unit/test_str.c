@@ -2,7 +2,9 @@
 #include <limits.h>
 #include <stdio.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "suites.h"
 #include "util/arena.h"
@@ -392,6 +394,31 @@ static void test_uuid_parse(void)
 	CU_ASSERT_STRING_NOT_EQUAL(a, b);
 }
 
+/* Version 7: canonical form, version and variant nibbles, the current
+ * time in its first 48 bits, and ids made in a row never sort backwards
+ * across milliseconds (what keeps inserts at the end of a B-tree). */
+static void test_uuid_v7(void)
+{
+	char prev[UUID_STR_LEN] = "", id[UUID_STR_LEN], out[UUID_STR_LEN], hex[13];
+	unsigned long long ms, now = (unsigned long long)time(NULL) * 1000u;
+
+	for (int i = 0; i < 2000; i++) {
+		CU_ASSERT_EQUAL_FATAL(uuid_v7(id), 0);
+		CU_ASSERT_EQUAL(uuid_parse(id, out), 0);
+		CU_ASSERT_STRING_EQUAL(out, id);
+		CU_ASSERT_EQUAL(id[14], '7');
+		CU_ASSERT_PTR_NOT_NULL(strchr("89ab", id[19]));
+		if (prev[0] != '\0' && strncmp(prev, id, 13) != 0)
+			CU_ASSERT(strcmp(prev, id) < 0);
+		memcpy(prev, id, sizeof id);
+	}
+	memcpy(hex, id, 8);
+	memcpy(hex + 8, id + 9, 4);
+	hex[12] = '\0';
+	ms = strtoull(hex, NULL, 16);
+	CU_ASSERT(ms + 5000 >= now && ms <= now + 5000);
+}
+
 /* Appends across many doublings keep every byte and the NUL; a failed
  * append makes every later one a no-op. */
 /* Emptied for reuse: the memory kept up to the bound, freed above it. */
@@ -484,6 +511,7 @@ int suite_str(void)
 		{ "str_trim, str_eq_nocase, str_has_prefix", test_trim_and_compare },
 		{ "str_utf8_next, str_utf8_valid", test_utf8 },
 		{ "uuid_parse, run_id_new", test_uuid_parse },
+		{ "uuid_v7: form, time, order", test_uuid_v7 },
 		{ NULL, NULL },
 	};
 	static const struct test_case util_tests[] = {

@@ -330,21 +330,39 @@ void rag_tenant(char *buf, size_t cap, long long user_id)
 
 /* --- DELETE /dataset/{id} --------------------------------------------------------- */
 
+struct dataset_removal {
+	const char *id;
+	long long user_id;
+};
+
+/* Documents, snippets and questions go with it (ON DELETE CASCADE), so it
+ * takes the row locks ingestion's groups hold, in another order: a
+ * deadlock is retried whole (db_tx), never answered 500. */
+static int dataset_removal_tx(struct db *db, void *arg)
+{
+	const struct dataset_removal *x = arg;
+	long long n = db_exec(db, "DELETE FROM rag_datasets WHERE id = ? AND owner_user_id = ?",
+	                      "si", x->id, x->user_id);
+
+	return n < 0 ? (int)n : n > 0;
+}
+
 static int dataset_delete(struct req *r)
 {
 	struct rag_dataset ds;
+	struct dataset_removal x;
 	char path[CONFIG_PATH_MAX + 64];
-	long long rc;
+	int rc;
 
 	if (rag_query_or_reply(r, NULL, NULL) != 0 ||
 	    rag_dataset_of_caller(r, req_param(r, "dataset_id"), &ds) != 0)
 		return -1;
-	/* Documents, snippets and questions go with it (ON DELETE CASCADE);
-	 * queued ingestion finds no dataset and ends. */
-	rc = db_exec(r->db, "DELETE FROM rag_datasets WHERE id = ? AND owner_user_id = ?",
-	             "si", ds.id, r->id.user_id);
+	/* Queued ingestion finds no dataset and ends. */
+	x.id = ds.id;
+	x.user_id = r->id.user_id;
+	rc = db_tx(r->db, "dataset delete", dataset_removal_tx, &x);
 	if (rc < 0)
-		return resp_db_error(r, (int)rc);
+		return resp_db_error(r, rc);
 	if (rc == 0)
 		return rag_reply(r, RAG_DATASET_NOT_FOUND);
 	queue_cancel(r->db, "rag_ingest", ds.id);

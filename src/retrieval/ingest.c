@@ -704,7 +704,13 @@ static int ingest_documents(struct work_ctx *w, const char *dataset_id,
 			         time_mono_ms() - t0 < INGEST_GROUP_MS);
 			if (group_embed(&g, w->cfg, embedder, dim, err, errlen) != 0)
 				goto out;
-			f = group_store(w->db, dataset_id, dim, &g, d + i, j - i, rows);
+			/* A DELETE of the dataset or of a document takes the same
+			 * rows in another order: a deadlock is tried again whole. */
+			for (int attempt = 1;
+			     (f = group_store(w->db, dataset_id, dim, &g, d + i, j - i, rows)) ==
+			     DB_ERR_DEADLOCK && attempt < DB_TX_ATTEMPTS; attempt++)
+				log_kv(LOG_INFO, "transaction retried", "what=ingestion attempt=%d "
+				       "of=%d dataset=%s", attempt, DB_TX_ATTEMPTS, dataset_id);
 			group_free(&g);
 			if (f < 0)
 				goto dberr;

@@ -569,16 +569,29 @@ static int snippet_rows_add(struct db *db, struct snippet_rows *r, size_t dim,
 
 enum { GROUP_STORED, GROUP_INTRUDER };
 
-/* Store the group d[0..n) in one transaction: lock the window's rows
+struct group_store {
+	const char *dataset_id;
+	size_t dim;
+	const struct group *g;
+	const struct doc *d;        /* the group's documents, d[0..n) */
+	size_t n;
+	struct snippet_rows *rows;
+};
+
+/* The body of the group's transaction (db_tx): lock the window's rows
  * (which orders this against a DELETE of a document: deleted first, its
  * snippets are not stored; stored first, the DELETE takes them along),
  * replace the snippets of the documents still there and mark them success.
- * GROUP_STORED, GROUP_INTRUDER (a document the claim did not see is in the
- * window: nothing done, claim again), or < 0 enum db_err. */
-static int group_store(struct db *db, const char *dataset_id, size_t dim,
-                       const struct group *g, const struct doc *d, size_t n,
-                       struct snippet_rows *rows)
+ * A DELETE of the dataset takes the same rows in another order; db_tx
+ * tries a deadlock again whole.  GROUP_STORED, GROUP_INTRUDER (a document
+ * the claim did not see is in the window: nothing done, claim again), or
+ * < 0 enum db_err. */
+static int group_store_tx(struct db *db, void *arg)
 {
+	const struct group_store *x = arg;
+	const char *dataset_id = x->dataset_id;
+	const struct doc *d = x->d;
+	size_t n = x->n;
 	struct json_object **metas = calloc(n, sizeof *metas);
 	bool *live = calloc(n, sizeof *live);
 	struct db_stmt *st = NULL;
@@ -588,8 +601,6 @@ static int group_store(struct db *db, const char *dataset_id, size_t dim,
 		rc = DB_ERR;
 		goto out;
 	}
-	if ((rc = db_begin(db)) != DB_OK)
-		goto out;
 	st = db_query(db, "SELECT d.id FROM rag_documents d WHERE " GROUP_WINDOW
 	              " ORDER BY d.created_at, d.id FOR UPDATE", "sssssss",
 	              GROUP_WINDOW_ARGS(dataset_id, &d[0], &d[n - 1]));
@@ -618,32 +629,29 @@ static int group_store(struct db *db, const char *dataset_id, size_t dim,
 		rc = db_last_err(db);
 		goto out;
 	}
-	for (size_t i = 0; i < g->n; i++) {
-		size_t di = g->doc[i];
+	for (size_t i = 0; i < x->g->n; i++) {
+		size_t di = x->g->doc[i];
 
 		if (!live[di])
 			continue;
 		if (metas[di] == NULL)
 			metas[di] = json_tokener_parse(d[di].meta);
-		if ((rc = snippet_rows_add(db, rows, dim, dataset_id, d[di].id, g->pos[i],
-		                           g->texts[i], g->lens[i], g->vecs + i * dim,
-		                           metas[di])) != 0)
+		if ((rc = snippet_rows_add(db, x->rows, x->dim, dataset_id, d[di].id,
+		                           x->g->pos[i], x->g->texts[i], x->g->lens[i],
+		                           x->g->vecs + i * x->dim, metas[di])) != 0)
 			goto out;
 	}
-	if ((rc = snippet_rows_flush(db, rows)) != 0)
+	if ((rc = snippet_rows_flush(db, x->rows)) != 0)
 		goto out;
 	if (db_exec(db, "UPDATE rag_documents d SET d.status = 'success', d.error = NULL "
 	            "WHERE " GROUP_WINDOW, "sssssss",
-	            GROUP_WINDOW_ARGS(dataset_id, &d[0], &d[n - 1])) < 0 ||
-	    db_commit(db) != DB_OK) {
+	            GROUP_WINDOW_ARGS(dataset_id, &d[0], &d[n - 1])) < 0) {
 		rc = db_last_err(db) < 0 ? db_last_err(db) : DB_ERR;
 		goto out;
 	}
 	rc = GROUP_STORED;
 out:
-	if (rc != GROUP_STORED)
-		db_rollback(db);
-	snippet_rows_clear(rows);
+	snippet_rows_clear(x->rows);
 	for (size_t i = 0; metas != NULL && i < n; i++)
 		json_object_put(metas[i]);
 	free(metas);
@@ -704,13 +712,8 @@ static int ingest_documents(struct work_ctx *w, const char *dataset_id,
 			         time_mono_ms() - t0 < INGEST_GROUP_MS);
 			if (group_embed(&g, w->cfg, embedder, dim, err, errlen) != 0)
 				goto out;
-			/* A DELETE of the dataset or of a document takes the same
-			 * rows in another order: a deadlock is tried again whole. */
-			for (int attempt = 1;
-			     (f = group_store(w->db, dataset_id, dim, &g, d + i, j - i, rows)) ==
-			     DB_ERR_DEADLOCK && attempt < DB_TX_ATTEMPTS; attempt++)
-				log_kv(LOG_INFO, "transaction retried", "what=ingestion attempt=%d "
-				       "of=%d dataset=%s", attempt, DB_TX_ATTEMPTS, dataset_id);
+			f = db_tx(w->db, "ingestion group", group_store_tx,
+			          &(struct group_store){ dataset_id, dim, &g, d + i, j - i, rows });
 			group_free(&g);
 			if (f < 0)
 				goto dberr;

@@ -249,11 +249,14 @@ int queue_finish(struct db *db, const struct work_item *it, const char *process_
 
 /* ---- liveness ---------------------------------------------------------------------- */
 
-int queue_process_id(char *buf, size_t cap, char *host, size_t hostcap)
+int queue_process_id(const char *host_name, char *buf, size_t cap, char *host,
+                     size_t hostcap)
 {
 	int n;
 
-	if (gethostname(host, hostcap) != 0)
+	if (host_name[0] != '\0')
+		snprintf(host, hostcap, "%s", host_name);
+	else if (gethostname(host, hostcap) != 0)
 		snprintf(host, hostcap, "localhost");
 	host[hostcap - 1] = '\0';
 	/* Fits work_processes.id and claimed_by (128): a long host name is cut. */

@@ -142,7 +142,10 @@ int queue_recover(struct db *db, const char *process_id);
 /* Forget process_id in work_processes (a clean exit). */
 void queue_process_gone(struct db *db, const char *process_id);
 
-/* "host:pid" of this process into buf; 0 or -1 (never too small with 160). */
-int queue_process_id(char *buf, size_t cap, char *host, size_t hostcap);
+/* "host:pid" of this process into buf, and the host into host: host_name
+ * (the config's) or, when that is empty, gethostname().  0 or -1 (never too
+ * small with 160). */
+int queue_process_id(const char *host_name, char *buf, size_t cap, char *host,
+                     size_t hostcap);
 
 #endif

@@ -37,7 +37,7 @@
 #define MAX_REQUESTS_MAX LONG_MAX
 #endif
 
-enum key_type { K_STR, K_NUM, K_BOOL, K_MODE, K_LEVEL, K_PROVIDER };
+enum key_type { K_STR, K_NUM, K_BOOL, K_MODE, K_LEVEL, K_PROVIDER, K_HOST };
 
 struct key {
 	const char *name;
@@ -79,6 +79,8 @@ static const struct key keys[] = {
 	STR(migrate_password_file, false),
 
 	STR(storage_root, true),
+	{ "host_name", K_HOST, offsetof(struct config, host_name),
+	  MEMBER_SIZE(host_name), 0, 0, false },
 
 	STR(jwt_secret_file, true),
 	NUM(jwt_leeway, 0, 300),
@@ -211,6 +213,7 @@ void config_defaults(struct config *c)
 	c->migrate_password_file[0] = '\0';
 
 	strcpy(c->storage_root, "/var/lib/sluice/storage");
+	c->host_name[0] = '\0';
 
 	strcpy(c->jwt_secret_file, "/etc/sluice/jwt.secret");
 	c->jwt_leeway = 30;
@@ -401,6 +404,16 @@ static int set_key(struct config *c, const struct key *k, const char *value,
 		}
 		/* stored in its canonical spelling */
 		return str_copy(field, k->size, level_names[lvl]);
+	case K_HOST:
+		/* It goes before the ':' of a work process's id (host:pid). */
+		if (strlen(value) >= k->size ||
+		    value[strspn(value, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+		                        "0123456789.-_")] != '\0') {
+			str_errf(err, errlen, "bad value for %s: '%.64s' (expected at most %zu "
+			        "letters, digits, '.', '-' or '_')", k->name, value, k->size - 1);
+			return -1;
+		}
+		return str_copy(field, k->size, value);
 	case K_PROVIDER:
 		for (size_t i = 0; i < sizeof providers / sizeof providers[0]; i++)
 			if (strcmp(value, providers[i]) == 0)
@@ -435,7 +448,7 @@ const char *config_key_differing(const struct config *a, const struct config *b)
 		const char *x = (const char *)a + k->off, *y = (const char *)b + k->off;
 
 		/* A string ends at its NUL; what lies past it is not its value. */
-		if ((k->type == K_STR || k->type == K_PROVIDER)
+		if ((k->type == K_STR || k->type == K_PROVIDER || k->type == K_HOST)
 		    ? strncmp(x, y, k->size) != 0 : memcmp(x, y, k->size) != 0)
 			return k->name;
 	}

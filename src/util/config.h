@@ -44,6 +44,7 @@ struct config {
 
 	/* storage */
 	char storage_root[CONFIG_PATH_MAX];
+	char host_name[101];                  /* names this host's work processes; "" = gethostname() */
 
 	/* auth */
 	char jwt_secret_file[CONFIG_PATH_MAX];

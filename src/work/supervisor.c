@@ -445,7 +445,8 @@ int work_main(const struct config *cfg)
 	sigaddset(&block, SIGCHLD);
 	sigprocmask(SIG_BLOCK, &block, &origmask);
 
-	queue_process_id(process_id, sizeof process_id, L.host, sizeof L.host);
+	queue_process_id(cfg->host_name, process_id, sizeof process_id, L.host,
+	                 sizeof L.host);
 	if (mysql_library_init(0, NULL, NULL) != 0) {
 		log_error("library initialisation failed");
 		return 78;

@@ -15,9 +15,16 @@ use RunnerFixture;
 # Slow tasks (200 ms per record) so that runs overlap; two runs at most per
 # process.
 with_work_conf(runner_max_runs => 2);
-my $extra = start_extra_work();
+# The second process names another host, as a second machine would.
+my $extra = start_extra_work(host_name => 'sluice-peer');
 ok(wait_until(10, sub { mysql("SELECT COUNT(*) FROM work_processes") >= 2 }),
    'two work processes are registered');
+my @hosts = map { $_->[0] } mysql('SELECT host, id FROM work_processes ORDER BY host');
+is(scalar(grep { $_ eq 'sluice-peer' } @hosts), 1, 'one of them on host sluice-peer (host_name)')
+	or diag explain \@hosts;
+is(scalar(grep { $_ ne 'sluice-peer' } @hosts), 1, 'the other on the system\'s host name');
+like(mysql("SELECT id FROM work_processes WHERE host = 'sluice-peer'"), qr/^sluice-peer:\d+$/,
+     'its process id is host_name:pid');
 
 my $N = 8;
 my (@runs, %table, %jobs);
@@ -62,6 +69,7 @@ for my $run (@runs) {
 	   "5\t5", 'the destination holds the rows once');
 }
 is(scalar(keys %by), 2, 'both processes executed runs') or diag explain \%by;
+is(scalar(grep { /^sluice-peer:\d+$/ } keys %by), 1, 'one of them the sluice-peer host\'s');
 
 # Schedules too: due pipelines fire once each with two schedulers polling.
 my @due = map { make_pipeline(name => "conc-cron-$_", cron => '0 0 1 1 *',

@@ -192,16 +192,27 @@ sub with_work_conf {
 my @EXTRA;
 
 # Another sluice work process on the same config (as a second host would
-# run one); returns its pid.
+# run one), with the config's keys changed by %kv (host_name, say); returns
+# its pid.
 sub start_extra_work {
+	my (%kv) = @_;
 	my $log = env('SLUICE_VAR') . "/log/work-extra-$$.log";
+	my $conf = env('SLUICE_CONF');
+	if (%kv) {
+		my $text = conf_with(conf_read(), %kv);
+		$conf = env('SLUICE_VAR') . "/work-extra-$$.conf";
+		open my $fh, '>:raw', $conf or croak "cannot write $conf: $!";
+		chmod 0600, $conf;
+		print {$fh} $text;
+		close $fh or croak "cannot write $conf: $!";
+	}
 	my $pid = fork // croak "fork: $!";
 	if (!$pid) {
 		POSIX::setsid();
 		open STDIN, '<', '/dev/null';
 		open STDOUT, '>>', $log or POSIX::_exit(126);
 		open STDERR, '>&', \*STDOUT;
-		{ exec env('SLUICE_BIN'), 'work', '-c', env('SLUICE_CONF') }
+		{ exec env('SLUICE_BIN'), 'work', '-c', $conf }
 		POSIX::_exit(127);
 	}
 	push @EXTRA, $pid;
@@ -228,6 +239,7 @@ sub tap_pid_file {
 END {
 	local $?;
 	stop_extra_work($_, 'KILL') for @EXTRA;
+	unlink env('SLUICE_VAR') . "/work-extra-$$.conf";
 	if (defined $ORIGINAL_CONF) {
 		conf_write($ORIGINAL_CONF);
 		restart_work();

@@ -161,6 +161,7 @@ static void test_defaults(void)
 	CU_ASSERT(strlen(c.sql_dir) > 4 &&
 	          strcmp(c.sql_dir + strlen(c.sql_dir) - 4, "/sql") == 0);
 	CU_ASSERT_STRING_EQUAL(c.storage_root, "/var/lib/sluice/storage");
+	CU_ASSERT_STRING_EQUAL(c.host_name, "");
 	CU_ASSERT_STRING_EQUAL(c.jwt_secret_file, "/etc/sluice/jwt.secret");
 	CU_ASSERT_EQUAL(c.jwt_leeway, 30);
 	CU_ASSERT_FALSE(c.health_auth);
@@ -411,6 +412,10 @@ static void test_value_results(void)
 	CU_ASSERT_FALSE(c.health_auth);
 	CU_ASSERT_EQUAL(config_set(&c, "log_level", "WARN", err, sizeof err), 0);
 	CU_ASSERT_STRING_EQUAL(c.log_level, "warn");
+	CU_ASSERT_EQUAL(config_set(&c, "host_name", "sluice-b.example_2", err, sizeof err), 0);
+	CU_ASSERT_STRING_EQUAL(c.host_name, "sluice-b.example_2");
+	CU_ASSERT_EQUAL(config_set(&c, "host_name", "", err, sizeof err), 0);
+	CU_ASSERT_STRING_EQUAL(c.host_name, "");
 
 	CU_ASSERT_EQUAL(config_set(&c, "wokers", "4", err, sizeof err), -1);
 	CU_ASSERT_STRING_EQUAL(err, "unknown key 'wokers'");
@@ -559,6 +564,11 @@ static const struct file_error_case file_errors[] = {
 	  " chunk_overlap (300) must be smaller than chunk_size (300)" },
 	{ "chunk_size = 50\n",
 	  " chunk_overlap (100) must be smaller than chunk_size (50)" },
+	/* The host goes before the ':' of a work process's id. */
+	{ "host_name = a:1\n", "1: bad value for host_name: 'a:1' (expected at most 100 "
+	  "letters, digits, '.', '-' or '_')" },
+	{ "host_name = a b\n", "1: bad value for host_name: 'a b' (expected at most 100 "
+	  "letters, digits, '.', '-' or '_')" },
 	{ "embedding_provider = local\n",
 	  "1: bad value for embedding_provider: 'local' (expected builtin or openai)" },
 	{ NULL, NULL },

@@ -356,6 +356,14 @@ sub killer_cluster {
 			event("host a's sluice serve stopped (stop took)", $t, time);
 			record('serve_stopped', at => sprintf('%.1f', $t - $T0));
 		} else {
+			# When it holds something: an item or a run that host a must take over.
+			wait_until(90, sub { mysql("SELECT (SELECT COUNT(*) FROM work_queue WHERE status = "
+				. "'running' AND claimed_by LIKE 'sluice-b:%') + (SELECT COUNT(*) FROM "
+				. "pipeline_runs WHERE status = 'RUNNING' AND claimed_by LIKE 'sluice-b:%')") > 0 }, 0.2);
+			record('b_held', map { @$_ } mysql("SELECT 'items', COUNT(*) FROM work_queue WHERE "
+				. "status = 'running' AND claimed_by LIKE 'sluice-b:%' UNION ALL SELECT 'runs', "
+				. "COUNT(*) FROM pipeline_runs WHERE status = 'RUNNING' AND claimed_by LIKE 'sluice-b:%'"));
+			$t = time;
 			my $r = cluster('work-kill', 'b');
 			say_ "kill -9 of host b's sluice work, left dead: host a takes over by heartbeat"
 				. ($r->{exit} ? " FAILED: $r->{err}" : '');
@@ -466,7 +474,9 @@ printf "  %-28s %d\n", 'datasets (rag)', scalar @rag;
 printf "  %-28s %d\n", 'documents posted (202)', eval { my $s = 0; $s += $_->{sure} for @rag; $s };
 printf "  %-28s %d\n", 'questions', scalar @questions;
 printf "  %-28s %d\n", 'uploads (201)', scalar @uploads;
-printf "  %-28s %d\n", 'uploads answered otherwise', scalar(records('uploads_unsure'));
+my %ust;
+$ust{ $_->{status} }++ for records('uploads_unsure');
+printf "  %-28s %s\n", 'uploads answered otherwise', join(', ', map { "$_ $ust{$_}" } sort keys %ust) || 0;
 printf "  %-28s %d\n", 'links', scalar @links;
 printf "  %-28s %s\n", 'work items by status', join ', ', map { "$_ $q{$_}" } sort keys %q;
 my @logs = $CLUSTER ? map { env("SLUICE_CLUSTER_HOST_${_}_SERVE_LOG"), env("SLUICE_CLUSTER_HOST_${_}_WORK_LOG") }
@@ -483,6 +493,7 @@ my %pst;
 $pst{ $_->{status} }++ for @probe;
 printf "  %-28s %s\n", 'probe answers', join ', ', map { "$_ $pst{$_}" } sort keys %pst;
 my @events = records('events');
+my ($held, $items, $runs_taken) = ({}, 0, 0);
 if ($CLUSTER) {
 	for my $n (1 .. 3) {
 		my %v = map { @$_ } mysql_node($n, "SHOW GLOBAL STATUS WHERE Variable_name IN "
@@ -493,11 +504,12 @@ if ($CLUSTER) {
 	}
 	my ($ist) = records('ist');
 	printf "  %-28s %s\n", 'node 2 rejoin', ($ist->{lines} // 0) ? 'by IST' : 'no IST line in its log';
-	my ($dead) = records('work_dead');
+	($held) = records('b_held');
 	my $a_log = SluiceTest::_slurp(env('SLUICE_CLUSTER_HOST_A_WORK_LOG'));
-	printf "  %-28s %d item(s) by host a, %d run(s) failed by host a\n",
-		"host b's work taken over", scalar(() = $a_log =~ /msg="took back abandoned work" items=(\d+)/g),
-		scalar(() = $a_log =~ /msg="run failed: its process is gone"[^\n]*claimed_by=\S*sluice-b:/g);
+	$items += $_ for $a_log =~ /msg="took back abandoned work" items=(\d+)/g;
+	$runs_taken = () = $a_log =~ /msg="run failed: its process is gone"[^\n]*claimed_by=\S*sluice-b:/g;
+	printf "  %-28s %d item(s) and %d run(s) held; host a took back %d item(s), failed %d run(s)\n",
+		"host b's work left dead", $held->{items} // 0, $held->{runs} // 0, $items, $runs_taken;
 }
 
 print "\n== checks\n";
@@ -612,6 +624,9 @@ if ($CLUSTER) {
 	      'the three nodes hold the same rows (' . scalar(@tables) . ' tables checksummed)');
 	my @wh = map { [ $_, join ' ', map { $_->[1] // 'none' } mysql_node($_, "CHECKSUM TABLE $jt, $ft, $mt") ] } 1 .. 3;
 	check($wh[0][1] eq $wh[1][1] && $wh[0][1] eq $wh[2][1], 'and the same warehouse rows');
+	check(($held->{items} // 0) + ($held->{runs} // 0) > 0 && $items >= ($held->{items} // 0)
+	      && $runs_taken >= ($held->{runs} // 0),
+	      "what host b's dead work process held was taken over by host a");
 }
 
 print "\n== result: ", (@failures ? scalar(@failures) . ' check(s) FAILED' : 'all checks passed'), "\n";

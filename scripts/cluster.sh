@@ -108,18 +108,22 @@ node_grastate() {
 	sed -n "s/^$1:[[:space:]]*//p" "$NODE_DATA/grastate.dat" 2>/dev/null | head -n1
 }
 
-# The node's last committed seqno: grastate.dat's after a clean stop, else
-# what --wsrep-recover finds in InnoDB (after a crash grastate says -1).
-node_seqno() {
-	local s
-	s=$(node_grastate seqno)
-	if [[ -z $s || $s == -1 ]] && [[ -d $NODE_DATA/mysql ]]; then
-		node_own
-		s=$(mariadbd --defaults-file="$NODE_CNF" --wsrep-recover --log-error="$NODE_DIR/recover.log" \
-			>/dev/null 2>&1 && sed -n 's/.*WSREP: Recovered position: [^:]*:\(-\{0,1\}[0-9]*\).*/\1/p' \
-			"$NODE_DIR/recover.log" | tail -n1)
+# The node's last committed position, uuid:seqno: grastate.dat's after a
+# clean stop; after a crash (grastate says -1) what --wsrep-recover finds in
+# InnoDB, as mysqld_safe does.  Empty without data.
+node_position() {
+	local seqno
+	[[ -d $NODE_DATA/mysql ]] || return 0
+	seqno=$(node_grastate seqno)
+	if [[ -n $seqno && $seqno != -1 ]]; then
+		printf '%s:%s\n' "$(node_grastate uuid)" "$seqno"
+		return 0
 	fi
-	printf '%s\n' "${s:--1}"
+	node_own
+	mariadbd --defaults-file="$NODE_CNF" --wsrep-recover --log-error="$NODE_DIR/recover.log" \
+		>/dev/null 2>&1 || return 0
+	sed -n 's/.*WSREP: Recovered position: \([0-9a-f-]*:-\{0,1\}[0-9]*\).*/\1/p' \
+		"$NODE_DIR/recover.log" | tail -n1
 }
 
 # The node runs as mysql, not root: the rsync daemon of a joiner's SST
@@ -149,7 +153,7 @@ node_start() {
 	node_running && return 0
 	check_socket_paths
 	node_cnf_write
-	local boot=()
+	local boot=() pos
 	if ! any_node_running; then
 		boot=(--wsrep-new-cluster)
 		if [[ ! -d $NODE_DATA/mysql ]]; then
@@ -172,6 +176,12 @@ node_start() {
 		# A joiner takes state from a donor (IST, or SST by rsync into an
 		# empty directory).
 		mkdir -p "$NODE_DATA"
+	fi
+	# After a crash: start from the recovered position, so that a joiner
+	# gets the missing writes by IST rather than a whole SST.
+	if [[ -d $NODE_DATA/mysql && $(node_grastate seqno) == -1 ]]; then
+		pos=$(node_position)
+		[[ -n $pos ]] && boot+=(--wsrep-start-position="$pos")
 	fi
 	touch "$NODE_LOG"
 	node_own
@@ -216,7 +226,9 @@ cluster_nodes_start() {
 			for n in "${CLUSTER_NODES[@]}"; do
 				node_use "$n"
 				[[ -d $NODE_DATA/mysql ]] || continue
-				s=$(node_seqno)
+				s=$(node_position)
+				s=${s##*:}
+				s=${s:--1}
 				note "node$n: last seqno $s"
 				((s > best)) && { best=$s && first=$n; }
 			done

@@ -188,6 +188,8 @@ node_start() {
 	rm -f "$NODE_SOCK" "$NODE_PID"
 	spawn "$NODE_LOG" mariadbd --defaults-file="$NODE_CNF" "${boot[@]}"
 	local pid=$! i state=
+	# A node-kill later is no news for this shell's job table.
+	disown "$pid"
 	for ((i = 0; i < 1800; i++)); do
 		state=$(node_status_var wsrep_local_state_comment)
 		[[ $state == Synced ]] && return 0
@@ -408,8 +410,18 @@ cluster_down() {
 	cluster_nodes_stop
 }
 
+# "  name     pid N" or "  name     stopped", from a pid file.
+piece_line() {
+	local pid
+	if pid=$(live_pid "$2"); then
+		printf '  %-8s pid %s\n' "$1" "$pid"
+	else
+		printf '  %-8s stopped\n' "$1"
+	fi
+}
+
 cluster_status() {
-	local n h pid what f
+	local n h pid
 	printf 'cluster %s (%s)\n' "$VAR" "$CL_URL"
 	for n in "${CLUSTER_NODES[@]}"; do
 		node_use "$n"
@@ -424,24 +436,12 @@ cluster_status() {
 	done
 	for h in "${CLUSTER_HOSTS[@]}"; do
 		host_use "$h"
-		for what in serve work; do
-			if [[ $what == serve ]]; then f=$SERVE_PID; else f=$WORK_PID; fi
-			if pid=$(live_pid "$f"); then
-				printf '  %-8s pid %s\n' "$what-$h" "$pid"
-			else
-				printf '  %-8s stopped\n' "$what-$h"
-			fi
-		done
+		piece_line "serve-$h" "$SERVE_PID"
+		piece_line "work-$h" "$WORK_PID"
 		printf '  health-%s %s (%s)\n' "$h" "$(http_status "$URL/health")" "$URL"
 	done
-	for what in nginx source; do
-		if [[ $what == nginx ]]; then f=$NGINX_PID; else f=$SRC_PID; fi
-		if pid=$(live_pid "$f"); then
-			printf '  %-8s pid %s\n' "$what" "$pid"
-		else
-			printf '  %-8s stopped\n' "$what"
-		fi
-	done
+	piece_line nginx "$NGINX_PID"
+	piece_line source "$SRC_PID"
 }
 
 cluster_env() {

@@ -6,7 +6,7 @@
 #   scripts/dev cluster serve-stop H | serve-start H | serve-kill H  (H = a, b)
 #   scripts/dev cluster work-stop H | work-start H | work-kill H
 #
-# Pieces (P = SLUICE_PORT, default 38443; docs/operations.md, "Local cluster"):
+# Pieces (P = SLUICE_PORT, default 38443; docs/operations.md, "A local cluster"):
 #   node1..3   mariadbd with Debian's galera-4; node N: SQL port P+10N, group
 #              communication P+10N+1, IST P+10N+2, SST (rsync) P+10N+3, its
 #              own my.cnf, datadir, socket, pid file and log
@@ -16,6 +16,8 @@
 #   nginx      https://127.0.0.1:P balances both hosts (upstream blocks);
 #              P+3 reaches only host a, P+4 only host b
 #   source     the jdbc source MariaDB on P+1 (no PostgreSQL)
+#
+# SLUICE_CLUSTER_TESTS: the test files `test` runs (default t/cluster/*.t).
 
 CLUSTER_NODES=(1 2 3)
 CLUSTER_HOSTS=(a b)
@@ -212,12 +214,12 @@ node_kill() {
 	wait_gone "$pid" 10 || true
 }
 
-# All three, the founder first: after a clean `down` the node grastate.dat
-# marks safe_to_bootstrap, after a crash of all the one with the highest
-# seqno (ties: the lowest number).
+# All three, the founder first: after a clean `down` the node whose
+# grastate.dat says safe_to_bootstrap (the last one stopped), after a crash
+# of all the one with the highest recovered seqno (ties: the lowest number).
 cluster_nodes_start() {
 	local n first=1 best=-2 s
-	if ! any_node_running && [[ -d $VAR/node1/data/mysql ]]; then
+	if ! any_node_running && compgen -G "$VAR/node[123]/data/mysql" >/dev/null; then
 		first=
 		for n in "${CLUSTER_NODES[@]}"; do
 			node_use "$n"
@@ -484,8 +486,9 @@ cluster_test() {
 		cluster_up
 	fi
 	eval "$(cluster_env)"
-	note "prove t/cluster ($CL_URL)"
-	prove -I"$ROOT/t/lib" ${VERBOSE:+-v} "$ROOT"/t/cluster/*.t || rc=$?
+	note "prove ${SLUICE_CLUSTER_TESTS:-t/cluster/*.t} ($CL_URL)"
+	# shellcheck disable=SC2086 # a list of globs, as SLUICE_API_TESTS is
+	(cd "$ROOT" && prove -I t/lib ${VERBOSE:+-v} ${SLUICE_CLUSTER_TESTS:-t/cluster/*.t}) || rc=$?
 	if ((started)); then
 		cluster_down
 	fi
@@ -511,7 +514,7 @@ cmd_cluster() {
 		"${sub/-/_}"
 		;;
 	*)
-		sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$ROOT/scripts/cluster.sh" >&2
+		sed -n '2,/^$/s/^# \{0,1\}//p' "$ROOT/scripts/cluster.sh" >&2
 		exit 2
 		;;
 	esac

@@ -12,9 +12,22 @@
 #             incremental pipeline on a one-minute cron loads;
 #   slow      uploads trickling in and long polls on a question nobody
 #             answers, the whole time;
+#   manual    a jdbc full_load pipeline executed by hand every few seconds;
+#   probe     GET /platform/pipelines five times a second, each answer kept
+#             with its time (the API's availability);
 # and every 10 to 30 s kills (-9) a random serve worker, a random child of
 # sluice work, or sluice work itself (which is then started again, as
 # systemd would); MariaDB is restarted twice.
+#
+# On the local Galera cluster (`scripts/dev cluster env` sets
+# SLUICE_CLUSTER_URL; bench/cluster.sh) the load goes through nginx to both
+# hosts and the faults are the cluster's instead: node 2 (host b's) is
+# killed -9 and started again 30 s later (it rejoins by IST); host b's
+# sluice work is killed -9 and started again 20 s later (it takes back its
+# own dead process's work at once); host a's sluice serve is stopped for the
+# rest of the load; and host b's sluice work is killed -9 once more and
+# left dead, so that host a must take over its runs and work items by their
+# heartbeats alone.  The checks then also compare the three nodes.
 #
 # Then it stops the load, lets the work drain, runs each pipeline once more,
 # and checks: every work item finished (done or failed, none queued or
@@ -29,6 +42,7 @@ use warnings;
 use FindBin;
 use lib "$FindBin::Bin/../t/lib";
 use JSON::PP ();
+use List::Util qw(min);
 use POSIX qw(WNOHANG);
 use Time::HiRes qw(time sleep);
 
@@ -43,6 +57,9 @@ my $TOKEN = env('SLUICE_DEMO_TOKEN');
 my $BASIC = env('SLUICE_DEMO_BASIC');
 my $CID = env('SLUICE_DEMO_CUSTOMER_ID');
 my $J = JSON::PP->new->canonical;
+# The cluster: requests go through nginx's upstream to both hosts.
+my $CLUSTER = defined $ENV{SLUICE_CLUSTER_URL};
+$ENV{SLUICE_URL} = $ENV{SLUICE_CLUSTER_URL} if $CLUSTER;
 my $T0 = time;
 my $END = $T0 + $DURATION;
 my @failures;
@@ -197,6 +214,28 @@ sub slow_loop {
 	}
 }
 
+# A full_load pipeline run by hand: 409 while its last run is active.
+sub manual_loop {
+	my ($pid) = @_;
+	while (time < $END) {
+		my $res = http(POST => '/platform/pipeline/execute', { token => $TOKEN, timeout => 40,
+			json => { pipeline_id => $pid, customer_id => $CID } });
+		record('manual', status => $res->{status}, run => $res->{json}{data}{run_id} // '');
+		sleep 3 + rand 3;
+	}
+}
+
+# The API's availability: one read every 0.2 s, its status and time kept.
+sub probe_loop {
+	while (time < $END) {
+		my $t = time;
+		my $res = http(GET => '/platform/pipelines', { token => $TOKEN, timeout => 10 });
+		record('probe', t => sprintf('%.2f', $t - $T0), status => $res->{status},
+		       ms => int((time - $t) * 1000));
+		sleep 0.2;
+	}
+}
+
 # --- the chaos ----------------------------------------------------------------------------
 
 sub children_of {
@@ -258,11 +297,80 @@ sub killer {
 	record('kills', %kills);
 }
 
+# A statement on node $n of the cluster: rows as array refs.
+sub mysql_node {
+	my ($n, $sql) = @_;
+	my $r = run_cmd(['sh', '-c', env("SLUICE_CLUSTER_NODE${n}_MYSQL") . ' -N -B -e "$1"', 'sh', $sql]);
+	return () if $r->{exit};
+	return map { [ split /\t/, $_, -1 ] } split /\n/, $r->{out};
+}
+
+# scripts/dev cluster <what> <which> -> run_cmd result.
+sub cluster {
+	return run_cmd([ env('SLUICE_DEV'), 'cluster', @_ ], timeout => 600);
+}
+
+sub node_state {
+	my ($n) = @_;
+	my $r = run_cmd(['sh', '-c', env("SLUICE_CLUSTER_NODE${n}_MYSQL") . ' -N -B -e "$1"', 'sh',
+			 "SHOW GLOBAL STATUS LIKE 'wsrep_local_state_comment'"]);
+	return $r->{exit} ? 'down' : (split /\t/, $r->{out})[1] =~ s/\s+//gr;
+}
+
+# One fault of the cluster, from start to recovery, for the report.
+sub event {
+	my ($what, $t0, $t1) = @_;
+	say_ sprintf('%s: %.1f s to %.1f s', $what, $t0 - $T0, $t1 - $T0);
+	record('events', what => $what, from => sprintf('%.1f', $t0 - $T0),
+	       to => sprintf('%.1f', $t1 - $T0));
+}
+
+sub killer_cluster {
+	my @plan = ([ 0.15, 'node' ], [ 0.35, 'work' ], [ 0.55, 'serve' ], [ 0.75, 'work-for-good' ]);
+	for my $step (@plan) {
+		my ($at, $what) = @$step;
+		sleep 0.2 while time < $T0 + $DURATION * $at;
+		my $t = time;
+		if ($what eq 'node') {
+			my $r = cluster('node-kill', 2);
+			say_ "kill -9 of node 2 (host b's)" . ($r->{exit} ? " FAILED: $r->{err}" : '');
+			sleep 30;
+			$r = cluster('node-start', 2);
+			say_ '  node-start 2 failed: ' . $r->{err} if $r->{exit};
+			wait_until(300, sub { node_state(2) eq 'Synced' }, 0.2);
+			event('node 2 killed -9, started again 30 s later, until Synced (IST)', $t, time);
+			my $ist = grep { /IST received|Receiving IST|IST request/ }
+				split /\n/, SluiceTest::_slurp(env('SLUICE_CLUSTER_NODE2_LOG'));
+			record('ist', lines => $ist);
+		} elsif ($what eq 'work') {
+			my $r = cluster('work-kill', 'b');
+			say_ "kill -9 of host b's sluice work" . ($r->{exit} ? " FAILED: $r->{err}" : '');
+			sleep 20;
+			$r = cluster('work-start', 'b');
+			say_ '  work-start b failed: ' . $r->{err} if $r->{exit};
+			event("host b's sluice work killed -9, started again 20 s later", $t, time);
+		} elsif ($what eq 'serve') {
+			my $r = cluster('serve-stop', 'a');
+			say_ "host a's sluice serve stopped for the rest of the load"
+				. ($r->{exit} ? " FAILED: $r->{err}" : '');
+			event("host a's sluice serve stopped (stop took)", $t, time);
+			record('serve_stopped', at => sprintf('%.1f', $t - $T0));
+		} else {
+			my $r = cluster('work-kill', 'b');
+			say_ "kill -9 of host b's sluice work, left dead: host a takes over by heartbeat"
+				. ($r->{exit} ? " FAILED: $r->{err}" : '');
+			record('work_dead', at => sprintf('%.1f', $t - $T0));
+		}
+	}
+}
+
 # --- set-up ---------------------------------------------------------------------------------
 
 say_ "chaos soak: $DURATION s of load, then up to $DRAIN s to drain";
 src_sql('DROP TABLE IF EXISTS chaos_src; CREATE TABLE chaos_src (id INT AUTO_INCREMENT '
 	. 'PRIMARY KEY, v VARCHAR(32), at DATETIME(3) NOT NULL DEFAULT CURRENT_TIMESTAMP(3))');
+src_sql('DROP TABLE IF EXISTS chaos_fixed; CREATE TABLE chaos_fixed (id INT PRIMARY KEY, '
+	. 'v VARCHAR(32)); INSERT INTO chaos_fixed SELECT seq, CONCAT(\'f\', seq) FROM seq_1_to_500');
 my $conn = make_connection($TOKEN);
 my %pipelines;
 for my $p (
@@ -271,10 +379,13 @@ for my $p (
 		    incremental_column_name => 'id', incremental_column_type => 'int' }, 'chaos_jdbc' ],
 	[ files => { connector => 'file_storage', plugin => 'local', prefix => 'chaos/' },
 	  'chaos_files' ],
+	[ manual => { connector => 'jdbc', plugin => 'mariadb', connection_id => $conn,
+		      table_name => 'chaos_fixed', load_type => 'full_load' }, 'chaos_manual' ],
 ) {
 	my ($name, $in, $table) = @$p;
 	my $res = http(POST => '/platform/pipeline', { token => $TOKEN, json => {
-		name => "chaos $name", cron => '* * * * *', jobs => [ { input => $in,
+		name => "chaos $name", cron => $name eq 'manual' ? '0 0 1 1 *' : '* * * * *',
+		jobs => [ { input => $in,
 		output => { plugin => 'mariadb', raw => { table_schema => 'chaos',
 			    table_name => $table } } } ] } });
 	die 'pipeline: ' . describe($res) unless $res->{status} == 201;
@@ -289,7 +400,9 @@ mysql("INSERT INTO rag_questions (id, dataset_id, asked_by_user_id, question_tex
 
 my %procs = (rag1 => sub { rag_loop(1) }, rag2 => sub { rag_loop(2) },
 	     uploads => \&upload_loop, source => \&source_loop,
-	     slow => sub { slow_loop($qds, $qid) }, killer => \&killer);
+	     slow => sub { slow_loop($qds, $qid) },
+	     manual => sub { manual_loop($pipelines{manual}{id}) }, probe => \&probe_loop,
+	     killer => $CLUSTER ? \&killer_cluster : \&killer);
 my %pid;
 for my $name (sort keys %procs) {
 	my $p = fork // die "fork: $!";
@@ -306,8 +419,13 @@ say_ 'load stopped';
 
 # --- drain ------------------------------------------------------------------------------------
 
-dev('db-start');
-dev('work-start') unless work_pid() && proc_alive(work_pid());
+if ($CLUSTER) {
+	# Host b's sluice work stays dead until its work was taken over.
+	cluster('serve-start', 'a');
+} else {
+	dev('db-start');
+	dev('work-start') unless work_pid() && proc_alive(work_pid());
+}
 mysql("DELETE FROM rag_questions WHERE id = '$qid'");
 my $t_drain = time;
 my $drained = wait_until($DRAIN, sub {
@@ -315,6 +433,10 @@ my $drained = wait_until($DRAIN, sub {
 	      . "(SELECT COUNT(*) FROM pipeline_runs WHERE status IN ('CREATED', 'RUNNING'))") == 0;
 }, 1);
 say_ sprintf('drained in %.0f s', time - $t_drain);
+if ($CLUSTER) {
+	my $r = cluster('work-start', 'b');
+	say_ 'work-start b failed: ' . $r->{err} if $r->{exit};
+}
 # Each pipeline once more, now that nothing is killed: their tables must
 # end complete.
 for my $name (sort keys %pipelines) {
@@ -347,8 +469,36 @@ printf "  %-28s %d\n", 'uploads (201)', scalar @uploads;
 printf "  %-28s %d\n", 'uploads answered otherwise', scalar(records('uploads_unsure'));
 printf "  %-28s %d\n", 'links', scalar @links;
 printf "  %-28s %s\n", 'work items by status', join ', ', map { "$_ $q{$_}" } sort keys %q;
-printf "  %-28s %d\n", 'transaction retries logged',
-	scalar(() = SluiceTest::_slurp(env('SLUICE_WORK_LOG')) =~ /msg="transaction retried"/g);
+my @logs = $CLUSTER ? map { env("SLUICE_CLUSTER_HOST_${_}_SERVE_LOG"), env("SLUICE_CLUSTER_HOST_${_}_WORK_LOG") }
+	qw(A B) : (env('SLUICE_SERVE_LOG'), env('SLUICE_WORK_LOG'));
+my $retries = 0;
+$retries += () = SluiceTest::_slurp($_) =~ /msg="transaction retried"/g for @logs;
+printf "  %-28s %d\n", 'transaction retries logged', $retries;
+my @manual = records('manual');
+my %mst;
+$mst{ $_->{status} }++ for @manual;
+printf "  %-28s %s\n", 'manual executions', join ', ', map { "$_ $mst{$_}" } sort keys %mst;
+my @probe = records('probe');
+my %pst;
+$pst{ $_->{status} }++ for @probe;
+printf "  %-28s %s\n", 'probe answers', join ', ', map { "$_ $pst{$_}" } sort keys %pst;
+my @events = records('events');
+if ($CLUSTER) {
+	for my $n (1 .. 3) {
+		my %v = map { @$_ } mysql_node($n, "SHOW GLOBAL STATUS WHERE Variable_name IN "
+			. "('wsrep_local_cert_failures', 'wsrep_local_bf_aborts', 'wsrep_cluster_size', "
+			. "'wsrep_local_state_comment')");
+		printf "  %-28s %s\n", "node $n (since its start)", join ', ',
+			map { "$_ $v{$_}" } sort keys %v;
+	}
+	my ($ist) = records('ist');
+	printf "  %-28s %s\n", 'node 2 rejoin', ($ist->{lines} // 0) ? 'by IST' : 'no IST line in its log';
+	my ($dead) = records('work_dead');
+	my $a_log = SluiceTest::_slurp(env('SLUICE_CLUSTER_HOST_A_WORK_LOG'));
+	printf "  %-28s %d item(s) by host a, %d run(s) failed by host a\n",
+		"host b's work taken over", scalar(() = $a_log =~ /msg="took back abandoned work" items=(\d+)/g),
+		scalar(() = $a_log =~ /msg="run failed: its process is gone"[^\n]*claimed_by=\S*sluice-b:/g);
+}
 
 print "\n== checks\n";
 check($drained, 'everything drained: no item queued or running, no run CREATED or RUNNING');
@@ -419,6 +569,50 @@ check(!mysql("SELECT COUNT(*) FROM rag_datasets d WHERE status = 'processing' AN
 check(!wh_sql("SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_NAME LIKE "
 	      . "'\\_sluice\\_stage\\_%'"), 'no staging table left');
 check(!mysql("SELECT COUNT(*) FROM run_staging"), 'no staging table registered');
+
+# Every run claimed once (the pipelines have no retries): no run executed twice.
+my @twice = mysql("SELECT run_id, COUNT(*) FROM run_logs WHERE message LIKE 'run claimed by %' "
+		  . "GROUP BY run_id HAVING COUNT(*) > 1");
+print "    run $_->[0] claimed $_->[1] times\n" for @twice;
+my $runs = mysql("SELECT COUNT(*) FROM pipeline_runs WHERE pipeline_id IN ("
+		 . join(', ', map { "'$pipelines{$_}{id}'" } sort keys %pipelines) . ')');
+printf "  %-28s %d\n", 'runs of the chaos pipelines', $runs;
+check(!@twice, 'every run was claimed and executed once');
+my $mt = "`$WH`.$pipelines{manual}{table}";
+my ($mn, $md) = @{ (wh_sql("SELECT COUNT(*), COUNT(DISTINCT id) FROM $mt"))[0] };
+check($mn == 500 && $md == 500, "full_load run by hand: its table holds the source's 500 rows once ($mn, $md distinct)");
+
+# The API's availability: which probes failed, and in which fault.
+my @bad = grep { $_->{status} != 200 } @probe;
+my @outside;
+for my $b (@bad) {
+	my ($in) = grep { $b->{t} >= $_->{from} - 1 && $b->{t} <= $_->{to} + 1 } @events;
+	push @outside, $b unless $in;
+}
+printf "  %-28s %d of %d (%d outside a fault window)\n", 'probes not answered 200', scalar @bad,
+	scalar @probe, scalar @outside;
+print "    probe at $_->{t} s: $_->{status} after $_->{ms} ms\n" for @outside[0 .. min(9, $#outside)];
+my $gap = 0;
+my $last = 0;
+for (grep { $_->{status} == 200 } @probe) { $gap = $_->{t} - $last if $_->{t} - $last > $gap; $last = $_->{t} }
+printf "  %-28s %.1f s\n", 'longest gap between 200s', $gap;
+check(@probe > 100 && !@outside, 'the API answered throughout, apart from the faults\' own moments');
+
+if ($CLUSTER) {
+	# What each node holds: the same rows on all three.
+	my @tables = qw(pipelines pipeline_runs run_logs job_state work_queue datasets uploads
+			rag_datasets rag_documents rag_snippets rag_questions warehouse_tables table_links);
+	my %sum;
+	for my $n (1 .. 3) {
+		$sum{$n} = join ' ', map { $_->[1] // 'none' }
+			mysql_node($n, 'CHECKSUM TABLE ' . join(', ', map { "sluice.$_" } @tables));
+	}
+	print "    node $_: $sum{$_}\n" for grep { $sum{$_} ne $sum{1} } 2, 3;
+	check($sum{1} eq $sum{2} && $sum{1} eq $sum{3},
+	      'the three nodes hold the same rows (' . scalar(@tables) . ' tables checksummed)');
+	my @wh = map { [ $_, join ' ', map { $_->[1] // 'none' } mysql_node($_, "CHECKSUM TABLE $jt, $ft, $mt") ] } 1 .. 3;
+	check($wh[0][1] eq $wh[1][1] && $wh[0][1] eq $wh[2][1], 'and the same warehouse rows');
+}
 
 print "\n== result: ", (@failures ? scalar(@failures) . ' check(s) FAILED' : 'all checks passed'), "\n";
 exit(@failures ? 1 : 0);

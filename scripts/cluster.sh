@@ -492,6 +492,9 @@ cluster_test() {
 	if ((started)); then
 		cluster_down
 	fi
+	if [[ ${SLUICE_SANITIZE:-0} == 1 ]]; then
+		sanitizer_reports || { ((rc != 0)) || rc=1; }
+	fi
 	return "$rc"
 }
 

@@ -89,7 +89,9 @@ node_cnf_write() {
 		innodb_autoinc_lock_mode = 2
 		wsrep_on = ON
 		wsrep_provider = $GALERA_PROVIDER
-		wsrep_cluster_name = sluice-$PORT
+		# Named after this checkout: a node of another checkout's cluster
+		# that reaches these ports is refused, never joined (and SST-wiped).
+		wsrep_cluster_name = sluice-$(printf '%s' "$VAR" | sha256sum | cut -c1-16)
 		wsrep_cluster_address = gcomm://$gcomm
 		wsrep_node_name = node$NODE
 		wsrep_node_address = 127.0.0.1
@@ -185,6 +187,11 @@ node_start() {
 		pos=$(node_position)
 		[[ -n $pos ]] && boot+=(--wsrep-start-position="$pos")
 	fi
+	local p
+	for p in "$NODE_PORT" $((NODE_PORT + 1)) $((NODE_PORT + 2)) $((NODE_PORT + 3)); do
+		[[ -z $(ss -Hltn "sport = :$p" 2>/dev/null) ]] ||
+			die "node$NODE's port $p is in use (another cluster on SLUICE_PORT=$PORT? set another)"
+	done
 	touch "$NODE_LOG"
 	node_own
 	rm -f "$NODE_SOCK" "$NODE_PID"

@@ -3,11 +3,15 @@
 # for, the other host (on another Galera node) reads at once, 50 times
 # over for each of a pipeline, a retrieval dataset and a question's answer.
 # Without wsrep_sync_wait the second node may not have applied the write
-# yet and answer 404 or the old state.
+# yet and answer 404 or the old state.  An idle cluster on loopback applies
+# faster than an HTTP round trip, so node1 commits a 20,000-row UPDATE over
+# and over meanwhile: node2 applies writes in order, and a read that does
+# not wait for them misses (with wsrep_sync_wait=0 some 10-20 % did).
 
 use strict;
 use warnings;
 
+use POSIX ();
 use Test::More;
 
 use SluiceTest;
@@ -17,6 +21,27 @@ use RagFixture;
 my $token = env('SLUICE_DEMO_TOKEN');
 my $tag = sprintf '%x', $$;
 my $N = 50;
+
+# The write load on node1, in a scratch database, until the end of the file.
+my $load_db = "ryw_load_$tag";
+node_sql(1, "CREATE DATABASE $load_db; CREATE TABLE $load_db.t (id INT PRIMARY KEY, v INT NOT NULL);"
+	. " INSERT INTO $load_db.t SELECT seq, 0 FROM $load_db.seq_1_to_20000");
+my $loader = fork // die "fork: $!";
+if (!$loader) {
+	setpgrp(0, 0);
+	{ exec 'sh', '-c', 'while ' . env('SLUICE_CLUSTER_NODE1_MYSQL')
+		. qq{ -e "UPDATE $load_db.t SET v = v + 1" >/dev/null 2>&1; do :; done} }
+	POSIX::_exit(127);
+}
+END {
+	local $?;
+	if ($loader) {
+		kill 'KILL', -$loader;
+		waitpid($loader, 0);
+		eval { node_sql(1, "DROP DATABASE IF EXISTS $load_db") };
+	}
+}
+ok(wait_until(10, sub { node_sql(1, "SELECT MAX(v) FROM $load_db.t") > 0 }), 'the write load runs');
 
 # --- pipelines: POST through a, GET through b ----------------------------------
 my $misses = 0;

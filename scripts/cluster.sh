@@ -6,7 +6,7 @@
 #   scripts/dev cluster serve-stop H | serve-start H | serve-kill H  (H = a, b)
 #   scripts/dev cluster work-stop H | work-start H | work-kill H
 #
-# Pieces (P = SLUICE_PORT, default 38443; docs/operations.md, "Local cluster"):
+# Pieces (P = SLUICE_PORT, default 38443; docs/operations.md, "A local cluster"):
 #   node1..3   mariadbd with Debian's galera-4; node N: SQL port P+10N, group
 #              communication P+10N+1, IST P+10N+2, SST (rsync) P+10N+3, its
 #              own my.cnf, datadir, socket, pid file and log
@@ -16,6 +16,8 @@
 #   nginx      https://127.0.0.1:P balances both hosts (upstream blocks);
 #              P+3 reaches only host a, P+4 only host b
 #   source     the jdbc source MariaDB on P+1 (no PostgreSQL)
+#
+# SLUICE_CLUSTER_TESTS: the test files `test` runs (default t/cluster/*.t).
 
 CLUSTER_NODES=(1 2 3)
 CLUSTER_HOSTS=(a b)
@@ -87,7 +89,9 @@ node_cnf_write() {
 		innodb_autoinc_lock_mode = 2
 		wsrep_on = ON
 		wsrep_provider = $GALERA_PROVIDER
-		wsrep_cluster_name = sluice-$PORT
+		# Named after this checkout: a node of another checkout's cluster
+		# that reaches these ports is refused, never joined (and SST-wiped).
+		wsrep_cluster_name = sluice-$(printf '%s' "$VAR" | sha256sum | cut -c1-16)
 		wsrep_cluster_address = gcomm://$gcomm
 		wsrep_node_name = node$NODE
 		wsrep_node_address = 127.0.0.1
@@ -108,18 +112,22 @@ node_grastate() {
 	sed -n "s/^$1:[[:space:]]*//p" "$NODE_DATA/grastate.dat" 2>/dev/null | head -n1
 }
 
-# The node's last committed seqno: grastate.dat's after a clean stop, else
-# what --wsrep-recover finds in InnoDB (after a crash grastate says -1).
-node_seqno() {
-	local s
-	s=$(node_grastate seqno)
-	if [[ -z $s || $s == -1 ]] && [[ -d $NODE_DATA/mysql ]]; then
-		node_own
-		s=$(mariadbd --defaults-file="$NODE_CNF" --wsrep-recover --log-error="$NODE_DIR/recover.log" \
-			>/dev/null 2>&1 && sed -n 's/.*WSREP: Recovered position: [^:]*:\(-\{0,1\}[0-9]*\).*/\1/p' \
-			"$NODE_DIR/recover.log" | tail -n1)
+# The node's last committed position, uuid:seqno: grastate.dat's after a
+# clean stop; after a crash (grastate says -1) what --wsrep-recover finds in
+# InnoDB, as mysqld_safe does.  Empty without data.
+node_position() {
+	local seqno
+	[[ -d $NODE_DATA/mysql ]] || return 0
+	seqno=$(node_grastate seqno)
+	if [[ -n $seqno && $seqno != -1 ]]; then
+		printf '%s:%s\n' "$(node_grastate uuid)" "$seqno"
+		return 0
 	fi
-	printf '%s\n' "${s:--1}"
+	node_own
+	mariadbd --defaults-file="$NODE_CNF" --wsrep-recover --log-error="$NODE_DIR/recover.log" \
+		>/dev/null 2>&1 || return 0
+	sed -n 's/.*WSREP: Recovered position: \([0-9a-f-]*:-\{0,1\}[0-9]*\).*/\1/p' \
+		"$NODE_DIR/recover.log" | tail -n1
 }
 
 # The node runs as mysql, not root: the rsync daemon of a joiner's SST
@@ -149,7 +157,7 @@ node_start() {
 	node_running && return 0
 	check_socket_paths
 	node_cnf_write
-	local boot=()
+	local boot=() pos
 	if ! any_node_running; then
 		boot=(--wsrep-new-cluster)
 		if [[ ! -d $NODE_DATA/mysql ]]; then
@@ -173,11 +181,24 @@ node_start() {
 		# empty directory).
 		mkdir -p "$NODE_DATA"
 	fi
+	# After a crash: start from the recovered position, so that a joiner
+	# gets the missing writes by IST rather than a whole SST.
+	if [[ -d $NODE_DATA/mysql && $(node_grastate seqno) == -1 ]]; then
+		pos=$(node_position)
+		[[ -n $pos ]] && boot+=(--wsrep-start-position="$pos")
+	fi
+	local p
+	for p in "$NODE_PORT" $((NODE_PORT + 1)) $((NODE_PORT + 2)) $((NODE_PORT + 3)); do
+		[[ -z $(ss -Hltn "sport = :$p" 2>/dev/null) ]] ||
+			die "node$NODE's port $p is in use (another cluster on SLUICE_PORT=$PORT? set another)"
+	done
 	touch "$NODE_LOG"
 	node_own
 	rm -f "$NODE_SOCK" "$NODE_PID"
 	spawn "$NODE_LOG" mariadbd --defaults-file="$NODE_CNF" "${boot[@]}"
 	local pid=$! i state=
+	# A node-kill later is no news for this shell's job table.
+	disown "$pid"
 	for ((i = 0; i < 1800; i++)); do
 		state=$(node_status_var wsrep_local_state_comment)
 		[[ $state == Synced ]] && return 0
@@ -200,12 +221,12 @@ node_kill() {
 	wait_gone "$pid" 10 || true
 }
 
-# All three, the founder first: after a clean `down` the node grastate.dat
-# marks safe_to_bootstrap, after a crash of all the one with the highest
-# seqno (ties: the lowest number).
+# All three, the founder first: after a clean `down` the node whose
+# grastate.dat says safe_to_bootstrap (the last one stopped), after a crash
+# of all the one with the highest recovered seqno (ties: the lowest number).
 cluster_nodes_start() {
 	local n first=1 best=-2 s
-	if ! any_node_running && [[ -d $VAR/node1/data/mysql ]]; then
+	if ! any_node_running && compgen -G "$VAR/node[123]/data/mysql" >/dev/null; then
 		first=
 		for n in "${CLUSTER_NODES[@]}"; do
 			node_use "$n"
@@ -216,7 +237,9 @@ cluster_nodes_start() {
 			for n in "${CLUSTER_NODES[@]}"; do
 				node_use "$n"
 				[[ -d $NODE_DATA/mysql ]] || continue
-				s=$(node_seqno)
+				s=$(node_position)
+				s=${s##*:}
+				s=${s:--1}
 				note "node$n: last seqno $s"
 				((s > best)) && { best=$s && first=$n; }
 			done
@@ -396,8 +419,18 @@ cluster_down() {
 	cluster_nodes_stop
 }
 
+# "  name     pid N" or "  name     stopped", from a pid file.
+piece_line() {
+	local pid
+	if pid=$(live_pid "$2"); then
+		printf '  %-8s pid %s\n' "$1" "$pid"
+	else
+		printf '  %-8s stopped\n' "$1"
+	fi
+}
+
 cluster_status() {
-	local n h pid what f
+	local n h pid
 	printf 'cluster %s (%s)\n' "$VAR" "$CL_URL"
 	for n in "${CLUSTER_NODES[@]}"; do
 		node_use "$n"
@@ -412,24 +445,12 @@ cluster_status() {
 	done
 	for h in "${CLUSTER_HOSTS[@]}"; do
 		host_use "$h"
-		for what in serve work; do
-			if [[ $what == serve ]]; then f=$SERVE_PID; else f=$WORK_PID; fi
-			if pid=$(live_pid "$f"); then
-				printf '  %-8s pid %s\n' "$what-$h" "$pid"
-			else
-				printf '  %-8s stopped\n' "$what-$h"
-			fi
-		done
+		piece_line "serve-$h" "$SERVE_PID"
+		piece_line "work-$h" "$WORK_PID"
 		printf '  health-%s %s (%s)\n' "$h" "$(http_status "$URL/health")" "$URL"
 	done
-	for what in nginx source; do
-		if [[ $what == nginx ]]; then f=$NGINX_PID; else f=$SRC_PID; fi
-		if pid=$(live_pid "$f"); then
-			printf '  %-8s pid %s\n' "$what" "$pid"
-		else
-			printf '  %-8s stopped\n' "$what"
-		fi
-	done
+	piece_line nginx "$NGINX_PID"
+	piece_line source "$SRC_PID"
 }
 
 cluster_env() {
@@ -472,10 +493,14 @@ cluster_test() {
 		cluster_up
 	fi
 	eval "$(cluster_env)"
-	note "prove t/cluster ($CL_URL)"
-	prove -I"$ROOT/t/lib" ${VERBOSE:+-v} "$ROOT"/t/cluster/*.t || rc=$?
+	note "prove ${SLUICE_CLUSTER_TESTS:-t/cluster/*.t} ($CL_URL)"
+	# shellcheck disable=SC2086 # a list of globs, as SLUICE_API_TESTS is
+	(cd "$ROOT" && prove -I t/lib ${VERBOSE:+-v} ${SLUICE_CLUSTER_TESTS:-t/cluster/*.t}) || rc=$?
 	if ((started)); then
 		cluster_down
+	fi
+	if [[ ${SLUICE_SANITIZE:-0} == 1 ]]; then
+		sanitizer_reports || { ((rc != 0)) || rc=1; }
 	fi
 	return "$rc"
 }
@@ -499,7 +524,7 @@ cmd_cluster() {
 		"${sub/-/_}"
 		;;
 	*)
-		sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$ROOT/scripts/cluster.sh" >&2
+		sed -n '2,/^$/s/^# \{0,1\}//p' "$ROOT/scripts/cluster.sh" >&2
 		exit 2
 		;;
 	esac

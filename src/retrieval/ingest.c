@@ -770,12 +770,16 @@ static int lease_dataset(struct work_ctx *w, const struct work_item *it,
 
 /* Documents left processing become failed with the reason, and so does the
  * dataset: ingestion gave up. */
-static void give_up(struct db *db, const char *dataset_id, const char *reason)
+static int give_up(struct db *db, const char *dataset_id, const char *reason)
 {
-	db_exec(db, "UPDATE rag_documents SET status = 'failed', error = ? "
-	        "WHERE dataset_id = ? AND status = 'processing'", "ss", reason, dataset_id);
-	db_exec(db, "UPDATE rag_datasets SET status = 'failed', error = ? WHERE id = ?",
-	        "ss", reason, dataset_id);
+	long long n = db_exec(db, "UPDATE rag_documents SET status = 'failed', error = ? "
+	                      "WHERE dataset_id = ? AND status = 'processing'", "ss",
+	                      reason, dataset_id);
+
+	if (n >= 0)
+		n = db_exec(db, "UPDATE rag_datasets SET status = 'failed', error = ? "
+		            "WHERE id = ?", "ss", reason, dataset_id);
+	return n < 0 ? (int)n : 0;
 }
 
 enum { DATASET_GONE, DATASET_SETTLED, DATASET_MORE };
@@ -947,6 +951,7 @@ int rag_ingest_give_up(struct work_ctx *w, const struct work_item *it,
 
 	if (rag_id_parse(it->ref_id, id) != 0)
 		return 0;
-	give_up(w->db, id, reason);
-	return db_connected(w->db) ? 0 : -1;
+	/* Not settled unless written: a deadlock (or a certification failure
+	 * Galera's own retry of the statement did not overcome) tries again. */
+	return give_up(w->db, id, reason) < 0 ? -1 : 0;
 }

@@ -242,6 +242,10 @@ static int pipeline_delete_handler(struct req *r)
 		return platform_reply(r, PLATFORM_PIPELINE_NOT_FOUND);
 	if (rc == PIPELINE_ACTIVE)
 		return platform_reply(r, PLATFORM_PIPELINE_BUSY);
+	/* Transient (the node went away, or conflicts outlasted the retries):
+	 * nothing was deleted, and trying again later will do. */
+	if (rc == DB_ERR_UNAVAILABLE || rc == DB_ERR_DEADLOCK)
+		return resp_db_error(r, rc);
 	if (rc != 0) {
 		log_kv(LOG_ERROR, "pipeline delete rolled back", "pipeline_id=%s "
 		       "error=%s", id, LOG_Q(db_error(r->db)));

@@ -681,7 +681,14 @@ static int simple(struct db *db, const char *sql, const char *what)
 
 int db_begin(struct db *db)
 {
+	bool was_connected = db->conn != NULL;
 	int rc = simple(db, "START TRANSACTION", "begin");
+
+	/* As in run(): a connection found dead (the server or Galera node
+	 * restarted since) is reopened and tried once more; nothing of the
+	 * transaction was sent yet. */
+	if (rc == DB_ERR_UNAVAILABLE && was_connected)
+		rc = simple(db, "START TRANSACTION", "begin");
 
 	if (rc == DB_OK)
 		db->in_tx = true;

@@ -56,10 +56,14 @@ static void set_error(struct db *db, int err, const char *what, const char *text
 	snprintf(db->errbuf, sizeof db->errbuf, "%s: %s", what, text);
 }
 
-/* Map a server or client error number to our error classes. */
-static int classify(unsigned int no)
+int db_classify(unsigned int no)
 {
 	switch (no) {
+	/* A Galera node outside the primary component (quorum lost) or not
+	 * yet synced answers every query "WSREP has not yet prepared node for
+	 * application use": like a server that is down, another node or a
+	 * later try answers. */
+	case ER_UNKNOWN_COM_ERROR:
 	case CR_SERVER_GONE_ERROR:
 	case CR_SERVER_LOST:
 	case CR_CONNECTION_ERROR:
@@ -73,6 +77,8 @@ static int classify(unsigned int no)
 	case ER_DUP_ENTRY:
 	case ER_DUP_ENTRY_WITH_KEY_NAME:
 		return DB_ERR_DUPLICATE;
+	/* On Galera also a certification failure (a conflicting write
+	 * committed first on another node) and a brute-force abort. */
 	case ER_LOCK_DEADLOCK:
 	case ER_LOCK_WAIT_TIMEOUT:
 		return DB_ERR_DEADLOCK;
@@ -147,7 +153,7 @@ int db_last_err(const struct db *db)
 static int fail_conn(struct db *db, const char *what)
 {
 	unsigned int no = mysql_errno(db->conn);
-	int err = classify(no);
+	int err = db_classify(no);
 
 	set_error(db, err, what, mysql_error(db->conn));
 	if (err == DB_ERR_UNAVAILABLE)
@@ -158,7 +164,7 @@ static int fail_conn(struct db *db, const char *what)
 static int fail_stmt(struct db *db, MYSQL_STMT *st, const char *what)
 {
 	unsigned int no = mysql_stmt_errno(st);
-	int err = classify(no);
+	int err = db_classify(no);
 
 	set_error(db, err, what, mysql_stmt_error(st));
 	if (err == DB_ERR_UNAVAILABLE)
@@ -202,7 +208,7 @@ int db_ensure(struct db *db)
 	    c->db_user, c->db_password, c->db_name,
 	    c->db_socket[0] != '\0' ? 0 : (unsigned int)c->db_port,
 	    c->db_socket[0] != '\0' ? c->db_socket : NULL, CLIENT_FOUND_ROWS) == NULL) {
-		err = classify(mysql_errno(m));
+		err = db_classify(mysql_errno(m));
 		if (err != DB_ERR_ACCESS)
 			err = DB_ERR_UNAVAILABLE;
 		set_error(db, err, "connect", mysql_error(m));
@@ -210,6 +216,16 @@ int db_ensure(struct db *db)
 		db->retry_after_ms = time_mono_ms() + DB_RETRY_MS;
 		return err;
 	}
+	/* A Galera node accepts the connection (and SET) while it cannot
+	 * serve: ask it a query, so that "connected" means "usable" and a
+	 * node without quorum is treated as down (throttled like one). */
+	if (mysql_query(m, "SELECT 1") != 0) {
+		set_error(db, DB_ERR_UNAVAILABLE, "connect", mysql_error(m));
+		mysql_close(m);
+		db->retry_after_ms = time_mono_ms() + DB_RETRY_MS;
+		return DB_ERR_UNAVAILABLE;
+	}
+	mysql_free_result(mysql_store_result(m));
 	db->conn = m;
 	db->last_err = DB_OK;
 	db->errbuf[0] = '\0';
@@ -665,7 +681,14 @@ static int simple(struct db *db, const char *sql, const char *what)
 
 int db_begin(struct db *db)
 {
+	bool was_connected = db->conn != NULL;
 	int rc = simple(db, "START TRANSACTION", "begin");
+
+	/* As in run(): a connection found dead (the server or Galera node
+	 * restarted since) is reopened and tried once more; nothing of the
+	 * transaction was sent yet. */
+	if (rc == DB_ERR_UNAVAILABLE && was_connected)
+		rc = simple(db, "START TRANSACTION", "begin");
 
 	if (rc == DB_OK)
 		db->in_tx = true;

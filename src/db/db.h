@@ -29,7 +29,8 @@ struct db_stmt;
 enum db_err {
 	DB_OK = 0,
 	DB_ERR = -1,              /* a query failed for another reason */
-	DB_ERR_UNAVAILABLE = -2,  /* cannot reach the server: answer 503 */
+	DB_ERR_UNAVAILABLE = -2,  /* cannot reach the server, or (Galera) the node
+	                           * has no quorum or is not synced: answer 503 */
 	DB_ERR_DUPLICATE = -3,    /* unique key violated */
 	DB_ERR_DEADLOCK = -4,     /* deadlock or lock wait timeout: retry */
 	DB_ERR_FOREIGN_KEY = -5,  /* a referenced row is missing */
@@ -42,10 +43,16 @@ enum db_err {
 #define DB_ISO_MS(col) \
 	"CONCAT(LEFT(DATE_FORMAT(" col ", '%Y-%m-%dT%H:%i:%s.%f'), 23), 'Z')"
 
+/* The class of a server or client error number (mysql_errno): one of the
+ * negative enum db_err values above. */
+int db_classify(unsigned int no);
+
 struct db *db_new(const struct config *cfg);
 void db_free(struct db *db);                     /* NULL is fine */
 
-/* Connect when not connected.  0, DB_ERR_UNAVAILABLE or DB_ERR_ACCESS. */
+/* Connect when not connected, and check the server answers a query (a
+ * Galera node without quorum accepts connections but no query).  0,
+ * DB_ERR_UNAVAILABLE or DB_ERR_ACCESS. */
 int db_ensure(struct db *db);
 /* A round trip to the server (COM_PING); reconnects once when it went away. */
 int db_ping(struct db *db);

@@ -5,12 +5,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <openssl/evp.h>
 
 #include "db/db.h"
 #include "db/migrate.h"
 #include "util/log.h"
+#include "util/timeutil.h"
 
 #define MIGRATION_MAX_BYTES (16L * 1024 * 1024)
 
@@ -21,8 +24,34 @@ static const char SQL_TABLE[] =
 	" checksum CHAR(64) NOT NULL,"
 	" applied_at DATETIME(3) NOT NULL DEFAULT CURRENT_TIMESTAMP(3)"
 	") ENGINE=InnoDB DEFAULT CHARSET=utf8mb4";
-static const char SQL_LOCK[] = "SELECT GET_LOCK('sluice_migrate', 60)";
-static const char SQL_UNLOCK[] = "SELECT RELEASE_LOCK('sluice_migrate')";
+/* The migrators' lock is a row, not GET_LOCK: GET_LOCK is per server, so
+ * on a Galera cluster two migrates on two nodes would both hold it.  Two
+ * inserts of the row conflict on every node (a duplicate key, or a
+ * certification failure).  A lock left by a migrate killed mid-way is
+ * taken over once MIGRATE_LOCK_STALE_S old; a migrate renews it after each
+ * file. */
+#define MIGRATE_LOCK_WAIT_S 60
+#define MIGRATE_LOCK_STALE_S 3600
+#define MIGRATE_LOCK_POLL_MS 250
+static const char SQL_LOCK_TABLE[] =
+	"CREATE TABLE IF NOT EXISTS schema_migrations_lock ("
+	" id TINYINT UNSIGNED NOT NULL PRIMARY KEY,"
+	" holder VARCHAR(160) NOT NULL,"
+	" taken_at DATETIME(3) NOT NULL"
+	") ENGINE=InnoDB DEFAULT CHARSET=utf8mb4";
+static const char SQL_LOCK[] =
+	"INSERT INTO schema_migrations_lock (id, holder, taken_at) "
+	"VALUES (1, ?, UTC_TIMESTAMP(3))";
+static const char SQL_LOCK_STALE[] =
+	"UPDATE schema_migrations_lock SET holder = ?, taken_at = UTC_TIMESTAMP(3) "
+	"WHERE id = 1 AND taken_at < UTC_TIMESTAMP(3) - INTERVAL ? SECOND";
+static const char SQL_LOCK_RENEW[] =
+	"UPDATE schema_migrations_lock SET taken_at = UTC_TIMESTAMP(3) "
+	"WHERE id = 1 AND holder = ?";
+static const char SQL_UNLOCK[] =
+	"DELETE FROM schema_migrations_lock WHERE id = 1 AND holder = ?";
+static const char SQL_LOCK_HOLDER[] =
+	"SELECT holder, " DB_ISO_MS("taken_at") " FROM schema_migrations_lock WHERE id = 1";
 static const char SQL_APPLIED[] =
 	"SELECT checksum FROM schema_migrations WHERE version = ?";
 static const char SQL_RECORD[] =
@@ -156,30 +185,65 @@ out:
 	return rc;
 }
 
+/* One try at the lock: 1 taken, 0 held by another, < 0 enum db_err. */
+static int lock_try(struct db *db, const char *me)
+{
+	long long n = db_exec(db, SQL_LOCK, "s", me);
+
+	if (n == DB_ERR_DUPLICATE || n == DB_ERR_DEADLOCK) {
+		n = db_exec(db, SQL_LOCK_STALE, "si", me, (long long)MIGRATE_LOCK_STALE_S);
+		if (n > 0)
+			log_kv(LOG_WARN, "took over a stale migration lock", "holder=%s", me);
+		if (n == DB_ERR_DEADLOCK)
+			n = 0;
+	}
+	return n < 0 ? (int)n : n > 0;
+}
+
+/* The lock, waiting up to MIGRATE_LOCK_WAIT_S for another migrate to
+ * finish.  0, or -1 with err naming the holder. */
+static int lock_take(struct db *db, const char *me, char *err, size_t errlen)
+{
+	double until = time_mono_ms() + MIGRATE_LOCK_WAIT_S * 1000.0;
+	struct timespec pause = { 0, MIGRATE_LOCK_POLL_MS * 1000000L };
+	char holder[160] = "", since[40] = "";
+	const struct db_text row[] = {
+		{ holder, sizeof holder }, { since, sizeof since },
+	};
+	int rc;
+
+	while ((rc = lock_try(db, me)) == 0 && time_mono_ms() < until)
+		nanosleep(&pause, NULL);
+	if (rc == 1)
+		return 0;
+	if (rc < 0) {
+		snprintf(err, errlen, "taking the migration lock: %s", db_error(db));
+		return -1;
+	}
+	db_first_row(db, db_query(db, SQL_LOCK_HOLDER, ""), row, 2);
+	snprintf(err, errlen, "another migration holds the lock (%s since %s); if "
+	         "none runs, DELETE FROM schema_migrations_lock", holder, since);
+	return -1;
+}
+
 int migrate_run(struct db *db, const char *dir, int *applied,
                 char *err, size_t errlen)
 {
 	struct dirent **list = NULL;
-	struct db_stmt *st;
+	char host[100] = "", me[160];
 	long prev = -1;
-	int n, i, rc = -1;
-	bool locked = false;
+	int n = 0, i, rc = -1;
 
 	*applied = 0;
-	if (db_exec_script(db, SQL_TABLE, sizeof SQL_TABLE - 1) != DB_OK) {
+	if (db_exec_script(db, SQL_TABLE, sizeof SQL_TABLE - 1) != DB_OK ||
+	    db_exec_script(db, SQL_LOCK_TABLE, sizeof SQL_LOCK_TABLE - 1) != DB_OK) {
 		snprintf(err, errlen, "creating schema_migrations: %s", db_error(db));
 		return -1;
 	}
-	if ((st = db_query(db, SQL_LOCK, "")) == NULL) {
-		snprintf(err, errlen, "taking the migration lock: %s", db_error(db));
+	gethostname(host, sizeof host - 1);
+	snprintf(me, sizeof me, "%s:%ld", host, (long)getpid());
+	if (lock_take(db, me, err, errlen) != 0)
 		return -1;
-	}
-	locked = db_fetch(st) == 1 && db_col_ll(st, 0) == 1;
-	db_done(st);
-	if (!locked) {
-		snprintf(err, errlen, "another migration holds the lock");
-		return -1;
-	}
 
 	if ((n = scandir(dir, &list, filter, alphasort)) < 0) {
 		snprintf(err, errlen, "%s: cannot list migrations", dir);
@@ -195,6 +259,10 @@ int migrate_run(struct db *db, const char *dir, int *applied,
 		prev = v;
 		if (apply_one(db, dir, list[i]->d_name, v, applied, err, errlen) != 0)
 			goto out;
+		if (db_exec(db, SQL_LOCK_RENEW, "s", me) <= 0) {
+			snprintf(err, errlen, "lost the migration lock: %s", db_error(db));
+			goto out;
+		}
 	}
 	rc = 0;
 out:
@@ -203,10 +271,6 @@ out:
 			free(list[i]);
 		free(list);
 	}
-	if ((st = db_query(db, SQL_UNLOCK, "")) != NULL) {
-		while (db_fetch(st) == 1)
-			;
-		db_done(st);
-	}
+	db_exec(db, SQL_UNLOCK, "s", me);
 	return rc;
 }

@@ -2,8 +2,9 @@
  *
  * Each file is applied once, in order, and recorded with its SHA-256 in
  * schema_migrations.  A file that changed after it was applied is an error:
- * migrations are history, and history is not rewritten.  A named lock keeps
- * two migrators from racing. */
+ * migrations are history, and history is not rewritten.  A lock row
+ * (schema_migrations_lock) keeps two migrators from racing, on one server
+ * or on the nodes of a Galera cluster: the second waits for the first. */
 #ifndef SLUICE_MIGRATE_H
 #define SLUICE_MIGRATE_H
 

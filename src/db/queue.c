@@ -244,6 +244,10 @@ int queue_finish(struct db *db, const struct work_item *it, const char *process_
 		    "is", it->id, process_id);
 		break;
 	}
+	/* Whatever the child left: its leases end with its claim. */
+	if (n > 0)
+		db_exec(db, "DELETE FROM work_leases WHERE process_id = ? AND item_id = ?",
+		        "si", process_id, it->id);
 	return n < 0 ? (int)n : n > 0;
 }
 
@@ -275,6 +279,78 @@ int queue_heartbeat(struct db *db, const char *process_id, const char *host)
 	if (n >= 0)
 		n = db_exec(db, "UPDATE work_queue SET heartbeat_at = UTC_TIMESTAMP(3) "
 		            "WHERE claimed_by = ? AND status = 'running'", "s", process_id);
+	/* Only leases of items still running here: a lease whose release
+	 * failed is not kept alive by its process. */
+	if (n >= 0)
+		n = db_exec(db, "UPDATE work_leases l JOIN work_queue q ON q.id = l.item_id "
+		            "SET l.expires_at = UTC_TIMESTAMP(3) + INTERVAL ? SECOND "
+		            "WHERE l.process_id = ? AND q.claimed_by = l.process_id AND "
+		            "q.status = 'running'", "is", (long long)QUEUE_LEASE_S,
+		            process_id);
+	return n < 0 ? (int)n : 0;
+}
+
+/* ---- leases ------------------------------------------------------------------------ */
+
+struct lease {
+	const char *name, *process_id;
+	long long item_id;
+};
+
+/* One attempt.  On a cluster two takes write the same row: one commits,
+ * the other fails certification and, run again, finds the row held. */
+static int lease_take_body(struct db *db, void *arg)
+{
+	const struct lease *l = arg;
+	struct db_stmt *st;
+	long long n;
+	int rc, held = 0;
+
+	st = db_query(db, "SELECT item_id, expires_at > UTC_TIMESTAMP(3) FROM "
+	              "work_leases WHERE name = ? FOR UPDATE", "s", l->name);
+	if (st == NULL)
+		return db_last_err(db);
+	if ((rc = db_fetch(st)) == 1)
+		held = db_col_ll(st, 0) != l->item_id && db_col_ll(st, 1) != 0;
+	db_done(st);
+	if (rc < 0)
+		return db_last_err(db);
+	if (held)
+		return 0;
+	n = db_exec(db, "INSERT INTO work_leases (name, process_id, item_id, expires_at) "
+	            "VALUES (?, ?, ?, UTC_TIMESTAMP(3) + INTERVAL ? SECOND) "
+	            "ON DUPLICATE KEY UPDATE process_id = VALUES(process_id), "
+	            "item_id = VALUES(item_id), expires_at = VALUES(expires_at)",
+	            "ssii", l->name, l->process_id, l->item_id, (long long)QUEUE_LEASE_S);
+	return n < 0 ? (int)n : 1;
+}
+
+int queue_lease_take(struct db *db, const char *name, const char *process_id,
+                     long long item_id)
+{
+	struct lease l = { name, process_id, item_id };
+
+	return db_tx(db, "lease take", lease_take_body, &l);
+}
+
+int queue_lease_renew(struct db *db, const char *name, const char *process_id,
+                      long long item_id)
+{
+	long long n = db_exec(db, "UPDATE work_leases SET expires_at = UTC_TIMESTAMP(3) "
+	                      "+ INTERVAL ? SECOND WHERE name = ? AND process_id = ? "
+	                      "AND item_id = ?", "issi", (long long)QUEUE_LEASE_S, name,
+	                      process_id, item_id);
+
+	return n < 0 ? (int)n : n > 0;
+}
+
+int queue_lease_release(struct db *db, const char *name, const char *process_id,
+                        long long item_id)
+{
+	long long n = db_exec(db, "DELETE FROM work_leases WHERE name = ? AND "
+	                      "process_id = ? AND item_id = ?", "ssi", name,
+	                      process_id, item_id);
+
 	return n < 0 ? (int)n : 0;
 }
 
@@ -287,11 +363,15 @@ void queue_process_gone(struct db *db, const char *process_id)
  * left, else to be given up with why. */
 static long long take_back(struct db *db, const char *who, const char *why)
 {
-	return db_exec(db, "UPDATE work_queue SET status = 'queued', claimed_by = NULL, "
-	    "available_at = UTC_TIMESTAMP(3), "
+	long long n = db_exec(db, "UPDATE work_queue SET status = 'queued', "
+	    "claimed_by = NULL, available_at = UTC_TIMESTAMP(3), "
 	    "give_up_reason = IF(give_up_reason IS NULL AND attempts >= max_attempts, "
 	    "  ?, give_up_reason) "
 	    "WHERE status = 'running' AND claimed_by = ?", "ss", why, who);
+
+	if (n >= 0)
+		db_exec(db, "DELETE FROM work_leases WHERE process_id = ?", "s", who);
+	return n;
 }
 
 int queue_recover(struct db *db, const char *process_id)

@@ -35,6 +35,7 @@ struct db;
 #define QUEUE_HEARTBEAT_S 10       /* how often a work process heartbeats its claims */
 #define QUEUE_ATTEMPTS 3           /* an item's attempts unless it says otherwise */
 #define QUEUE_TENANT_MAX 80
+#define QUEUE_LEASE_S 60           /* a lease not renewed this long is free */
 
 struct work_item {
 	long long id;
@@ -130,7 +131,25 @@ int queue_settled(struct db *db, const char *const *ids, size_t n, bool *settled
 int queue_finish(struct db *db, const struct work_item *it, const char *process_id,
                  enum queue_outcome outcome, const char *err);
 
-/* Heartbeat every claim of process_id, and the process itself. */
+/* Leases (work_leases): the right to name (one dataset's ingestion, say)
+ * held by a claimed item, exclusive across every work process and every
+ * node of a Galera cluster, where GET_LOCK is not (it is per server).  The
+ * process's heartbeat renews its items' leases while they run; an item's
+ * outcome releases its leases; a holder that died loses them when its
+ * claim is taken back or QUEUE_LEASE_S after its last heartbeat.
+ * Take: 1 taken (or ours already: the same item, claimed again after its
+ * process died), 0 held by another item, < 0 enum db_err. */
+int queue_lease_take(struct db *db, const char *name, const char *process_id,
+                     long long item_id);
+/* Still ours?  1 yes (renewed), 0 lost, < 0 enum db_err. */
+int queue_lease_renew(struct db *db, const char *name, const char *process_id,
+                      long long item_id);
+/* Let go of it (if ours); < 0 on error. */
+int queue_lease_release(struct db *db, const char *name, const char *process_id,
+                        long long item_id);
+
+/* Heartbeat every claim of process_id (and the leases of the ones that
+ * run), and the process itself. */
 int queue_heartbeat(struct db *db, const char *process_id, const char *host);
 
 /* Take back the claims of dead processes: on this host, of pids that no

@@ -69,7 +69,14 @@ bool wh_ident_ok(const char *name);
  * wh_ident_ok or buf is too small (2 * WH_IDENT_MAX * 4 + 3 always fits). */
 int wh_quote(const char *name, char *buf, size_t cap);
 
-/* Transactions on the warehouse connection. */
+/* Transactions on the warehouse connection.  A load's transaction streams
+ * rows from a source and cannot be run again whole (db_tx's way): when its
+ * COMMIT fails, a deadlock or (Galera) a certification failure included,
+ * the server has rolled back all of it, rows and the state written in it,
+ * and wh_commit's -1 fails the task; the run is retried by its pipeline's
+ * retry policy and starts from the last state that did commit.  State
+ * written after the commit (state_after_commit) is behind the rows at
+ * worst, never ahead. */
 int wh_begin(struct wh *w);
 int wh_commit(struct wh *w);
 void wh_rollback(struct wh *w);

@@ -54,11 +54,17 @@ struct json_object *req_rows_or_reply(struct req *r, struct db_stmt *st,
 
 int resp_db_error(struct req *r, int db_err)
 {
-	if (db_err == DB_ERR_UNAVAILABLE || db_err == DB_ERR_ACCESS) {
-		char q[512];
+	char q[512];
 
-		log_kv(LOG_WARN, "database unavailable", "error=%s",
+	/* Transient, all three: the server is down or (Galera) has no quorum;
+	 * the credentials are refused (fixed by an operator, not the client);
+	 * or a deadlock or certification failure outlasted db_tx's attempts. */
+	if (db_err == DB_ERR_UNAVAILABLE || db_err == DB_ERR_ACCESS ||
+	    db_err == DB_ERR_DEADLOCK) {
+		log_kv(LOG_WARN, db_err == DB_ERR_DEADLOCK ? "database busy"
+		       : "database unavailable", "error=%s",
 		       log_quote(q, sizeof q, db_error(r->db)));
+		resp_header(r, "Retry-After", DB_RETRY_AFTER_S);
 		resp_detail(r, 503, "Database unavailable");
 		return -1;
 	}

@@ -24,7 +24,10 @@ struct json_object *req_rows_or_reply(struct req *r, struct db_stmt *st,
                                       req_row_fn row);
 
 /* Answer a failed database call: 503 {"detail":"Database unavailable"}
- * when the server cannot be reached, else 500.  Returns -1. */
+ * with Retry-After when the server cannot be reached or serve (a Galera
+ * node without quorum) or a deadlock persisted past db_tx's attempts,
+ * else 500.  Returns -1. */
+#define DB_RETRY_AFTER_S "1"
 int resp_db_error(struct req *r, int db_err);
 
 /* 500 {"detail":"Internal Server Error"} after logging what. Returns -1. */

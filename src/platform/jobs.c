@@ -85,38 +85,46 @@ static int job_lock(struct req *r, const char *job_id, struct job_row *j)
 	return rc < 0 ? db_last_err(r->db) : rc;
 }
 
-/* Begin, then lock the caller's job id (canonical).  1 with the
- * transaction open; 0 (rolled back) when there is no such job; -1 when a
- * database error was answered. */
-static int job_begin(struct req *r, const char *id, struct job_row *j)
+/* What a job step decided, inside its transaction: JOB_WRITTEN, or a
+ * refusal (nothing written; the handler answers it after the commit). */
+enum { JOB_MISSING = 0, JOB_WRITTEN = 1, JOB_REFUSED = 2, JOB_REFUSED_2 = 3 };
+
+/* One attempt's work on the locked job: a JOB_ value or a negative enum
+ * db_err.  It may run again on a deadlock: it starts from its argument. */
+typedef int (*job_step_fn)(struct req *r, struct job_row *j, void *arg);
+
+struct job_tx {
+	struct req *r;
+	const char *id;
+	struct job_row *j;
+	job_step_fn step;
+	void *arg;
+};
+
+static int job_tx_body(struct db *db, void *arg)
 {
+	const struct job_tx *t = arg;
+	int rc;
+
+	(void)db;
+	if ((rc = job_lock(t->r, t->id, t->j)) != 1)
+		return rc;
+	return t->step(t->r, t->j, t->arg);
+}
+
+/* Lock the caller's job id (canonical) and run step on it, one transaction
+ * retried whole on a deadlock.  step's JOB_ value (JOB_MISSING when there
+ * is no such job), or -1 after a database error was answered. */
+static int job_tx(struct req *r, const char *id, struct job_row *j,
+                  job_step_fn step, void *arg)
+{
+	struct job_tx t = { r, id, j, step, arg };
 	int rc;
 
 	if (req_db_or_reply(r) == NULL)
 		return -1;
-	if ((rc = db_begin(r->db)) != 0)
-		return resp_db_error(r, rc);
-	if ((rc = job_lock(r, id, j)) != 1)
-		db_rollback(r->db);
-	if (rc < 0)
-		return resp_db_error(r, rc);
-	return rc;
-}
-
-/* Roll back and answer a failed statement; -1. */
-static int tx_fail(struct req *r, long long rc)
-{
-	int err = rc < 0 ? (int)rc : db_last_err(r->db);
-
-	db_rollback(r->db);
-	return resp_db_error(r, err);
-}
-
-static int tx_commit(struct req *r)
-{
-	int rc = db_commit(r->db);
-
-	return rc != 0 ? tx_fail(r, rc) : 0;
+	rc = db_tx(r->db, "job change", job_tx_body, &t);
+	return rc < 0 ? resp_db_error(r, rc) : rc;
 }
 
 /* A JSON array stored as text, as strings in the arena (none when NULL
@@ -258,42 +266,61 @@ static int pipeline_lock(struct req *r, const char *id)
 	return rc < 0 ? db_last_err(r->db) : rc;
 }
 
+struct memory_tx {
+	struct req *r;
+	const char *pipeline_id;
+	long long mb;
+};
+
+/* One attempt: 1 set, 0 no such pipeline of the caller, or < 0. */
+static int pipeline_memory_body(struct db *db, void *arg)
+{
+	const struct memory_tx *m = arg;
+	long long n;
+	int rc;
+
+	if ((rc = pipeline_lock(m->r, m->pipeline_id)) != 1)
+		return rc;
+	n = db_exec(db, "UPDATE pipelines SET memory_allocated_mb = ? "
+	            "WHERE id = ?", "is", m->mb, m->pipeline_id);
+	if (n >= 0)
+		n = db_exec(db, "UPDATE jobs SET memory_allocated_mb = ? "
+		            "WHERE pipeline_id = ?", "is", m->mb, m->pipeline_id);
+	return n < 0 ? (int)n : 1;
+}
+
 static int pipeline_memory_put(struct req *r)
 {
 	char id[PIPELINE_ID_LEN + 1];
-	long long mb, n;
+	struct memory_tx m = { r, id, 0 };
 	int rc;
 
 	if (platform_query_or_reply(r, NULL, NULL) != 0)
 		return -1;
 	if (platform_pipeline_id_parse(req_param(r, "pipeline_id"), id) != 0)
 		return platform_reply(r, PLATFORM_PIPELINE_UNKNOWN);
-	if (amount_or_reply(r, &mb) != 0 || req_db_or_reply(r) == NULL)
+	if (amount_or_reply(r, &m.mb) != 0 || req_db_or_reply(r) == NULL)
 		return -1;
-	if ((rc = db_begin(r->db)) != 0)
-		return resp_db_error(r, rc);
-	if ((rc = pipeline_lock(r, id)) != 1) {
-		db_rollback(r->db);
+	rc = db_tx(r->db, "pipeline memory", pipeline_memory_body, &m);
+	if (rc != 1)
 		return rc < 0 ? resp_db_error(r, rc)
 		              : platform_reply(r, PLATFORM_PIPELINE_UNKNOWN);
-	}
-	n = db_exec(r->db, "UPDATE pipelines SET memory_allocated_mb = ? "
-	            "WHERE id = ?", "is", mb, id);
-	if (n >= 0)
-		n = db_exec(r->db, "UPDATE jobs SET memory_allocated_mb = ? "
-		            "WHERE pipeline_id = ?", "is", mb, id);
-	if (n < 0)
-		return tx_fail(r, n);
-	if (tx_commit(r) != 0)
-		return -1;
-	return resp_json(r, 200, memory_answer(id, NULL, mb));
+	return resp_json(r, 200, memory_answer(id, NULL, m.mb));
+}
+
+static int job_memory_step(struct req *r, struct job_row *j, void *arg)
+{
+	long long n = db_exec(r->db, "UPDATE jobs SET memory_allocated_mb = ? "
+	                      "WHERE id = ?", "is", *(long long *)arg, j->id);
+
+	return n < 0 ? (int)n : JOB_WRITTEN;
 }
 
 static int job_memory_put(struct req *r)
 {
 	char id[JOB_ID_MAX + 1], pid[PIPELINE_ID_LEN + 1];
 	struct job_row j;
-	long long mb, n;
+	long long mb;
 	int rc;
 
 	if (platform_query_or_reply(r, NULL, NULL) != 0)
@@ -302,14 +329,8 @@ static int job_memory_put(struct req *r)
 		return platform_reply(r, PLATFORM_JOB_UNKNOWN);
 	if (amount_or_reply(r, &mb) != 0)
 		return -1;
-	if ((rc = job_begin(r, id, &j)) <= 0)
+	if ((rc = job_tx(r, id, &j, job_memory_step, &mb)) <= 0)
 		return rc < 0 ? -1 : platform_reply(r, PLATFORM_JOB_UNKNOWN);
-	n = db_exec(r->db, "UPDATE jobs SET memory_allocated_mb = ? WHERE id = ?",
-	            "is", mb, id);
-	if (n < 0)
-		return tx_fail(r, n);
-	if (tx_commit(r) != 0)
-		return -1;
 	return resp_json(r, 200, memory_answer(pid, id, mb));
 }
 
@@ -343,28 +364,32 @@ static long long reset_apply(struct req *r, const struct job_row *j)
 	               "WHERE job_id = ?", "s", j->id);
 }
 
+static int job_reset_step(struct req *r, struct job_row *j, void *arg)
+{
+	long long n;
+
+	(void)arg;
+	if (j->running)
+		return JOB_REFUSED;
+	n = reset_apply(r, j);
+	return n < 0 ? (int)n : JOB_WRITTEN;
+}
+
 static int job_reset_state(struct req *r)
 {
 	char id[JOB_ID_MAX + 1], detail[160];
 	struct json_object *o;
 	struct job_row j;
-	long long n;
 	int rc;
 
 	if (platform_query_or_reply(r, NULL, NULL) != 0)
 		return -1;
 	if (platform_job_id_parse(req_param(r, "job_id"), id, NULL, NULL) != 0)
 		return platform_reply(r, PLATFORM_JOB_NOT_FOUND);
-	if ((rc = job_begin(r, id, &j)) <= 0)
+	if ((rc = job_tx(r, id, &j, job_reset_step, NULL)) <= 0)
 		return rc < 0 ? -1 : platform_reply(r, PLATFORM_JOB_NOT_FOUND);
-	if (j.running) {
-		db_rollback(r->db);
+	if (rc == JOB_REFUSED)
 		return platform_reply(r, PLATFORM_JOB_RUNNING_RESET);
-	}
-	if ((n = reset_apply(r, &j)) < 0)
-		return tx_fail(r, n);
-	if (tx_commit(r) != 0)
-		return -1;
 	snprintf(detail, sizeof detail, "State of job %s reset", id);
 	o = json_object_new_object();
 	json_object_object_add(o, "status", json_object_new_boolean(1));
@@ -491,39 +516,56 @@ static struct json_object *job_patch_or_reply(struct req *r, char id[JOB_ID_MAX 
 	return req_json_body_or_reply(r);
 }
 
+struct sync_tx {
+	const struct sync_request *req;
+	const struct sync_result *parsed;  /* what the body alone decided */
+	struct sync_result *res;
+};
+
+/* JOB_WRITTEN, JOB_REFUSED (errors in res) or JOB_REFUSED_2 (blocked). */
+static int job_sync_step(struct req *r, struct job_row *j, void *arg)
+{
+	const struct sync_tx *x = arg;
+	struct sync_job sj = {
+		.connector = j->connector, .plugin = j->plugin,
+		.load_type = j->load_type, .column_name = j->column_name,
+		.column_type = j->column_type,
+		.primary_keys = list_from_json(r, j->primary_keys),
+		.include = list_from_json(r, j->include), .running = j->running,
+	};
+	long long n;
+
+	*x->res = *x->parsed;
+	sync_decide(&sj, x->req, x->res);
+	if (x->res->nerrors > 0)
+		return JOB_REFUSED;
+	if (sync_blocked(x->res, x->req))
+		return JOB_REFUSED_2;
+	n = sync_write(r, j, x->req, x->res);
+	return n < 0 ? (int)n : JOB_WRITTEN;
+}
+
 static int job_sync_mode(struct req *r)
 {
 	struct sync_result *res = arena_alloc(r->arena, sizeof *res);
+	struct sync_result *parsed = arena_alloc(r->arena, sizeof *parsed);
 	struct json_object *body;
 	struct sync_request req;
-	struct sync_job sj;
+	struct sync_tx x = { &req, parsed, res };
 	char id[JOB_ID_MAX + 1];
 	struct job_row j;
-	long long n;
 	int rc;
 
 	if ((body = job_patch_or_reply(r, id)) == NULL)
 		return -1;
-	sync_request_parse(body, &req, res);
-	if ((rc = job_begin(r, id, &j)) <= 0)
+	sync_request_parse(body, &req, parsed);
+	if ((rc = job_tx(r, id, &j, job_sync_step, &x)) <= 0)
 		return rc < 0 ? -1 : platform_reply(r, PLATFORM_JOB_NOT_FOUND);
-	sj = (struct sync_job){
-		.connector = j.connector, .plugin = j.plugin, .load_type = j.load_type,
-		.column_name = j.column_name, .column_type = j.column_type,
-		.primary_keys = list_from_json(r, j.primary_keys),
-		.include = list_from_json(r, j.include), .running = j.running,
-	};
-	sync_decide(&sj, &req, res);
-	if (res->nerrors > 0 || sync_blocked(res, &req)) {
-		db_rollback(r->db);
-		return res->nerrors > 0 ? reply_sync_errors(r, res)
-		                        : platform_reply_warnings(r,
-		                              PLATFORM_SYNC_BLOCKED, warnings_json(res));
-	}
-	if ((n = sync_write(r, &j, &req, res)) < 0)
-		return tx_fail(r, n);
-	if (tx_commit(r) != 0)
-		return -1;
+	if (rc == JOB_REFUSED)
+		return reply_sync_errors(r, res);
+	if (rc == JOB_REFUSED_2)
+		return platform_reply_warnings(r, PLATFORM_SYNC_BLOCKED,
+		                               warnings_json(res));
 	return reply_sync_done(r, &j, &req, res);
 }
 
@@ -647,39 +689,56 @@ static int reply_patch_done(struct req *r, const struct job_row *j)
 	return resp_json(r, 200, o);
 }
 
+struct input_tx {
+	const struct input_patch *p;
+	struct platform_verr *v;         /* the body's refusals, then the job's */
+	const char *id;
+};
+
+/* JOB_WRITTEN (j read again, as the answer shows it), JOB_REFUSED (errors
+ * in v) or JOB_REFUSED_2 (a bookmark while the job runs).  The job's checks
+ * add to v only while it is empty, so a second attempt adds nothing twice. */
+static int job_input_step(struct req *r, struct job_row *j, void *arg)
+{
+	const struct input_tx *x = arg;
+	long long n;
+	int rc;
+
+	if (platform_verr_count(x->v) == 0)
+		patch_check_job(x->p, j, x->v);
+	if (platform_verr_count(x->v) > 0)
+		return JOB_REFUSED;
+	if (x->p->bookmark != NULL && j->running)
+		return JOB_REFUSED_2;
+	if ((n = patch_write(r, x->p, j)) < 0)
+		return (int)n;
+	if ((rc = job_lock(r, x->id, j)) < 0)
+		return rc;
+	return JOB_WRITTEN;
+}
+
 static int job_input_patch(struct req *r)
 {
 	struct json_object *body;
 	struct platform_verr v;
 	struct input_patch p;
 	char id[JOB_ID_MAX + 1];
+	struct input_tx x = { &p, &v, id };
 	struct job_row j;
-	long long n;
 	int rc;
 
 	if ((body = job_patch_or_reply(r, id)) == NULL)
 		return -1;
 	platform_verr_init(&v);
 	patch_parse(body, &p, &v);
-	if ((rc = job_begin(r, id, &j)) <= 0) {
-		platform_verr_free(&v);
-		return rc < 0 ? -1 : platform_reply(r, PLATFORM_JOB_NOT_FOUND);
-	}
-	if (platform_verr_count(&v) == 0)
-		patch_check_job(&p, &j, &v);
-	if (platform_verr_count(&v) > 0) {
-		db_rollback(r->db);
+	rc = job_tx(r, id, &j, job_input_step, &x);
+	if (rc == JOB_REFUSED)
 		return platform_reply_validation(r, PLATFORM_INPUT_INVALID, &v);
-	}
 	platform_verr_free(&v);
-	if (p.bookmark != NULL && j.running) {
-		db_rollback(r->db);
+	if (rc <= 0)
+		return rc < 0 ? -1 : platform_reply(r, PLATFORM_JOB_NOT_FOUND);
+	if (rc == JOB_REFUSED_2)
 		return platform_reply(r, PLATFORM_JOB_RUNNING_BOOKMARK);
-	}
-	if ((n = patch_write(r, &p, &j)) < 0 || (rc = job_lock(r, id, &j)) < 0)
-		return tx_fail(r, n < 0 ? n : rc);
-	if (tx_commit(r) != 0)
-		return -1;
 	return reply_patch_done(r, &j);
 }
 

@@ -522,7 +522,7 @@ int pipeline_connection_check(struct req *r, const char *connection_id,
 
 /* Every connection_id of the jobs.  0, 1 when an error was recorded, or a
  * negative db error. */
-static int connections_check(struct req *r, struct pipeline_spec *ps,
+static int connections_check(struct req *r, const struct pipeline_spec *ps,
                              struct platform_verr *v)
 {
 	for (size_t i = 0; i < ps->njobs; i++) {
@@ -579,38 +579,42 @@ static int job_insert(struct req *r, const char *pid, size_t i,
 	return rc < 0 ? (int)rc : 0;
 }
 
-/* The pipeline, its jobs, job states and tasks in one transaction.
- * 0; 1 when a connection check failed (recorded in v); or a db error. */
-static int pipeline_insert(struct req *r, struct pipeline_spec *ps,
-                           const char *pid, struct platform_verr *v)
+struct pipeline_insert {
+	struct req *r;
+	const struct pipeline_spec *ps;
+	const char *pid;
+	struct platform_verr *v;
+};
+
+/* One attempt: the pipeline, its jobs, job states and tasks.  0; 1 when a
+ * connection check failed (recorded in v, which every attempt starts
+ * afresh); or a db error. */
+static int pipeline_insert_body(struct db *db, void *arg)
 {
+	const struct pipeline_insert *x = arg;
+	const struct pipeline_spec *ps = x->ps;
+	struct req *r = x->r;
 	char next[TIME_SQL_LEN];
 	long long n;
 	int rc;
 
-	if ((rc = db_begin(r->db)) != 0)
+	platform_verr_free(x->v);
+	platform_verr_init(x->v);
+	if ((rc = connections_check(r, ps, x->v)) != 0)
 		return rc;
-	if ((rc = connections_check(r, ps, v)) != 0)
-		goto out;
-	n = db_exec(r->db, "INSERT INTO pipelines (id, customer_id, created_by, "
+	n = db_exec(db, "INSERT INTO pipelines (id, customer_id, created_by, "
 	    "name, description, cron, cron_timezone, retries, run_timeout_s, "
 	    "next_run_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, NULLIF(?, 0), ?)",
-	    "sssssssiis", pid, r->id.customer_id, r->id.sub, ps->name,
+	    "sssssssiis", x->pid, r->id.customer_id, r->id.sub, ps->name,
 	    ps->description != NULL ? ps->description : "", ps->cron,
 	    ps->cron_timezone, ps->retries, ps->run_timeout_s,
 	    time_sql(next, ps->next_run));
-	if (n < 0) {
-		rc = (int)n;
-		goto out;
-	}
+	if (n < 0)
+		return (int)n;
 	for (size_t i = 0; i < ps->njobs; i++)
-		if ((rc = job_insert(r, pid, i, &ps->jobs[i])) != 0)
-			goto out;
-	rc = db_commit(r->db);
-out:
-	if (rc != 0)
-		db_rollback(r->db);
-	return rc;
+		if ((rc = job_insert(r, x->pid, i, &ps->jobs[i])) != 0)
+			return rc;
+	return 0;
 }
 
 /* ==== handler ============================================================= */
@@ -637,7 +641,8 @@ int pipeline_create(struct req *r)
 		platform_verr_free(&v);
 		return r->status != 0 ? -1 : resp_internal(r, "pipeline id");
 	}
-	rc = pipeline_insert(r, ps, id, &v);
+	rc = db_tx(r->db, "pipeline create", pipeline_insert_body,
+	           &(struct pipeline_insert){ r, ps, id, &v });
 	if (rc == 1)
 		return platform_reply_validation(r, PLATFORM_PIPELINE_INVALID, &v);
 	platform_verr_free(&v);

@@ -543,31 +543,45 @@ static int current_read(struct req *r, const char *id, struct json_object **cur)
 	return rc;
 }
 
-/* Every check that needs the pipeline (locked), then the writes.  One of
- * the PATCH_ values (v filled for PATCH_INVALID) or a negative db error;
- * the transaction is committed on PATCH_DONE, rolled back otherwise. */
-static int patch_tx(struct req *r, const char *id, const struct patch *p,
-                    struct platform_verr *v)
+struct patch_tx {
+	struct req *r;
+	const char *id;
+	const struct patch *p;
+	struct platform_verr *v;
+	struct job_change *jc;        /* p->njobs + 1 */
+};
+
+/* One attempt: every check that needs the pipeline (locked), then the
+ * writes.  One of the PATCH_ values (v filled for PATCH_INVALID) or a
+ * negative db error; only PATCH_DONE has written anything.  v and jc start
+ * empty on every attempt: a retried one must not repeat the first's
+ * refusals. */
+static int patch_body(struct db *db, void *arg)
 {
-	struct job_change *jc = arena_alloc(r->arena, (p->njobs + 1) * sizeof *jc);
+	const struct patch_tx *t = arg;
+	struct req *r = t->r;
+	const struct patch *p = t->p;
+	struct job_change *jc = t->jc;
+	struct platform_verr *v = t->v;
 	struct json_object *cur = NULL, *hold;
 	struct schedule s;
 	bool busy;
 	long long n;
 	int rc;
 
+	(void)db;
 	memset(jc, 0, (p->njobs + 1) * sizeof *jc);
-	if ((rc = db_begin(r->db)) != 0)
-		return rc;
+	platform_verr_free(v);
+	platform_verr_init(v);
 	hold = json_object_new_array();
-	if ((rc = pipeline_lock_idle(r, id)) < 0)
+	if ((rc = pipeline_lock_idle(r, t->id)) < 0)
 		goto out;
 	if (rc == PIPELINE_MISSING) {
 		rc = PATCH_MISSING;
 		goto out;
 	}
 	busy = rc == PIPELINE_ACTIVE;
-	if ((rc = current_read(r, id, &cur)) != 1) {
+	if ((rc = current_read(r, t->id, &cur)) != 1) {
 		rc = rc == 0 ? PATCH_MISSING : rc;
 		goto out;
 	}
@@ -588,7 +602,7 @@ static int patch_tx(struct req *r, const char *id, const struct patch *p,
 	rc = platform_verr_count(v) > 0 ? PATCH_INVALID : busy ? PATCH_BUSY : 0;
 	if (rc != 0)
 		goto out;
-	if ((n = pipeline_write(r, id, p, &s)) < 0) {
+	if ((n = pipeline_write(r, t->id, p, &s)) < 0) {
 		rc = (int)n;
 		goto out;
 	}
@@ -597,13 +611,22 @@ static int patch_tx(struct req *r, const char *id, const struct patch *p,
 			rc = (int)n;
 			goto out;
 		}
-	rc = db_commit(r->db);
+	rc = PATCH_DONE;
 out:
-	if (rc != PATCH_DONE)
-		db_rollback(r->db);
 	json_object_put(cur);
 	json_object_put(hold);
 	return rc;
+}
+
+/* The checks and writes, all or nothing (retried whole on a deadlock). */
+static int patch_tx(struct req *r, const char *id, const struct patch *p,
+                    struct platform_verr *v)
+{
+	struct patch_tx t = {
+		r, id, p, v, arena_alloc(r->arena, (p->njobs + 1) * sizeof *t.jc),
+	};
+
+	return db_tx(r->db, "pipeline patch", patch_body, &t);
 }
 
 /* ==== handler ============================================================= */

@@ -64,77 +64,60 @@ int pipeline_lock_idle(struct req *r, const char *id)
 	return rc == 1 ? PIPELINE_ACTIVE : PIPELINE_IDLE;
 }
 
-static int pipeline_delete(struct req *r, const char *id)
+struct pipeline_tx {
+	struct req *r;
+	const char *id;
+	int paused;
+	time_t next_run;
+};
+
+/* One attempt: the children and the pipeline gone when it is idle.  The
+ * answer of pipeline_lock_idle, or a negative db error. */
+static int pipeline_delete_body(struct db *db, void *arg)
 {
+	const struct pipeline_tx *p = arg;
 	int rc;
 
-	if ((rc = db_begin(r->db)) != 0)
+	if ((rc = pipeline_lock_idle(p->r, p->id)) != PIPELINE_IDLE)
 		return rc;
-	if ((rc = pipeline_lock_idle(r, id)) != PIPELINE_IDLE)
-		goto out;
 	for (size_t i = 0; i < sizeof delete_sql / sizeof delete_sql[0]; i++) {
-		long long n = db_exec(r->db, delete_sql[i], "s", id);
+		long long n = db_exec(db, delete_sql[i], "s", p->id);
 
-		if (n < 0) {
-			rc = (int)n;
-			goto out;
-		}
+		if (n < 0)
+			return (int)n;
 	}
-	rc = db_commit(r->db);
-out:
-	if (rc != PIPELINE_IDLE)
-		db_rollback(r->db);
-	return rc;
+	return PIPELINE_IDLE;
 }
 
 /* Pause (next_run_at NULL) or resume (next_run_at from the cron, read in
- * the pipeline's cron_timezone).  1 done, 0 no such pipeline of the
- * caller, or a negative db error. */
-static int pipeline_set_paused(struct req *r, const char *id, int paused,
-                               time_t *next_run)
+ * the pipeline's cron_timezone), one attempt.  1 done, 0 no such pipeline
+ * of the caller, or a negative db error. */
+static int pipeline_paused_body(struct db *db, void *arg)
 {
-	struct db_stmt *st;
+	struct pipeline_tx *p = arg;
 	char cron_text[CRON_EXPR_MAX + 1] = "", tz[CRON_TZ_MAX + 1] = "";
 	char next[TIME_SQL_LEN], err[160];
+	const struct db_text row[] = {
+		{ cron_text, sizeof cron_text }, { tz, sizeof tz },
+	};
 	struct cron c;
 	long long n;
 	int rc;
 
-	*next_run = 0;
-	if ((rc = db_begin(r->db)) != 0)
+	p->next_run = 0;
+	rc = db_first_row(db, db_query(db, "SELECT cron, cron_timezone FROM "
+	                  "pipelines WHERE id = ? AND customer_id = ? FOR UPDATE",
+	                  "ss", p->id, p->r->id.customer_id), row, 2);
+	if (rc != 1)
 		return rc;
-	st = db_query(r->db, "SELECT cron, cron_timezone FROM pipelines WHERE "
-	              "id = ? AND customer_id = ? FOR UPDATE", "ss", id,
-	              r->id.customer_id);
-	if (st == NULL) {
-		rc = db_last_err(r->db);
-		goto out;
-	}
-	if ((rc = db_fetch(st)) == 1) {
-		snprintf(cron_text, sizeof cron_text, "%s", db_col_str(st, 0));
-		snprintf(tz, sizeof tz, "%s", db_col_str(st, 1));
-	}
-	db_done(st);
-	if (rc != 1) {
-		rc = rc < 0 ? db_last_err(r->db) : 0;
-		goto out;
-	}
-	if (!paused && cron_text[0] != '\0' &&
+	if (!p->paused && cron_text[0] != '\0' &&
 	    (cron_parse(cron_text, &c, err, sizeof err) != 0 ||
-	     cron_next_tz(&c, tz, time(NULL), next_run) != 0))
-		*next_run = 0;
-	n = db_exec(r->db, "UPDATE pipelines SET paused = ?, next_run_at = ? "
-	            "WHERE id = ?", "iss", (long long)paused,
-	            time_sql(next, *next_run), id);
-	if (n < 0) {
-		rc = (int)n;
-		goto out;
-	}
-	if ((rc = db_commit(r->db)) == 0)
-		return 1;
-out:
-	db_rollback(r->db);
-	return rc;
+	     cron_next_tz(&c, tz, time(NULL), &p->next_run) != 0))
+		p->next_run = 0;
+	n = db_exec(db, "UPDATE pipelines SET paused = ?, next_run_at = ? "
+	            "WHERE id = ?", "iss", (long long)p->paused,
+	            time_sql(next, p->next_run), p->id);
+	return n < 0 ? (int)n : 1;
 }
 
 /* ==== handlers ============================================================ */
@@ -253,11 +236,16 @@ static int pipeline_delete_handler(struct req *r)
 		return platform_reply(r, PLATFORM_PIPELINE_NOT_FOUND);
 	if (req_db_or_reply(r) == NULL)
 		return -1;
-	rc = pipeline_delete(r, id);
+	rc = db_tx(r->db, "pipeline delete", pipeline_delete_body,
+	           &(struct pipeline_tx){ .r = r, .id = id });
 	if (rc == PIPELINE_MISSING)
 		return platform_reply(r, PLATFORM_PIPELINE_NOT_FOUND);
 	if (rc == PIPELINE_ACTIVE)
 		return platform_reply(r, PLATFORM_PIPELINE_BUSY);
+	/* Transient (the node went away, or conflicts outlasted the retries):
+	 * nothing was deleted, and trying again later will do. */
+	if (rc == DB_ERR_UNAVAILABLE || rc == DB_ERR_DEADLOCK)
+		return resp_db_error(r, rc);
 	if (rc != 0) {
 		log_kv(LOG_ERROR, "pipeline delete rolled back", "pipeline_id=%s "
 		       "error=%s", id, LOG_Q(db_error(r->db)));
@@ -274,22 +262,22 @@ static int pause_or_resume(struct req *r, int paused)
 {
 	char id[PIPELINE_ID_LEN + 1], iso[40];
 	struct json_object *o, *d;
-	time_t next;
+	struct pipeline_tx p = { .r = r, .id = id, .paused = paused };
 	int rc;
 
 	if (platform_query_or_reply(r, NULL, NULL) != 0 ||
 	    platform_pipeline_ref_or_reply(r, PLATFORM_PIPELINE_NOT_FOUND, id) != 0 ||
 	    req_db_or_reply(r) == NULL)
 		return -1;
-	rc = pipeline_set_paused(r, id, paused, &next);
+	rc = db_tx(r->db, "pipeline pause", pipeline_paused_body, &p);
 	if (rc != 1)
 		return rc == 0 ? platform_reply(r, PLATFORM_PIPELINE_NOT_FOUND)
 		               : resp_db_error(r, rc);
 	d = json_object_new_object();
 	json_object_object_add(d, "pipeline_id", json_object_new_string(id));
 	json_object_object_add(d, "paused", json_object_new_boolean(paused));
-	json_object_object_add(d, "next_run_at", next == 0 ? NULL :
-	    json_object_new_string(time_iso8601(iso, sizeof iso, next, -1)));
+	json_object_object_add(d, "next_run_at", p.next_run == 0 ? NULL :
+	    json_object_new_string(time_iso8601(iso, sizeof iso, p.next_run, -1)));
 	o = json_object_new_object();
 	json_object_object_add(o, "status", json_object_new_boolean(1));
 	json_object_object_add(o, "data", d);

@@ -38,96 +38,83 @@ static long long log_line(struct db *db, const char *run_id, const char *level,
 
 enum { C_NOT_FOUND = 1, C_FINISHED = 2 };
 
-/* 0 with the new status in status_out; C_NOT_FOUND, C_FINISHED (status_out
- * the final status) or a negative db error. */
-static int cancel_tx(struct req *r, const char *run_id, const char *by,
-                     char status_out[16])
+struct cancel {
+	const char *run_id, *customer_id, *by;
+	char status[16];             /* the run's status after the cancel */
+};
+
+/* One attempt: 0 with the new status in c->status; C_NOT_FOUND,
+ * C_FINISHED (c->status the final status) or a negative db error. */
+static int cancel_body(struct db *db, void *arg)
 {
+	struct cancel *c = arg;
+	const char *run_id = c->run_id, *by = c->by;
 	char pipeline[PIPELINE_ID_LEN + 1] = "", msg[CANCEL_BY_MAX + 64];
-	struct db_stmt *st;
+	char *status_out = c->status;
+	const struct db_text row[] = {
+		{ status_out, sizeof c->status }, { pipeline, sizeof pipeline },
+	};
 	long long n = 0;
 	int rc;
 
-	if ((rc = db_begin(r->db)) != DB_OK)
-		return rc;
-	st = db_query(r->db, "SELECT status, pipeline_id FROM pipeline_runs "
-	              "WHERE id = ? AND customer_id = ? FOR UPDATE", "ss", run_id,
-	              r->id.customer_id);
-	if (st == NULL) {
-		rc = db_last_err(r->db);
-		goto out;
-	}
-	if ((rc = db_fetch(st)) == 1) {
-		snprintf(status_out, 16, "%s", db_col_str(st, 0));
-		snprintf(pipeline, sizeof pipeline, "%s", db_col_str(st, 1));
-	}
-	db_done(st);
-	if (rc <= 0) {
-		rc = rc < 0 ? db_last_err(r->db) : C_NOT_FOUND;
-		goto out;
-	}
+	rc = db_first_row(db, db_query(db, "SELECT status, pipeline_id FROM "
+	                  "pipeline_runs WHERE id = ? AND customer_id = ? FOR UPDATE",
+	                  "ss", run_id, c->customer_id), row, 2);
+	if (rc <= 0)
+		return rc < 0 ? rc : C_NOT_FOUND;
 	snprintf(msg, sizeof msg, "cancelled by %s", by);
 	if (strcmp(status_out, "CREATED") == 0) {
-		if ((n = db_exec(r->db, "UPDATE pipeline_runs SET status = 'FAILED', "
+		if ((n = db_exec(db, "UPDATE pipeline_runs SET status = 'FAILED', "
 		    "finished_at = UTC_TIMESTAMP(3), error = ?, cancel_requested_at = "
 		    "UTC_TIMESTAMP(3), cancel_requested_by = ?, not_before = NULL "
 		    "WHERE id = ?", "sss", msg, by, run_id)) >= 0 &&
-		    (n = db_exec(r->db, "UPDATE run_task_status SET status = 'SKIPPED', "
+		    (n = db_exec(db, "UPDATE run_task_status SET status = 'SKIPPED', "
 		    "finished_at = UTC_TIMESTAMP(3), error = ? WHERE run_id = ? AND "
 		    "status IN ('PENDING', 'RUNNING')", "ss", msg, run_id)) >= 0 &&
-		    (n = db_exec(r->db, "UPDATE pipelines SET last_status = 'FAILED' "
+		    (n = db_exec(db, "UPDATE pipelines SET last_status = 'FAILED' "
 		    "WHERE id = ?", "s", pipeline)) >= 0 &&
-		    (n = db_exec(r->db, "UPDATE jobs SET job_status = 'FAILED' "
+		    (n = db_exec(db, "UPDATE jobs SET job_status = 'FAILED' "
 		    "WHERE pipeline_id = ?", "s", pipeline)) >= 0 &&
-		    (n = run_events_record(r->db, run_id)) >= 0)
-			n = log_line(r->db, run_id, "ERROR", msg);
-		snprintf(status_out, 16, "FAILED");
+		    (n = run_events_record(db, run_id)) >= 0)
+			n = log_line(db, run_id, "ERROR", msg);
+		snprintf(status_out, sizeof c->status, "FAILED");
 	} else if (strcmp(status_out, "RUNNING") == 0) {
 		snprintf(msg, sizeof msg, "cancel requested by %s", by);
-		if ((n = db_exec(r->db, "UPDATE pipeline_runs SET cancel_requested_at = "
+		if ((n = db_exec(db, "UPDATE pipeline_runs SET cancel_requested_at = "
 		    "IFNULL(cancel_requested_at, UTC_TIMESTAMP(3)), cancel_requested_by "
 		    "= IFNULL(cancel_requested_by, ?) WHERE id = ?", "ss", by,
 		    run_id)) >= 0)
-			n = log_line(r->db, run_id, "WARNING", msg);
+			n = log_line(db, run_id, "WARNING", msg);
 	} else {
-		rc = C_FINISHED;
-		goto out;
+		return C_FINISHED;
 	}
-	if (n < 0) {
-		rc = (int)n;
-		goto out;
-	}
-	if ((rc = db_commit(r->db)) == DB_OK)
-		return 0;
-out:
-	db_rollback(r->db);
-	return rc;
+	return n < 0 ? (int)n : 0;
 }
 
 static int run_cancel(struct req *r)
 {
 	const char *run_id = platform_run_ref_or_reply(r);
-	const char *by = r->id.sub;
-	char status[16] = "", msg[96];
+	struct cancel c = { run_id, r->id.customer_id, r->id.sub, "" };
+	char msg[96];
 	struct json_object *o, *d;
 	int rc;
 
 	if (run_id == NULL)
 		return -1;
-	if (by == NULL || by[0] == '\0' || strlen(by) > CANCEL_BY_MAX)
-		by = "a user";
-	rc = cancel_tx(r, run_id, by, status);
+	if (c.by == NULL || c.by[0] == '\0' || strlen(c.by) > CANCEL_BY_MAX)
+		c.by = "a user";
+	rc = db_tx(r->db, "run cancel", cancel_body, &c);
 	if (rc == C_NOT_FOUND)
 		return platform_reply(r, PLATFORM_RUN_UNKNOWN);
 	if (rc == C_FINISHED) {
-		snprintf(msg, sizeof msg, "The run has already finished (%s)", status);
+		snprintf(msg, sizeof msg, "The run has already finished (%s)", c.status);
 		return platform_reply_text(r, PLATFORM_RUN_FINISHED, msg);
 	}
 	if (rc != 0)
 		return resp_db_error(r, rc);
 	d = json_object_new_object();
 	json_object_object_add(d, "run_id", json_object_new_string(run_id));
-	json_object_object_add(d, "status", json_object_new_string(status));
+	json_object_object_add(d, "status", json_object_new_string(c.status));
 	o = json_object_new_object();
 	json_object_object_add(o, "status", json_object_new_boolean(1));
 	json_object_object_add(o, "data", d);

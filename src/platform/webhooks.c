@@ -137,16 +137,15 @@ struct hook_ref {
 
 /* The caller's pipeline of the path (with the database at hand): 0, or -1
  * after answering (404 as GET /platform/pipeline/{id} answers). */
-static int pipeline_ref_or_reply(struct req *r, struct hook_ref *h, bool lock)
+static int pipeline_ref_or_reply(struct req *r, struct hook_ref *h)
 {
 	long long n = 0;
 
 	if (platform_pipeline_id_parse(req_param(r, "pipeline_id"), h->pipeline) != 0)
 		return platform_reply(r, PLATFORM_PIPELINE_NOT_FOUND);
 	if (req_db_or_reply(r) == NULL ||
-	    req_count_or_reply(r, db_query(r->db, lock ? "SELECT COUNT(*) FROM "
-	    "pipelines WHERE id = ? AND customer_id = ? FOR UPDATE" : "SELECT "
-	    "COUNT(*) FROM pipelines WHERE id = ? AND customer_id = ?", "ss",
+	    req_count_or_reply(r, db_query(r->db, "SELECT COUNT(*) FROM pipelines "
+	    "WHERE id = ? AND customer_id = ?", "ss",
 	    h->pipeline, r->id.customer_id), &n) != 0)
 		return -1;
 	return n == 0 ? platform_reply(r, PLATFORM_PIPELINE_NOT_FOUND) : 0;
@@ -159,7 +158,7 @@ static int webhook_ref_or_reply(struct req *r, struct hook_ref *h)
 	const char *id = req_param(r, "webhook_id");
 	long long n = 0;
 
-	if (pipeline_ref_or_reply(r, h, false) != 0)
+	if (pipeline_ref_or_reply(r, h) != 0)
 		return -1;
 	if (platform_run_id_check(id) != 0)
 		return platform_reply(r, PLATFORM_WEBHOOK_NOT_FOUND);
@@ -268,17 +267,54 @@ static int secret_new(char *out, size_t cap)
 
 /* --- handlers ------------------------------------------------------------- */
 
+enum { WEBHOOK_NO_PIPELINE = 1, WEBHOOK_FULL = 2 };
+
+struct webhook_new {
+	const char *id, *customer_id;
+	char pipeline[PIPELINE_ID_LEN + 1];
+	const struct webhook_in *in;
+	const unsigned char *sealed;
+	size_t sealed_len;
+};
+
+/* One attempt: 0 inserted, WEBHOOK_NO_PIPELINE, WEBHOOK_FULL, or < 0.  The
+ * pipeline row locked: two creates cannot both see nine. */
+static int webhook_create_body(struct db *db, void *arg)
+{
+	const struct webhook_new *w = arg;
+	struct db_stmt *st;
+	long long n = 0;
+	int rc;
+
+	st = db_query(db, "SELECT (SELECT COUNT(*) FROM webhooks WHERE "
+	              "pipeline_id = p.id) FROM pipelines p WHERE p.id = ? AND "
+	              "p.customer_id = ? FOR UPDATE", "ss", w->pipeline,
+	              w->customer_id);
+	if (st == NULL)
+		return db_last_err(db);
+	if ((rc = db_fetch(st)) == 1)
+		n = db_col_ll(st, 0);
+	db_done(st);
+	if (rc <= 0)
+		return rc < 0 ? db_last_err(db) : WEBHOOK_NO_PIPELINE;
+	if (n >= WEBHOOKS_MAX)
+		return WEBHOOK_FULL;
+	n = db_exec(db, "INSERT INTO webhooks (id, pipeline_id, customer_id, url, "
+	            "description, secret_enc) VALUES (?, ?, ?, ?, ?, ?)", "sssssb",
+	            w->id, w->pipeline, w->customer_id, w->in->url,
+	            w->in->description, w->sealed, w->sealed_len);
+	return n < 0 ? (int)n : 0;
+}
+
 static int webhook_create(struct req *r)
 {
 	struct webhook_in in = { 0 };
 	struct json_object *body, *o = NULL;
 	char id[RUN_ID_LEN + 1], secret[80];
 	unsigned char sealed[sizeof secret + AEAD_OVERHEAD];
-	size_t secret_len;
-	struct hook_ref h;
+	struct webhook_new w = { id, r->id.customer_id, "", &in, sealed, 0 };
 	struct verror e;
 	struct db_stmt *st;
-	long long n = 0;
 	int rc;
 
 	if (platform_query_or_reply(r, NULL, NULL) != 0 ||
@@ -293,35 +329,25 @@ static int webhook_create(struct req *r)
 	if (run_id_new(id) != 0 || secret_new(secret, sizeof secret) != 0)
 		return resp_internal(r, "CSPRNG failed");
 	/* Sealed as connection passwords are: the database alone cannot sign. */
-	secret_len = strlen(secret);
-	if (aead_seal(r->cfg->connection_key, id, strlen(id), secret, secret_len,
-	              sealed) != 0) {
+	w.sealed_len = strlen(secret) + AEAD_OVERHEAD;
+	if (aead_seal(r->cfg->connection_key, id, strlen(id), secret,
+	              strlen(secret), sealed) != 0) {
 		OPENSSL_cleanse(secret, sizeof secret);
 		return resp_internal(r, "sealing the secret failed");
 	}
-	if (req_db_or_reply(r) == NULL)
-		return -1;
-	/* The pipeline row locked: two creates cannot both see nine. */
-	if ((rc = db_begin(r->db)) != DB_OK) {
+	if (platform_pipeline_id_parse(req_param(r, "pipeline_id"), w.pipeline) != 0) {
 		OPENSSL_cleanse(secret, sizeof secret);
-		return resp_db_error(r, rc);
+		return platform_reply(r, PLATFORM_PIPELINE_NOT_FOUND);
 	}
-	if (pipeline_ref_or_reply(r, &h, true) != 0)
-		goto out;
-	if (req_count_or_reply(r, db_query(r->db, "SELECT COUNT(*) FROM webhooks "
-	    "WHERE pipeline_id = ?", "s", h.pipeline), &n) != 0)
-		goto out;
-	if (n >= WEBHOOKS_MAX) {
-		platform_reply(r, PLATFORM_WEBHOOKS_FULL);
-		goto out;
-	}
-	if ((n = db_exec(r->db, "INSERT INTO webhooks (id, pipeline_id, customer_id, "
-	    "url, description, secret_enc) VALUES (?, ?, ?, ?, ?, ?)", "sssssb", id,
-	    h.pipeline, r->id.customer_id, in.url, in.description, sealed,
-	    secret_len + AEAD_OVERHEAD)) < 0 ||
-	    (n = db_commit(r->db)) != DB_OK) {
-		resp_db_error(r, (int)n);
-		goto out;
+	rc = req_db_or_reply(r) == NULL ? -1
+	   : db_tx(r->db, "webhook create", webhook_create_body, &w);
+	if (rc != 0) {
+		OPENSSL_cleanse(secret, sizeof secret);
+		if (rc == WEBHOOK_NO_PIPELINE)
+			return platform_reply(r, PLATFORM_PIPELINE_NOT_FOUND);
+		if (rc == WEBHOOK_FULL)
+			return platform_reply(r, PLATFORM_WEBHOOKS_FULL);
+		return r->status != 0 ? -1 : resp_db_error(r, rc);
 	}
 	st = db_query(r->db, "SELECT " WEBHOOK_COLUMNS " FROM webhooks WHERE id = ?",
 	              "s", id);
@@ -335,10 +361,6 @@ static int webhook_create(struct req *r)
 	json_object_object_add(o, "secret", json_object_new_string(secret));
 	OPENSSL_cleanse(secret, sizeof secret);
 	return resp_json(r, 201, o);
-out:
-	db_rollback(r->db);
-	OPENSSL_cleanse(secret, sizeof secret);
-	return -1;
 }
 
 static int webhook_list(struct req *r)
@@ -347,7 +369,7 @@ static int webhook_list(struct req *r)
 	struct hook_ref h;
 
 	if (platform_query_or_reply(r, NULL, NULL) != 0 ||
-	    pipeline_ref_or_reply(r, &h, false) != 0)
+	    pipeline_ref_or_reply(r, &h) != 0)
 		return -1;
 	list = req_rows_or_reply(r, db_query(r->db, "SELECT " WEBHOOK_COLUMNS
 	    " FROM webhooks WHERE pipeline_id = ? AND customer_id = ? "

@@ -32,6 +32,7 @@
 #include "util/uuid.h"
 
 #define INGEST_LOCK_WAIT_S 60      /* for another process's ingestion of it */
+#define INGEST_LEASE_POLL_MS 250   /* between tries of a held lease */
 #define BUILTIN_BATCH 256
 
 /* --- embedding ------------------------------------------------------------------ */
@@ -751,35 +752,34 @@ out:
 	return rc;
 }
 
-static int lock_dataset(struct db *db, const char *dataset_id, bool take)
+/* The dataset's lease (queue_lease_take: cluster-wide, where GET_LOCK is
+ * per server), waiting up to INGEST_LOCK_WAIT_S for another item's
+ * ingestion of it to end.  1 held, 0 not, < 0 enum db_err. */
+static int lease_dataset(struct work_ctx *w, const struct work_item *it,
+                         const char *name)
 {
-	char name[64];
-	struct db_stmt *st;
-	int got = 0;
+	double until = time_mono_ms() + INGEST_LOCK_WAIT_S * 1000.0;
+	struct timespec pause = { 0, INGEST_LEASE_POLL_MS * 1000000L };
+	int rc;
 
-	snprintf(name, sizeof name, "sluice_rag_ingest:%s", dataset_id);
-	if (!take) {
-		st = db_query(db, "SELECT RELEASE_LOCK(?)", "s", name);
-		if (st != NULL)
-			db_fetch(st);
-		db_done(st);
-		return 0;
-	}
-	st = db_query(db, "SELECT GET_LOCK(?, ?)", "si", name, (long long)INGEST_LOCK_WAIT_S);
-	if (st != NULL && db_fetch(st) == 1)
-		got = db_col_ll(st, 0) == 1;
-	db_done(st);
-	return got ? 0 : -1;
+	while ((rc = queue_lease_take(w->db, name, w->process_id, it->id)) == 0 &&
+	       time_mono_ms() < until && !work_stopping(w))
+		nanosleep(&pause, NULL);
+	return rc;
 }
 
 /* Documents left processing become failed with the reason, and so does the
  * dataset: ingestion gave up. */
-static void give_up(struct db *db, const char *dataset_id, const char *reason)
+static int give_up(struct db *db, const char *dataset_id, const char *reason)
 {
-	db_exec(db, "UPDATE rag_documents SET status = 'failed', error = ? "
-	        "WHERE dataset_id = ? AND status = 'processing'", "ss", reason, dataset_id);
-	db_exec(db, "UPDATE rag_datasets SET status = 'failed', error = ? WHERE id = ?",
-	        "ss", reason, dataset_id);
+	long long n = db_exec(db, "UPDATE rag_documents SET status = 'failed', error = ? "
+	                      "WHERE dataset_id = ? AND status = 'processing'", "ss",
+	                      reason, dataset_id);
+
+	if (n >= 0)
+		n = db_exec(db, "UPDATE rag_datasets SET status = 'failed', error = ? "
+		            "WHERE id = ?", "ss", reason, dataset_id);
+	return n < 0 ? (int)n : 0;
 }
 
 enum { DATASET_GONE, DATASET_SETTLED, DATASET_MORE };
@@ -840,7 +840,8 @@ int rag_ingest_request(struct db *db, const char *dataset_id, const char *tenant
 	return rc < 0 ? (int)rc : 0;
 }
 
-static int ingest(struct work_ctx *w, const char *dataset_id, char *err, size_t errlen)
+static int ingest(struct work_ctx *w, const struct work_item *it, const char *lease,
+                  const char *dataset_id, char *err, size_t errlen)
 {
 	char embedder[64];
 	size_t dim = 0, snippets;
@@ -868,6 +869,13 @@ static int ingest(struct work_ctx *w, const char *dataset_id, char *err, size_t 
 			return -1;
 		}
 		TEST_HOOK_PAUSE(w->cfg, rag_test_index_delay_ms);
+		/* The index file is written by the lease's holder only: one that
+		 * lost it (its process stalled past QUEUE_LEASE_S) stops here. */
+		if ((f = queue_lease_renew(w->db, lease, w->process_id, it->id)) != 1) {
+			snprintf(err, errlen, f == 0 ? "lost the dataset's lease"
+			                             : "database error");
+			return -1;
+		}
 		if (rag_index_build(w->db, w->cfg, dataset_id, &snippets, err, errlen) != 0) {
 			if (dataset_dim(w->db, dataset_id, &dim, NULL, 0) == 0)
 				return 0;         /* deleted while we worked */
@@ -907,19 +915,20 @@ static int ingest(struct work_ctx *w, const char *dataset_id, char *err, size_t 
 int rag_ingest_work(struct work_ctx *w, const struct work_item *it,
                     char *err, size_t errlen)
 {
-	char id[RAG_ID_LEN + 1];
+	char id[RAG_ID_LEN + 1], lease[RAG_ID_LEN + 16];
 	int rc;
 
 	if (rag_id_parse(it->ref_id, id) != 0) {
 		snprintf(err, errlen, "bad dataset id");
 		return -1;
 	}
-	if (lock_dataset(w->db, id, true) != 0) {
+	snprintf(lease, sizeof lease, "rag_ingest:%s", id);
+	if (lease_dataset(w, it, lease) != 1) {
 		snprintf(err, errlen, "another process is ingesting this dataset");
 		return -1;
 	}
-	rc = ingest(w, id, err, errlen);
-	lock_dataset(w->db, id, false);
+	rc = ingest(w, it, lease, id, err, errlen);
+	queue_lease_release(w->db, lease, w->process_id, it->id);
 	if (rc != 0) {
 		if (it->attempts >= it->max_attempts) {
 			give_up(w->db, id, err);
@@ -942,6 +951,7 @@ int rag_ingest_give_up(struct work_ctx *w, const struct work_item *it,
 
 	if (rag_id_parse(it->ref_id, id) != 0)
 		return 0;
-	give_up(w->db, id, reason);
-	return db_connected(w->db) ? 0 : -1;
+	/* Not settled unless written: a deadlock (or a certification failure
+	 * Galera's own retry of the statement did not overcome) tries again. */
+	return give_up(w->db, id, reason) < 0 ? -1 : 0;
 }

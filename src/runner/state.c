@@ -201,43 +201,38 @@ int state_save_rows(struct task_env *env, long long rows_committed,
 	return 0;
 }
 
-int state_after_commit(struct task_env *env, char *err, size_t errlen)
+/* One attempt at the whole pending list (kept until the commit: a retry
+ * writes it all again). */
+static int pending_write_body(struct db *db, void *arg)
 {
+	const struct task_env *env = arg;
 	long long n = 0;
-	int rc = 0;
 
-	if (npend == 0)
-		return 0;
-	if (db_begin(env->db) != DB_OK) {
-		str_errf(err, errlen, "saving state failed: %s", db_error(env->db));
-		pending_clear();
-		return -1;
-	}
 	for (size_t i = 0; i < npend && n >= 0; i++) {
 		struct pending *p = &pend[i];
 
 		switch (p->kind) {
 		case P_BOOKMARK:
-			n = db_exec(env->db, "INSERT INTO job_state (job_id, "
+			n = db_exec(db, "INSERT INTO job_state (job_id, "
 			            "incremental_column_value) VALUES (?, ?) ON DUPLICATE KEY "
 			            "UPDATE incremental_column_value = "
 			            "VALUES(incremental_column_value)", "ss",
 			            p->job_id, p->text);
 			break;
 		case P_SINGER:
-			n = db_exec(env->db, "INSERT INTO job_state (job_id, state) "
+			n = db_exec(db, "INSERT INTO job_state (job_id, state) "
 			            "VALUES (?, ?) ON DUPLICATE KEY UPDATE "
 			            "state = VALUES(state)", "ss", p->job_id, p->text);
 			break;
 		case P_FILE:
 			n = p->size >= 0
-			    ? db_exec(env->db, "INSERT INTO file_storage_processed (job_id, "
+			    ? db_exec(db, "INSERT INTO file_storage_processed (job_id, "
 			              "file_path, last_modified, size_bytes) VALUES (?, ?, ?, ?) "
 			              "ON DUPLICATE KEY UPDATE last_modified = "
 			              "VALUES(last_modified), size_bytes = VALUES(size_bytes), "
 			              "processed_at = CURRENT_TIMESTAMP(3)", "sssi",
 			              p->job_id, p->text, p->last_modified, p->size)
-			    : db_exec(env->db, "INSERT INTO file_storage_processed (job_id, "
+			    : db_exec(db, "INSERT INTO file_storage_processed (job_id, "
 			              "file_path, last_modified, size_bytes) VALUES (?, ?, ?, NULL) "
 			              "ON DUPLICATE KEY UPDATE last_modified = "
 			              "VALUES(last_modified), size_bytes = NULL, "
@@ -245,15 +240,23 @@ int state_after_commit(struct task_env *env, char *err, size_t errlen)
 			              p->job_id, p->text, p->last_modified);
 			break;
 		case P_ROWS:
-			n = db_exec(env->db, "UPDATE run_task_status SET rows_loaded = ? "
+			n = db_exec(db, "UPDATE run_task_status SET rows_loaded = ? "
 			            "WHERE run_id = ? AND task_id = ?", "iss", p->size,
 			            env->run_id, env->task_id);
 			break;
 		}
 	}
-	if (n < 0 || db_commit(env->db) != DB_OK) {
+	return n < 0 ? (int)n : 0;
+}
+
+int state_after_commit(struct task_env *env, char *err, size_t errlen)
+{
+	int rc = 0;
+
+	if (npend == 0)
+		return 0;
+	if (db_tx(env->db, "task state", pending_write_body, env) < 0) {
 		str_errf(err, errlen, "saving state failed: %s", db_error(env->db));
-		db_rollback(env->db);
 		rc = -1;
 	}
 	pending_clear();

@@ -180,23 +180,33 @@ static int refresh_opts(struct json_object *p, struct tab_opts *o, const char **
 	return storage_opts_from_json(*text, o) == 0 ? 1 : -1;
 }
 
+struct ready {
+	const char *customer_id, *dataset_id, *schema;
+	long long rows, analyzed;
+};
+
+static int dataset_ready_body(struct db *db, void *arg)
+{
+	const struct ready *x = arg;
+	long long n;
+
+	n = db_exec(db, "UPDATE datasets SET status = 'ready', schema_json = ?, "
+	            "row_count = ?, analyzed_rows = ?, error = NULL WHERE id = ?",
+	            "siis", x->schema, x->rows, x->analyzed, x->dataset_id);
+	return n < 0 ? (int)n
+	             : storage_dataset_tables_queue(db, x->customer_id, x->dataset_id);
+}
+
 /* A new version's schema, and a load of every table it is actively linked
- * to, in one transaction: the loads run after the inference, and a crash
- * between the two cannot lose them (the item runs again).  0 or -1. */
+ * to, in one transaction (retried whole on a deadlock): the loads run after
+ * the inference, and a crash between the two cannot lose them (the item
+ * runs again).  0 or -1. */
 static int dataset_ready(struct db *db, const char *customer_id, const char *dataset_id,
                          const char *schema, long long rows, long long analyzed)
 {
-	if (db_begin(db) != DB_OK)
-		return -1;
-	if (db_exec(db, "UPDATE datasets SET status = 'ready', schema_json = ?, "
-	            "row_count = ?, analyzed_rows = ?, error = NULL WHERE id = ?",
-	            "siis", schema, rows, analyzed, dataset_id) < 0 ||
-	    storage_dataset_tables_queue(db, customer_id, dataset_id) != 0 ||
-	    db_commit(db) != DB_OK) {
-		db_rollback(db);
-		return -1;
-	}
-	return 0;
+	struct ready x = { customer_id, dataset_id, schema, rows, analyzed };
+
+	return db_tx(db, "dataset inferred", dataset_ready_body, &x) < 0 ? -1 : 0;
 }
 
 int storage_infer_work(struct work_ctx *w, const struct work_item *it,

@@ -91,6 +91,37 @@ static int incompatible_reply(struct req *r, struct table_match *m)
 
 /* --- POST /storage-explorer/tables/{tableId}/datasets/{datasetId} -------------------- */
 
+struct link_new {
+	const char *link_id, *customer, *dataset_id, *table_id, *validation, *by;
+	bool relink;                  /* an inactive link of the pair, made active */
+};
+
+/* One attempt: the link (new or reactivated) and its table's load queued;
+ * 0, or < 0 (DB_ERR_DUPLICATE: the pair is linked already). */
+static int link_create_body(struct db *db, void *arg)
+{
+	const struct link_new *l = arg;
+	long long n;
+
+	if (!l->relink) {
+		n = db_exec(db, "INSERT INTO table_links (id, customer_id, dataset_id, "
+		            "table_id, status, sync_status, validation, created_by) "
+		            "VALUES (?, ?, ?, ?, 'active', 'pending', ?, ?)", "ssssss",
+		            l->link_id, l->customer, l->dataset_id, l->table_id,
+		            l->validation, l->by);
+	} else {
+		/* Only while still inactive: two of these at once make one 409. */
+		n = db_exec(db, "UPDATE table_links SET status = 'active', "
+		            "sync_status = 'pending', validation = ?, row_count = NULL, "
+		            "last_sync = NULL, error = NULL, created_by = ?, "
+		            "created_at = UTC_TIMESTAMP(3) WHERE id = ? AND "
+		            "status = 'inactive'", "sss", l->validation, l->by, l->link_id);
+		if (n == 0)
+			n = DB_ERR_DUPLICATE;
+	}
+	return n < 0 ? (int)n : storage_table_load_queue(db, l->customer, l->table_id);
+}
+
 int storage_link_post(struct req *r)
 {
 	struct storage_table t = { .cols = NULL };
@@ -207,34 +238,12 @@ int storage_link_post(struct req *r)
 		goto out;
 	}
 	/* The link and its load in one transaction: no link without a load. */
-	if ((rc = db_begin(r->db)) != DB_OK) {
-		rc = resp_db_error(r, rc);
-		goto out;
-	}
-	if (relink[0] == '\0') {
-		n = db_exec(r->db, "INSERT INTO table_links (id, customer_id, dataset_id, table_id, "
-		            "status, sync_status, validation, created_by) "
-		            "VALUES (?, ?, ?, ?, 'active', 'pending', ?, ?)", "ssssss",
-		            link_id, customer, ds.id, t.id,
-		            json_object_to_json_string_ext(validation, JSON_C_TO_STRING_PLAIN),
-		            r->id.sub);
-	} else {
-		/* Only while still inactive: two of these at once make one 409. */
-		n = db_exec(r->db, "UPDATE table_links SET status = 'active', "
-		            "sync_status = 'pending', validation = ?, row_count = NULL, "
-		            "last_sync = NULL, error = NULL, created_by = ?, "
-		            "created_at = UTC_TIMESTAMP(3) WHERE id = ? AND status = 'inactive'",
-		            "sss", json_object_to_json_string_ext(validation, JSON_C_TO_STRING_PLAIN),
-		            r->id.sub, link_id);
-		if (n == 0)
-			n = DB_ERR_DUPLICATE;
-	}
-	if (n >= 0)
-		n = storage_table_load_queue(r->db, customer, t.id);
-	if (n >= 0)
-		n = db_commit(r->db);
+	n = db_tx(r->db, "dataset link", link_create_body, &(struct link_new){
+		link_id, customer, ds.id, t.id,
+		json_object_to_json_string_ext(validation, JSON_C_TO_STRING_PLAIN),
+		r->id.sub, relink[0] != '\0',
+	});
 	if (n < 0) {
-		db_rollback(r->db);
 		rc = n == DB_ERR_DUPLICATE
 		     ? storage_reply(r, STORAGE_LINK_EXISTS)
 		     : resp_db_error(r, (int)n);
@@ -361,47 +370,58 @@ int storage_link_delete(struct req *r)
 	return link_reply(r, 200, link_id);
 }
 
+enum { LINK_INACTIVE = 1 };
+
+struct link_sync {
+	const char *link_id, *customer;
+	bool active;
+	char table_id[STORAGE_TABLE_ID_LEN + 1];
+};
+
+/* One attempt: the link pending and its table's load queued; 0,
+ * LINK_INACTIVE, or < 0.  Pending only while still active: an unlink in
+ * between is a 409. */
+static int link_sync_body(struct db *db, void *arg)
+{
+	struct link_sync *x = arg;
+	const struct db_text row[] = { { x->table_id, sizeof x->table_id } };
+	long long n;
+	int rc;
+
+	n = x->active ? db_exec(db, "UPDATE table_links SET sync_status = 'pending' "
+	                        "WHERE id = ? AND status = 'active'", "s", x->link_id) : 0;
+	if (n <= 0)
+		return n < 0 ? (int)n : LINK_INACTIVE;
+	rc = db_first_row(db, db_query(db, "SELECT table_id FROM table_links "
+	                  "WHERE id = ?", "s", x->link_id), row, 1);
+	if (rc <= 0)
+		return rc < 0 ? rc : DB_ERR;
+	return storage_table_load_queue(db, x->customer, x->table_id);
+}
+
 int storage_link_sync_post(struct req *r)
 {
-	char link_id[UUID_STR_LEN], table_id[STORAGE_TABLE_ID_LEN + 1] = "";
+	char link_id[UUID_STR_LEN];
 	const char *customer;
-	struct db_stmt *st;
+	struct link_sync x = { .link_id = link_id };
 	struct json_object *o;
-	bool active = false;
 	long long n;
 
 	if ((customer = auth_customer_or_reply(r)) == NULL ||
 	    storage_query_or_reply(r, NULL, NULL, NULL) != 0 ||
-	    link_of_caller(r, customer, link_id, &active) != 0)
+	    link_of_caller(r, customer, link_id, &x.active) != 0)
 		return -1;
-	if ((n = db_begin(r->db)) != DB_OK)
-		return resp_db_error(r, (int)n);
-	/* Pending only while still active: an unlink in between is a 409. */
-	n = active ? db_exec(r->db, "UPDATE table_links SET sync_status = 'pending' "
-	                     "WHERE id = ? AND status = 'active'", "s", link_id) : 0;
-	if (n == 0) {
-		db_rollback(r->db);
+	x.customer = customer;
+	n = db_tx(r->db, "link sync", link_sync_body, &x);
+	if (n == LINK_INACTIVE) {
 		o = json_object_new_object();
 		json_object_object_add(o, "link_id", json_object_new_string(link_id));
 		return storage_reply_with(r, STORAGE_LINK_INACTIVE, NULL, o);
 	}
-	if (n > 0 && (st = db_query(r->db, "SELECT table_id FROM table_links WHERE id = ?",
-	                            "s", link_id)) != NULL) {
-		if (db_fetch(st) == 1)
-			snprintf(table_id, sizeof table_id, "%s", db_col_str(st, 0));
-		db_done(st);
-	}
-	if (n > 0)
-		n = table_id[0] == '\0' ? db_last_err(r->db)
-		  : storage_table_load_queue(r->db, customer, table_id);
-	if (n >= 0)
-		n = db_commit(r->db);
-	if (n < 0) {
-		db_rollback(r->db);
+	if (n < 0)
 		return resp_db_error(r, (int)n);
-	}
-	log_kv(LOG_INFO, "link sync queued", "link=%s table=%s customer=%s", link_id, table_id,
-	       customer);
+	log_kv(LOG_INFO, "link sync queued", "link=%s table=%s customer=%s", link_id,
+	       x.table_id, customer);
 	return link_reply(r, 202, link_id);
 }
 

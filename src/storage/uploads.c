@@ -244,87 +244,114 @@ static struct json_object *uploaded_at(struct db *db, const char *upload_id)
 	return t;
 }
 
-/* Record it all and rename the files into place, in one transaction: the
- * worker can claim nothing before the files are there.  Answers. */
+struct store_tx {
+	struct upload *u;
+	const char *customer, *upload_id;
+	long long total;
+	int rename_errno;             /* a rename failed: its errno (rolled back) */
+	const char *rename_path;
+};
+
+/* One attempt: the upload, its files' datasets and their inference queued,
+ * then the files renamed into place before the COMMIT, so the worker can
+ * claim nothing before the files are there.  A rename is not undone by a
+ * rollback; a retry skips the files already renamed (the rows it writes
+ * again point at the same paths).  0, or < 0. */
+static int store_body(struct db *db, void *arg)
+{
+	struct store_tx *x = arg;
+	struct upload *u = x->u;
+	char payload[128];
+	long long n;
+	int rc;
+
+	if ((n = db_exec(db, "INSERT INTO uploads (id, customer_id, folder_path, "
+	    "file_count, total_bytes, status, created_at, created_by) VALUES "
+	    "(?, ?, ?, ?, ?, 'processing', UTC_TIMESTAMP(3), ?)", "sssiis",
+	    x->upload_id, x->customer, u->folder, (long long)u->n, x->total,
+	    u->r->id.sub)) < 0)
+		return (int)n;
+	for (size_t i = 0; i < u->n; i++) {
+		struct up_file *f = &u->files[i];
+		const struct db_text row[] = {
+			{ f->dataset_id, sizeof f->dataset_id },
+		};
+		char id[UUID_STR_LEN];
+
+		if (uuid_v4(id, '-') != 0)
+			return DB_ERR;
+		/* A file uploaded again replaces the old one and keeps its
+		 * dataset (and its parsing options), inferred anew. */
+		if ((n = db_exec(db, "INSERT INTO datasets (id, customer_id, upload_id, "
+		    "file_path, file_name, format, size_bytes, status) VALUES "
+		    "(?, ?, ?, ?, ?, ?, ?, 'pending') ON DUPLICATE KEY UPDATE "
+		    "upload_id = VALUES(upload_id), file_name = VALUES(file_name), "
+		    "format = VALUES(format), size_bytes = VALUES(size_bytes), "
+		    "status = 'pending', schema_json = NULL, row_count = NULL, "
+		    "analyzed_rows = NULL, error = NULL", "ssssssi", id, x->customer,
+		    x->upload_id, f->path, f->name, tab_format_name(f->fmt), f->size)) < 0)
+			return (int)n;
+		rc = db_first_row(db, db_query(db, "SELECT id FROM datasets WHERE "
+		                  "customer_id = ? AND path_hash = UNHEX(SHA2(?, 256))",
+		                  "ss", x->customer, f->path), row, 1);
+		if (rc != 1)
+			return rc < 0 ? rc : DB_ERR;
+		if ((n = db_exec(db, "INSERT INTO upload_files (upload_id, position, "
+		    "file_name, file_path, format, size_bytes, dataset_id) VALUES "
+		    "(?, ?, ?, ?, ?, ?, ?)", "sisssis", x->upload_id, (long long)i,
+		    f->name, f->path, tab_format_name(f->fmt), f->size,
+		    f->dataset_id)) < 0)
+			return (int)n;
+		snprintf(payload, sizeof payload, "{\"upload_id\":\"%s\",\"position\":%zu}",
+		         x->upload_id, i);
+		if ((n = queue_enqueue(db, &(struct queue_new){ .kind = "storage_infer",
+		    .ref_id = f->dataset_id, .customer_id = x->customer,
+		    .payload = payload })) < 0)
+			return (int)n;
+	}
+	for (size_t i = 0; i < u->n; i++) {
+		struct up_file *f = &u->files[i];
+
+		if (f->renamed)
+			continue;
+		if (renameat(u->dirfd, f->partial, u->dirfd, f->name) != 0) {
+			x->rename_errno = errno;
+			x->rename_path = f->path;
+			return DB_ERR;
+		}
+		f->renamed = true;
+	}
+	return 0;
+}
+
+/* Record it all and rename the files into place, in one transaction
+ * (store_body).  Answers. */
 static int store(struct upload *u, const char *customer)
 {
 	struct req *r = u->r;
 	struct db *db = r->db;
-	char upload_id[UUID_STR_LEN], payload[128];
+	char upload_id[UUID_STR_LEN];
+	struct store_tx x = { u, customer, upload_id, 0, 0, NULL };
 	struct json_object *o, *files, *at;
-	long long total = 0, rc;
-	struct db_stmt *st;
+	int rc;
 
 	for (size_t i = 0; i < u->n; i++)
-		total += u->files[i].size;
+		x.total += u->files[i].size;
 	if (uuid_v4(upload_id, '-') != 0)
 		return resp_internal(r, "uuid_v4 failed");
-	if (db_begin(db) != DB_OK)
-		goto dberr;
-	if (db_exec(db, "INSERT INTO uploads (id, customer_id, folder_path, file_count, "
-	            "total_bytes, status, created_at, created_by) VALUES "
-	            "(?, ?, ?, ?, ?, 'processing', UTC_TIMESTAMP(3), ?)", "sssiis",
-	            upload_id, customer, u->folder, (long long)u->n, total,
-	            r->id.sub) < 0)
-		goto dberr;
-	for (size_t i = 0; i < u->n; i++) {
-		struct up_file *f = &u->files[i];
-		char id[UUID_STR_LEN];
+	rc = db_tx(db, "upload", store_body, &x);
+	if (x.rename_errno != 0) {
+		int e = x.rename_errno;
 
-		if (uuid_v4(id, '-') != 0)
-			goto dberr;
-		/* A file uploaded again replaces the old one and keeps its
-		 * dataset (and its parsing options), inferred anew. */
-		if (db_exec(db, "INSERT INTO datasets (id, customer_id, upload_id, file_path, "
-		            "file_name, format, size_bytes, status) VALUES "
-		            "(?, ?, ?, ?, ?, ?, ?, 'pending') ON DUPLICATE KEY UPDATE "
-		            "upload_id = VALUES(upload_id), file_name = VALUES(file_name), "
-		            "format = VALUES(format), size_bytes = VALUES(size_bytes), "
-		            "status = 'pending', schema_json = NULL, row_count = NULL, "
-		            "analyzed_rows = NULL, error = NULL", "ssssssi", id, customer,
-		            upload_id, f->path, f->name, tab_format_name(f->fmt), f->size) < 0)
-			goto dberr;
-		st = db_query(db, "SELECT id FROM datasets WHERE customer_id = ? AND "
-		              "path_hash = UNHEX(SHA2(?, 256))", "ss", customer, f->path);
-		if (st == NULL)
-			goto dberr;
-		rc = db_fetch(st);
-		if (rc == 1)
-			snprintf(f->dataset_id, sizeof f->dataset_id, "%s", db_col_str(st, 0));
-		db_done(st);
-		if (rc != 1)
-			goto dberr;
-		if (db_exec(db, "INSERT INTO upload_files (upload_id, position, file_name, "
-		            "file_path, format, size_bytes, dataset_id) VALUES "
-		            "(?, ?, ?, ?, ?, ?, ?)", "sisssis", upload_id, (long long)i,
-		            f->name, f->path, tab_format_name(f->fmt), f->size,
-		            f->dataset_id) < 0)
-			goto dberr;
-		snprintf(payload, sizeof payload, "{\"upload_id\":\"%s\",\"position\":%zu}",
-		         upload_id, i);
-		if (queue_enqueue(db, &(struct queue_new){ .kind = "storage_infer",
-		    .ref_id = f->dataset_id, .customer_id = customer,
-		    .payload = payload }) < 0)
-			goto dberr;
+		if (e == EISDIR || e == ENOTEMPTY || e == EEXIST)
+			return storage_replyf(r, STORAGE_PATH_CONFLICT,
+			                      "'%s' is a folder in the storage area",
+			                      x.rename_path);
+		log_kv(LOG_ERROR, "upload rename failed", "errno=%d", e);
+		return storage_reply(r, STORAGE_AREA_UNAVAILABLE);
 	}
-	for (size_t i = 0; i < u->n; i++) {
-		struct up_file *f = &u->files[i];
-
-		if (renameat(u->dirfd, f->partial, u->dirfd, f->name) != 0) {
-			int e = errno;
-
-			db_rollback(db);
-			if (e == EISDIR || e == ENOTEMPTY || e == EEXIST)
-				return storage_replyf(r, STORAGE_PATH_CONFLICT,
-				                      "'%s' is a folder in the storage area",
-				                      f->path);
-			log_kv(LOG_ERROR, "upload rename failed", "errno=%d", e);
-			return storage_reply(r, STORAGE_AREA_UNAVAILABLE);
-		}
-		f->renamed = true;
-	}
-	if (db_commit(db) != DB_OK)
-		goto dberr;
+	if (rc < 0)
+		return resp_db_error(r, rc);
 	fsync(u->dirfd);
 
 	at = uploaded_at(db, upload_id);
@@ -349,14 +376,10 @@ static int store(struct upload *u, const char *customer)
 	json_object_object_add(o, "uploaded_by", r->id.sub != NULL
 	                       ? json_object_new_string(r->id.sub) : NULL);
 	json_object_object_add(o, "file_count", json_object_new_int64((long long)u->n));
-	json_object_object_add(o, "total_size_bytes", json_object_new_int64(total));
+	json_object_object_add(o, "total_size_bytes", json_object_new_int64(x.total));
 	json_object_object_add(o, "status", json_object_new_string("processing"));
 	json_object_object_add(o, "files", files);
 	return resp_json(r, 201, o);
-dberr:
-	rc = db_last_err(db);
-	db_rollback(db);
-	return resp_db_error(r, (int)(rc < 0 ? rc : DB_ERR));
 }
 
 static int too_large(struct req *r)

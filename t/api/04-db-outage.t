@@ -68,8 +68,10 @@ for my $i (1 .. 4) {
 }
 
 for my $i (1 .. 4) {
-	json_response_is(http(GET => '/_test/basic', { basic => $basic }), 503,
-			 { detail => 'Database unavailable' }, "Basic route during the outage ($i)");
+	my $b = http(GET => '/_test/basic', { basic => $basic });
+	json_response_is($b, 503, { detail => 'Database unavailable' },
+			 "Basic route during the outage ($i)");
+	is(header($b, 'retry-after'), '1', "a retry is invited ($i)");
 }
 
 # JWT verification needs no database.

@@ -99,6 +99,8 @@ ok(wait_until(15, sub { mysql("SELECT COUNT(*) FROM rag_documents WHERE dataset_
 my $work = do { open my $fh, '<', env('SLUICE_WORK_PID') or die $!; my $p = <$fh>; $p =~ s/\s+//g; $p };
 is(mysql("SELECT status FROM work_queue WHERE kind = 'rag_ingest' AND ref_id = '$ds'"), 'running',
    'its queue row is running');
+is(mysql("SELECT COUNT(*) FROM work_leases WHERE name = 'rag_ingest:$ds' "
+	 . "AND process_id LIKE '%:$work'"), 1, 'the killed process holds the dataset\'s lease');
 ok(kill('KILL', $work), "kill -9 sluice work $work");
 wait_until(5, sub { !proc_alive($work) });
 my $mid = rag(GET => "/dataset/$ds")->{json};
@@ -121,6 +123,8 @@ my $per_doc = mysql("SELECT COUNT(DISTINCT cnt) FROM (SELECT COUNT(*) cnt FROM r
 is($per_doc, 1, 'the same number of snippets for each (equal) document');
 is(mysql("SELECT attempts FROM work_queue WHERE kind = 'rag_ingest' AND ref_id = '$ds'"), 2,
    'the queue row ran a second time');
+is(mysql("SELECT COUNT(*) FROM work_leases WHERE name = 'rag_ingest:$ds'"), 0,
+   'the dead holder\'s lease did not outlive it: the new ingestion took and released it');
 my $a = answer($ds, { question => 'Document 3 about topic 3', top_n => 1,
 		      metadata_filter => { n => 3 } });
 is($a->{relevant_documents}[0]{metadata}{n}, 3, 'and it answers questions');

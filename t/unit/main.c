@@ -61,6 +61,7 @@ int main(void)
 		suite_table_name, suite_table_types,
 		/* the statement cache, against the test stack's MariaDB */
 		suite_db,
+		suite_db_classify,
 	};
 	unsigned failed;
 

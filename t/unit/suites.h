@@ -43,6 +43,7 @@ int suite_webhooks(void);
 int suite_table_name(void);
 int suite_table_types(void);
 int suite_db(void);
+int suite_db_classify(void);
 int suite_storage_paths(void);
 /* tabular: CSV/JSON readers and inference */
 int suite_tabular_infer(void);

@@ -10,6 +10,9 @@
 #include <string.h>
 #include <time.h>
 
+#include <errmsg.h>
+#include <mysqld_error.h>
+
 #include "suites.h"
 #include "db/db.h"
 #include "util/config.h"
@@ -240,6 +243,79 @@ static void test_params_array(void)
 	db_free(db);
 }
 
+/* A transaction that meets a row lock held by another connection: the
+ * lock wait timeout (1 s here) is a DB_ERR_DEADLOCK, as a Galera
+ * certification failure is, and db_tx runs the body again.  The holder
+ * lets go during the second attempt, which commits: db_tx answers the
+ * body's value and counts one retry. */
+struct held {
+	struct db *holder;
+	int attempts;
+	bool release_on_second;
+};
+
+static const char LOCK_ROW_SQL[] =
+	"SELECT version FROM schema_migrations ORDER BY version LIMIT 1 FOR UPDATE";
+
+static int hold_row(struct db *db)
+{
+	return db_begin(db) == DB_OK &&
+	       db_first_row(db, db_query(db, LOCK_ROW_SQL, ""), NULL, 0) == 1 ? 0 : -1;
+}
+
+static int locked_body(struct db *db, void *arg)
+{
+	struct held *h = arg;
+	int rc;
+
+	if (++h->attempts == 2 && h->release_on_second)
+		db_rollback(h->holder);
+	rc = db_first_row(db, db_query(db, LOCK_ROW_SQL, ""), NULL, 0);
+	return rc < 0 ? rc : 7;
+}
+
+static struct db *impatient_db(void)
+{
+	struct db *db = connect_db();
+
+	CU_ASSERT_EQUAL_FATAL(db_exec(db, "SET SESSION innodb_lock_wait_timeout = 1",
+	                              ""), 0);
+	return db;
+}
+
+static void test_tx_retries_a_lock_conflict(void)
+{
+	struct db *db = impatient_db();
+	struct held h = { connect_db(), 0, true };
+	unsigned long long before = db_tx_retries();
+
+	CU_ASSERT_EQUAL_FATAL(hold_row(h.holder), 0);
+	CU_ASSERT_EQUAL(db_tx(db, "unit test", locked_body, &h), 7);
+	CU_ASSERT_EQUAL(h.attempts, 2);
+	CU_ASSERT_EQUAL(db_tx_retries(), before + 1);
+	db_free(h.holder);
+	db_free(db);
+}
+
+/* A conflict that outlasts every attempt: DB_ERR_DEADLOCK (the API's 503),
+ * after exactly DB_TX_ATTEMPTS runs of the body, each counted. */
+static void test_tx_gives_up_bounded(void)
+{
+	struct db *db = impatient_db();
+	struct held h = { connect_db(), 0, false };
+	unsigned long long before = db_tx_retries();
+
+	CU_ASSERT_EQUAL_FATAL(hold_row(h.holder), 0);
+	CU_ASSERT_EQUAL(db_tx(db, "unit test", locked_body, &h), DB_ERR_DEADLOCK);
+	CU_ASSERT_EQUAL(h.attempts, DB_TX_ATTEMPTS);
+	CU_ASSERT_EQUAL(db_tx_retries(), before + DB_TX_ATTEMPTS);
+	/* Nothing is left open: the connection serves the next statement. */
+	CU_ASSERT_EQUAL(one_value(db, "SELECT ? + 1", "i", 1), 2);
+	db_rollback(h.holder);
+	db_free(h.holder);
+	db_free(db);
+}
+
 static void test_require_stack(void)
 {
 	CU_FAIL("SLUICE_REQUIRE_API=1 but SLUICE_CONF (the test stack's config) is not set");
@@ -252,6 +328,8 @@ int suite_db(void)
 		{ "the server killing the connection: rebuilt", test_survives_kill },
 		{ "the cache's bound closes the oldest statement", test_bound_evicts },
 		{ "an array of parameters past the type string's bound", test_params_array },
+		{ "db_tx runs a body again after a lock conflict", test_tx_retries_a_lock_conflict },
+		{ "db_tx gives up after DB_TX_ATTEMPTS", test_tx_gives_up_bounded },
 		{ NULL, NULL },
 	};
 	static const struct test_case required[] = {
@@ -274,4 +352,44 @@ int suite_db(void)
 		return -1;
 	}
 	return suite_add("db statement cache", tests);
+}
+
+/* The error numbers a Galera cluster adds to a single server's, in the
+ * classes callers act on: a node that cannot serve is a server that is
+ * down (503, the work loop waits); a certification failure is a deadlock
+ * (the transaction runs again). */
+static void test_classify(void)
+{
+	static const struct { unsigned int no; int want; } cases[] = {
+		{ ER_UNKNOWN_COM_ERROR, DB_ERR_UNAVAILABLE },  /* 1047: no quorum, not synced */
+		{ CR_SERVER_GONE_ERROR, DB_ERR_UNAVAILABLE },
+		{ CR_SERVER_LOST, DB_ERR_UNAVAILABLE },
+		{ ER_CONNECTION_KILLED, DB_ERR_UNAVAILABLE },
+		{ ER_SERVER_SHUTDOWN, DB_ERR_UNAVAILABLE },
+		{ ER_QUERY_INTERRUPTED, DB_ERR_UNAVAILABLE },
+		{ ER_LOCK_DEADLOCK, DB_ERR_DEADLOCK },          /* 1213: also certification */
+		{ ER_LOCK_WAIT_TIMEOUT, DB_ERR_DEADLOCK },      /* 1205 */
+		{ ER_DUP_ENTRY, DB_ERR_DUPLICATE },
+		{ ER_NO_REFERENCED_ROW_2, DB_ERR_FOREIGN_KEY },
+		{ ER_ACCESS_DENIED_ERROR, DB_ERR_ACCESS },
+		{ ER_PARSE_ERROR, DB_ERR },
+		{ ER_NO_SUCH_TABLE, DB_ERR },
+	};
+
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		if (db_classify(cases[i].no) != cases[i].want)
+			fprintf(stderr, "db_classify(%u) = %d, want %d\n", cases[i].no,
+			        db_classify(cases[i].no), cases[i].want);
+		CU_ASSERT_EQUAL(db_classify(cases[i].no), cases[i].want);
+	}
+}
+
+int suite_db_classify(void)
+{
+	static const struct test_case tests[] = {
+		{ "error numbers to classes, Galera's included", test_classify },
+		{ NULL, NULL },
+	};
+
+	return suite_add("db error classes", tests);
 }

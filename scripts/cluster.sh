@@ -341,11 +341,11 @@ cluster_upstreams_write() {
 	{
 		printf '# The local cluster'"'"'s hosts, written by scripts/cluster.sh.\n'
 		# A host whose database node is down or outside the Primary
-		# component answers 503: nginx asks the other host instead, for the
-		# requests it may repeat (nginx never repeats a POST or PATCH once
-		# sent),
-		# and leaves the host alone for fail_timeout (10 s).
-		printf 'fastcgi_next_upstream error timeout http_503;\n'
+		# component answers 503 (500 where the spec says so, as the
+		# pipelines listing does): nginx asks the other host instead, for
+		# the requests it may repeat (it never repeats a POST or PATCH once
+		# sent), and leaves the host alone for fail_timeout (10 s).
+		printf 'fastcgi_next_upstream error timeout http_503 http_500;\n'
 		printf 'upstream sluice_fastcgi {\n'
 		for h in "${CLUSTER_HOSTS[@]}"; do
 			printf '\tserver unix:%s;\n' "$VAR/run/sluice-$h.sock"

@@ -17,7 +17,7 @@
  * and porter over it) ranked by bm25() for the question's words OR-ed.
  *
  * Rows: the defaults; each part off in turn; snippet BM25 alone; MMR off;
- * hybrid off.  Each row also gives the median over the questions of one
+ * MMR with the earlier default lambda_mult 0.5; hybrid off.  Each row also gives the median over the questions of one
  * rank_question call (top_n = 10; each question's fastest of three calls,
  * after a warm-up pass).  With "base", compiled against an
  * older tree (-DRANK_BASE, bench/retrieval_ablation.sh), only the FTS5
@@ -379,6 +379,10 @@ int main(int argc, char **argv)
 		p.mmr = false;
 		s = ask_all(ix, qvecs, p, &ms);
 		row("  MMR off", s, ms);
+		builtin(&p);
+		p.lambda_mult = 0.5;
+		s = ask_all(ix, qvecs, p, &ms);
+		row("  MMR lambda_mult 0.5 (the earlier default)", s, ms);
 		builtin(&p);
 		p.hybrid = false;
 		s = ask_all(ix, qvecs, p, &ms);

@@ -65,7 +65,7 @@ void rank_params_default(struct rank_params *p)
 	p->fetch_k = 10;
 	p->top_n = 3;
 	p->hybrid = true;
-	p->lambda_mult = 0.5;
+	p->lambda_mult = RANK_LAMBDA_MULT;
 	p->w = (struct rank_weights){ RANK_WEIGHT_DOC, RANK_WEIGHT_HEAD, RANK_WEIGHT_PROX,
 	                              RANK_VEC_WEIGHT_LEARNED, RANK_WEIGHT_REPEAT };
 	p->vec_search = true;

@@ -36,7 +36,7 @@ my $ds = new_dataset('slow clients');
 my $qid = mysql('SELECT UUID()');
 my $params = json_encode({ k => 20, fetch_k => 10, top_n => 3, distance_metric => 'cos',
 	maximal_marginal_relevance => JSON::PP::true, hybrid => JSON::PP::true,
-	lambda_mult => 0.5, score_threshold => undef, metadata_filter => undef });
+	lambda_mult => 0.7, score_threshold => undef, metadata_filter => undef });
 mysql("INSERT INTO rag_questions (id, dataset_id, asked_by_user_id, question_text, params) "
       . "SELECT '$qid', '$ds', id, 'nobody answers this', '$params' FROM api_users WHERE name = 'demo'");
 my $log0 = serve_log_offset();

@@ -50,7 +50,7 @@ is($q->{status}, 'success', 'status success');
 is($q->{question_text}, 'How do glaciers shape mountains?', 'question_text');
 is($q->{question_id}, $qid, 'question_id');
 is_deeply($q->{parameters}, { k => 20, fetch_k => 10, top_n => 3, distance_metric => 'cos',
-	maximal_marginal_relevance => $T, hybrid => $T, lambda_mult => 0.5,
+	maximal_marginal_relevance => $T, hybrid => $T, lambda_mult => 0.7,
 	score_threshold => undef, metadata_filter => undef }, 'the resolved defaults, by wire name');
 is(scalar @{ $q->{relevant_documents} }, 3, 'top_n default 3 snippets');
 is($q->{relevant_documents}[0]{metadata}{source}, 'glacier.txt', 'the best snippet first');

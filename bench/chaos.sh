@@ -21,19 +21,17 @@ DEV=$ROOT/scripts/dev
 TMP=$(mktemp -d)
 # shellcheck source=bench/lib/instance.sh
 . "$ROOT/bench/lib/instance.sh"
+# shellcheck source=bench/lib/results.sh
+. "$ROOT/bench/lib/results.sh"
 CHAOS_DIR=$TMP
 export CHAOS_DIR
 bench_instance_up bench/chaos.sh
 mkdir -p "$RESULTS"
-set +e
-{
+soak() {
 	echo "== chaos soak $(date -u +%Y-%m-%dT%H:%M:%SZ), $(uname -m), $(nproc) CPUs," \
 		"load average $(cut -d' ' -f1-3 /proc/loadavg)"
 	echo "== command: DURATION=$DURATION DRAIN=$DRAIN SLUICE_PORT=$SLUICE_PORT bench/chaos.sh"
 	echo "== sluice.conf: $(grep -E '^(workers|work_|runner_)' "$SLUICE_CONF" | tr '\n' ' ')"
 	perl "$ROOT/bench/chaos.pl"
-} 2>&1 | tee "$OUT"
-rc=${PIPESTATUS[0]}
-set -e
-echo "results: ${OUT#"$ROOT"/}"
-exit "$rc"
+}
+bench_tee "$OUT" soak

@@ -54,6 +54,8 @@ trap 'exit 143' TERM
 
 command -v wrk >/dev/null 2>&1 || "$DEV" deps
 . "$ROOT/bench/lib/wrk.sh"
+# shellcheck source=bench/lib/results.sh
+. "$ROOT/bench/lib/results.sh"
 
 # One pipeline to read, a token, and the write's script, for the stack whose
 # SLUICE_* variables are set.
@@ -107,8 +109,7 @@ throughput() {
 }
 
 mkdir -p "$RESULTS"
-set +e
-{
+bench_cluster() {
 	echo "== cluster bench $(date -u +%Y-%m-%dT%H:%M:%SZ), $(uname -m), $(nproc) CPUs," \
 		"load average $(cut -d' ' -f1-3 /proc/loadavg) (a shared machine)"
 	echo "== command: ROUNDS=$ROUNDS DURATION=$DURATION CONNECTIONS=$CONNECTIONS CHAOS=$CHAOS" \
@@ -144,8 +145,5 @@ set +e
 	mkdir -p "$TMP/chaos"
 	SLUICE_PORT=$CLUSTER_PORT CHAOS_DIR=$TMP/chaos DURATION=$CHAOS DRAIN=$DRAIN \
 		perl "$ROOT/bench/chaos.pl"
-} 2>&1 | tee "$OUT"
-rc=${PIPESTATUS[0]}
-set -e
-echo "results: ${OUT#"$ROOT"/}"
-exit "$rc"
+}
+bench_tee "$OUT" bench_cluster

@@ -39,18 +39,7 @@ TMP=$(mktemp -d)
 . "$ROOT/bench/lib/instance.sh"
 bench_instance_up bench/qualify.sh
 
-src() { sh -c "$SLUICE_SOURCE_MYSQL -N -B"' -e "$1"' sh "$1"; }
-wh() { sh -c "$SLUICE_MYSQL -N -B"' -e "$1"' sh "$1"; }
-TOKEN=$("$SLUICE_BIN" token -c "$SLUICE_CONF" --customer demo --sub bench@example.com \
-	--permissions PLATFORM.READ,PLATFORM.WRITE)
-api() {
-	local method=$1 path=$2 body=${3:-}
-	curl -sk --fail-with-body -X "$method" -H "Authorization: Bearer $TOKEN" \
-		-H 'Content-Type: application/json' ${body:+-d "$body"} "$SLUICE_URL$path"
-}
-jget() { python3 -c 'import json,sys; d=json.load(sys.stdin)
-for k in sys.argv[1].split("."): d=d[int(k)] if isinstance(d, list) else d[k]
-print(d)' "$1"; }
+bench_platform_client
 
 # Execute, wait for the end (bounded), print "run_s extract_ms qualify_ms rows".
 run_pipeline() {

@@ -19,3 +19,22 @@ bench_instance_up() {
 	fi
 	eval "$("$DEV" env bench)"
 }
+
+# For the platform benchmarks: src and wh run one SQL statement on the jdbc
+# source and the warehouse, api METHOD PATH [BODY] calls the API as the demo
+# customer (TOKEN, read and write), jget A.B.0 prints that member of the
+# JSON on stdin.
+bench_platform_client() {
+	src() { sh -c "$SLUICE_SOURCE_MYSQL -N -B"' -e "$1"' sh "$1"; }
+	wh() { sh -c "$SLUICE_MYSQL -N -B"' -e "$1"' sh "$1"; }
+	TOKEN=$("$SLUICE_BIN" token -c "$SLUICE_CONF" --customer demo --sub bench@example.com \
+		--permissions PLATFORM.READ,PLATFORM.WRITE)
+	api() {
+		local method=$1 path=$2 body=${3:-}
+		curl -sk --fail-with-body -X "$method" -H "Authorization: Bearer $TOKEN" \
+			-H 'Content-Type: application/json' ${body:+-d "$body"} "$SLUICE_URL$path"
+	}
+	jget() { python3 -c 'import json,sys; d=json.load(sys.stdin)
+for k in sys.argv[1].split("."): d=d[int(k)] if isinstance(d, list) else d[k]
+print(d)' "$1"; }
+}

@@ -4,6 +4,7 @@
  *
  *   retrieval_ablation CORPUS.json [base] [INDEX]
  *   retrieval_ablation CORPUS.json cost INDEX
+ *   retrieval_ablation CORPUS.json sweep < WEIGHTS
  *
  * CORPUS.json is what bench/lib/corpus.pl prints.  Each document is cut
  * into snippets by chunk.c (800 characters, 100 overlap: the defaults of
@@ -25,7 +26,11 @@
  * INDEX keeps the index file at that path.  "cost" opens an INDEX kept so
  * and ranks each question once with the defaults and nothing else, for
  * valgrind --tool=callgrind --toggle-collect=rank_question: instruction
- * counts that do not depend on what else the machine is doing.
+ * counts that do not depend on what else the machine is doing.  "sweep"
+ * reads lines "doc head prox vec repeat lambda_mult mmr" (the weights of
+ * struct rank_weights, MMR's trade-off, MMR on 1 or off 0) and prints each
+ * line's MRR@10 and recall@3 with the built-in embedder's other defaults:
+ * one index, many weightings, for tuning.
  * Built and run by bench/retrieval_ablation.sh. */
 #include <ctype.h>
 #include <stdbool.h>
@@ -260,6 +265,83 @@ static void builtin(struct rank_params *p)
 #endif
 }
 
+#ifndef RANK_BASE
+/* Every weighting on stdin, scored (see the top). */
+static void sweep(const struct rindex *ix, const float *qvecs)
+{
+	char line[512];
+	struct rank_params p;
+	struct score s;
+	double ms;
+	int mmr;
+
+	printf("%-44s %7s %9s\n", "doc head prox vec repeat lambda_mult mmr", "MRR@10", "recall@3");
+	while (fgets(line, sizeof line, stdin) != NULL) {
+		builtin(&p);
+		if (sscanf(line, "%lf %lf %lf %lf %lf %lf %d", &p.w.doc, &p.w.head, &p.w.prox,
+		           &p.w.vec, &p.w.repeat, &p.lambda_mult, &mmr) != 7)
+			continue;
+		p.mmr = mmr != 0;
+		s = ask_all(ix, qvecs, p, &ms);
+		line[strcspn(line, "\n")] = '\0';
+		printf("%-44s %7.4f %9.4f\n", line, s.mrr, s.r3);
+		fflush(stdout);
+	}
+}
+#endif
+
+/* The table's rows (see the top); with base, the older tree's defaults only. */
+static void ablate(const struct rindex *ix, const float *qvecs, bool base)
+{
+	struct rank_params p;
+	struct score s;
+	double ms;
+
+	printf("%-44s %7s %9s %10s\n", "ranking", "MRR@10", "recall@3", "ms/question");
+	if (!base) {
+		row("FTS5 bm25() (unicode61)", fts5("unicode61"), -1);
+		row("FTS5 bm25() (porter)", fts5("porter unicode61"), -1);
+	}
+
+	builtin(&p);
+	ask_all(ix, qvecs, p, &ms);       /* warm-up: the mapping's first touch */
+	s = ask_all(ix, qvecs, p, &ms);
+	row(base ? "sluice defaults (base tree)" : "sluice defaults", s, ms);
+#ifndef RANK_BASE
+	if (!base) {
+		static const struct { const char *name; size_t off; double off_value; } parts[] = {
+			{ "  without the document's BM25", offsetof(struct rank_weights, doc), 0 },
+			{ "  without the first snippet's BM25", offsetof(struct rank_weights, head), 0 },
+			{ "  without proximity", offsetof(struct rank_weights, prox), 0 },
+			{ "  without the vector metric", offsetof(struct rank_weights, vec), 0 },
+			{ "  without the repeat factor", offsetof(struct rank_weights, repeat), 1 },
+		};
+		for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++) {
+			builtin(&p);
+			*(double *)((char *)&p.w + parts[i].off) = parts[i].off_value;
+			s = ask_all(ix, qvecs, p, &ms);
+			row(parts[i].name, s, ms);
+		}
+		builtin(&p);
+		p.w = (struct rank_weights){ 0, 0, 0, 0, 1 };
+		s = ask_all(ix, qvecs, p, &ms);
+		row("  snippet BM25 alone", s, ms);
+		builtin(&p);
+		p.mmr = false;
+		s = ask_all(ix, qvecs, p, &ms);
+		row("  MMR off", s, ms);
+		builtin(&p);
+		p.lambda_mult = 0.5;
+		s = ask_all(ix, qvecs, p, &ms);
+		row("  MMR lambda_mult 0.5 (the earlier default)", s, ms);
+		builtin(&p);
+		p.hybrid = false;
+		s = ask_all(ix, qvecs, p, &ms);
+		row("  hybrid off (the vector metric alone)", s, ms);
+	}
+#endif
+}
+
 /* Each question ranked once with the defaults, and nothing else. */
 static void cost(const char *path)
 {
@@ -285,16 +367,18 @@ static void cost(const char *path)
 int main(int argc, char **argv)
 {
 	bool base = argc > 2 && strcmp(argv[2], "base") == 0;
-	const char *keep = argc > 3 ? argv[3] : argc > 2 && !base ? argv[2] : NULL;
+	bool sweeping = argc > 2 && strcmp(argv[2], "sweep") == 0;
+	const char *keep = argc > 3 ? argv[3] : argc > 2 && !base && !sweeping ? argv[2] : NULL;
 	char dir[] = "/tmp/sluice-ablation-XXXXXX", tmp[64], err[256];
 	const char *path = tmp;
 	struct json_object *corpus;
 	float *vecs, *qvecs;
 	char **ids, **dids;
-	double t0, embed_ms, index_ms, ms;
+	double t0, embed_ms, index_ms;
 
 	if (argc < 2 || (argc > 2 && strcmp(argv[2], "cost") == 0 && argc < 4))
-		die("usage: retrieval_ablation CORPUS.json [base] [INDEX] | CORPUS.json cost INDEX");
+		die("usage: retrieval_ablation CORPUS.json [base] [INDEX] | CORPUS.json cost INDEX"
+		    " | CORPUS.json sweep < WEIGHTS");
 	corpus = load(argv[1]);
 	if (argc > 3 && strcmp(argv[2], "cost") == 0) {
 		cost(argv[3]);
@@ -345,50 +429,12 @@ int main(int argc, char **argv)
 		die(err);
 	printf("%zu documents, %zu snippets; built-in embedding %.0f ms, index file %.0f ms\n\n",
 	       ndocs, nsnip, embed_ms, index_ms);
-	printf("%-44s %7s %9s %10s\n", "ranking", "MRR@10", "recall@3", "ms/question");
-	if (!base) {
-		row("FTS5 bm25() (unicode61)", fts5("unicode61"), -1);
-		row("FTS5 bm25() (porter)", fts5("porter unicode61"), -1);
-	}
-
-	struct rank_params p;
-	builtin(&p);
-	ask_all(ix, qvecs, p, &ms);       /* warm-up: the mapping's first touch */
-	struct score s = ask_all(ix, qvecs, p, &ms);
-	row(base ? "sluice defaults (base tree)" : "sluice defaults", s, ms);
 #ifndef RANK_BASE
-	if (!base) {
-		static const struct { const char *name; size_t off; double off_value; } parts[] = {
-			{ "  without the document's BM25", offsetof(struct rank_weights, doc), 0 },
-			{ "  without the first snippet's BM25", offsetof(struct rank_weights, head), 0 },
-			{ "  without proximity", offsetof(struct rank_weights, prox), 0 },
-			{ "  without the vector metric", offsetof(struct rank_weights, vec), 0 },
-			{ "  without the repeat factor", offsetof(struct rank_weights, repeat), 1 },
-		};
-		for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++) {
-			builtin(&p);
-			*(double *)((char *)&p.w + parts[i].off) = parts[i].off_value;
-			s = ask_all(ix, qvecs, p, &ms);
-			row(parts[i].name, s, ms);
-		}
-		builtin(&p);
-		p.w = (struct rank_weights){ 0, 0, 0, 0, 1 };
-		s = ask_all(ix, qvecs, p, &ms);
-		row("  snippet BM25 alone", s, ms);
-		builtin(&p);
-		p.mmr = false;
-		s = ask_all(ix, qvecs, p, &ms);
-		row("  MMR off", s, ms);
-		builtin(&p);
-		p.lambda_mult = 0.5;
-		s = ask_all(ix, qvecs, p, &ms);
-		row("  MMR lambda_mult 0.5 (the earlier default)", s, ms);
-		builtin(&p);
-		p.hybrid = false;
-		s = ask_all(ix, qvecs, p, &ms);
-		row("  hybrid off (the vector metric alone)", s, ms);
-	}
+	if (sweeping)
+		sweep(ix, qvecs);
+	else
 #endif
+		ablate(ix, qvecs, base);
 	rindex_close(ix);
 	if (keep == NULL) {
 		unlink(path);

@@ -19,8 +19,12 @@
 # other processes on the machine do not move.
 # Results: bench/results/retrieval-ablation-<date>.txt.
 #
+# SWEEP=FILE instead scores each line of FILE, "doc head prox vec repeat
+# lambda_mult mmr" (rank.h's weights, MMR's trade-off, MMR 1 or 0), on every
+# corpus: for tuning; nothing is saved.
+#
 # Environment: CORPORA, DOCS (all), BODY_MAX (6000 characters), BASE, CC,
-# CALLGRIND (1, or 0 to skip).
+# CALLGRIND (1, or 0 to skip), SWEEP.
 set -euo pipefail
 
 ROOT=$(dirname "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")")
@@ -57,6 +61,16 @@ build() {    # build OUT SRCDIR [extra flags]
 		"$ROOT/bench/retrieval_ablation.c" "${files[@]}" $LIBS
 }
 build "$TMP/ablation" "$ROOT/src"
+if [[ -n ${SWEEP:-} ]]; then
+	mkdir -p "$DATA"
+	for c in $CORPORA; do
+		json=$DATA/corpus-$c-$DOCS-$BODY_MAX.json
+		[[ -s $json ]] || perl "$ROOT/bench/lib/corpus.pl" "$c" "$DOCS" "$BODY_MAX" >"$json"
+		echo "== corpus $c"
+		"$TMP/ablation" "$json" sweep <"$SWEEP"
+	done
+	exit 0
+fi
 mkdir -p "$TMP/base"
 git -C "$ROOT" archive "$BASE" src | tar -x -C "$TMP/base"
 build "$TMP/ablation-base" "$TMP/base/src" -DRANK_BASE

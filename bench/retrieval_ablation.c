@@ -290,11 +290,20 @@ static void sweep(const struct rindex *ix, const float *qvecs)
 }
 #endif
 
+/* One row: every question ranked with p. */
+static void ask_row(const struct rindex *ix, const float *qvecs, const char *name,
+                    struct rank_params p)
+{
+	double ms;
+	struct score s = ask_all(ix, qvecs, p, &ms);
+
+	row(name, s, ms);
+}
+
 /* The table's rows (see the top); with base, the older tree's defaults only. */
 static void ablate(const struct rindex *ix, const float *qvecs, bool base)
 {
 	struct rank_params p;
-	struct score s;
 	double ms;
 
 	printf("%-44s %7s %9s %10s\n", "ranking", "MRR@10", "recall@3", "ms/question");
@@ -305,8 +314,7 @@ static void ablate(const struct rindex *ix, const float *qvecs, bool base)
 
 	builtin(&p);
 	ask_all(ix, qvecs, p, &ms);       /* warm-up: the mapping's first touch */
-	s = ask_all(ix, qvecs, p, &ms);
-	row(base ? "sluice defaults (base tree)" : "sluice defaults", s, ms);
+	ask_row(ix, qvecs, base ? "sluice defaults (base tree)" : "sluice defaults", p);
 #ifndef RANK_BASE
 	if (!base) {
 		static const struct { const char *name; size_t off; double off_value; } parts[] = {
@@ -319,25 +327,20 @@ static void ablate(const struct rindex *ix, const float *qvecs, bool base)
 		for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++) {
 			builtin(&p);
 			*(double *)((char *)&p.w + parts[i].off) = parts[i].off_value;
-			s = ask_all(ix, qvecs, p, &ms);
-			row(parts[i].name, s, ms);
+			ask_row(ix, qvecs, parts[i].name, p);
 		}
 		builtin(&p);
 		p.w = (struct rank_weights){ 0, 0, 0, 0, 1 };
-		s = ask_all(ix, qvecs, p, &ms);
-		row("  snippet BM25 alone", s, ms);
+		ask_row(ix, qvecs, "  snippet BM25 alone", p);
 		builtin(&p);
 		p.mmr = false;
-		s = ask_all(ix, qvecs, p, &ms);
-		row("  MMR off", s, ms);
+		ask_row(ix, qvecs, "  MMR off", p);
 		builtin(&p);
 		p.lambda_mult = 0.5;
-		s = ask_all(ix, qvecs, p, &ms);
-		row("  MMR lambda_mult 0.5 (the earlier default)", s, ms);
+		ask_row(ix, qvecs, "  MMR lambda_mult 0.5 (the earlier default)", p);
 		builtin(&p);
 		p.hybrid = false;
-		s = ask_all(ix, qvecs, p, &ms);
-		row("  hybrid off (the vector metric alone)", s, ms);
+		ask_row(ix, qvecs, "  hybrid off (the vector metric alone)", p);
 	}
 #endif
 }

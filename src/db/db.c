@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <mysql.h>
 #include <errmsg.h>
@@ -149,6 +150,18 @@ int db_last_err(const struct db *db)
 	return db->last_err;
 }
 
+/* An unavailable server drops the connection, so the next call reconnects;
+ * at once after a dead connection (a node restarted: the next may serve),
+ * but not before DB_RETRY_MS when the node itself said it cannot serve
+ * (1047, a Galera node outside the primary component), as at connect. */
+static int fail_unavailable(struct db *db, unsigned int no)
+{
+	if (no == ER_UNKNOWN_COM_ERROR)
+		db->retry_after_ms = time_mono_ms() + DB_RETRY_MS;
+	db_disconnect(db);
+	return DB_ERR_UNAVAILABLE;
+}
+
 /* A failure on the connection itself: drop it so the next call reconnects. */
 static int fail_conn(struct db *db, const char *what)
 {
@@ -156,9 +169,7 @@ static int fail_conn(struct db *db, const char *what)
 	int err = db_classify(no);
 
 	set_error(db, err, what, mysql_error(db->conn));
-	if (err == DB_ERR_UNAVAILABLE)
-		db_disconnect(db);
-	return err;
+	return err == DB_ERR_UNAVAILABLE ? fail_unavailable(db, no) : err;
 }
 
 static int fail_stmt(struct db *db, MYSQL_STMT *st, const char *what)
@@ -167,9 +178,33 @@ static int fail_stmt(struct db *db, MYSQL_STMT *st, const char *what)
 	int err = db_classify(no);
 
 	set_error(db, err, what, mysql_stmt_error(st));
-	if (err == DB_ERR_UNAVAILABLE)
-		db_disconnect(db);
-	return err;
+	return err == DB_ERR_UNAVAILABLE ? fail_unavailable(db, no) : err;
+}
+
+/* The value of the first row of a SHOW ... LIKE: 1 "ON", 0 anything else
+ * or no row, -1 when the statement failed. */
+static int show_on(MYSQL *m, const char *show)
+{
+	MYSQL_RES *res;
+	MYSQL_ROW row;
+	int on;
+
+	if (mysql_query(m, show) != 0 || (res = mysql_store_result(m)) == NULL)
+		return -1;
+	row = mysql_fetch_row(res);
+	on = row != NULL && row[1] != NULL && strcmp(row[1], "ON") == 0;
+	mysql_free_result(res);
+	return on;
+}
+
+/* The server answers, and is not a Galera node that cannot serve (a server
+ * built with wsrep but not in a cluster says wsrep_ready OFF too: only
+ * wsrep_on tells them apart). */
+static bool galera_ready(MYSQL *m)
+{
+	int on = show_on(m, "SHOW VARIABLES LIKE 'wsrep_on'");
+
+	return on == 0 || (on == 1 && show_on(m, "SHOW STATUS LIKE 'wsrep_ready'") == 1);
 }
 
 int db_ensure(struct db *db)
@@ -217,15 +252,17 @@ int db_ensure(struct db *db)
 		return err;
 	}
 	/* A Galera node accepts the connection (and SET) while it cannot
-	 * serve: ask it a query, so that "connected" means "usable" and a
-	 * node without quorum is treated as down (throttled like one). */
-	if (mysql_query(m, "SELECT 1") != 0) {
-		set_error(db, DB_ERR_UNAVAILABLE, "connect", mysql_error(m));
+	 * serve: ask whether it is ready, so that "connected" means "usable"
+	 * and a node without quorum is treated as down (throttled like one).
+	 * With wsrep_sync_wait=1 such a node fails the statement itself
+	 * (1205 after the causal wait), else it says wsrep_ready OFF. */
+	if (!galera_ready(m)) {
+		set_error(db, DB_ERR_UNAVAILABLE, "connect", mysql_errno(m) != 0 ?
+		          mysql_error(m) : "the Galera node is not ready (wsrep_ready OFF)");
 		mysql_close(m);
 		db->retry_after_ms = time_mono_ms() + DB_RETRY_MS;
 		return DB_ERR_UNAVAILABLE;
 	}
-	mysql_free_result(mysql_store_result(m));
 	db->conn = m;
 	db->last_err = DB_OK;
 	db->errbuf[0] = '\0';
@@ -795,6 +832,7 @@ unsigned long long db_tx_retries(void)
 
 int db_tx(struct db *db, const char *what, db_tx_fn body, void *arg)
 {
+	double start = time_mono_ms();
 	int rc = DB_ERR;
 
 	for (int attempt = 1; attempt <= DB_TX_ATTEMPTS; attempt++) {
@@ -813,12 +851,24 @@ int db_tx(struct db *db, const char *what, db_tx_fn body, void *arg)
 		if (rc != DB_ERR_DEADLOCK)
 			return rc;
 		/* A deadlock, a lock wait timeout or (on Galera) a certification
-		 * failure at COMMIT: nothing of this attempt was kept. */
-		tx_retries++;
-		log_kv(attempt < DB_TX_ATTEMPTS ? LOG_INFO : LOG_WARN,
-		       "transaction retried", "what=%s attempt=%d of=%d retries_total=%llu "
-		       "error=%s", what, attempt, DB_TX_ATTEMPTS, tx_retries,
-		       LOG_Q(db_error(db)));
+		 * failure at COMMIT: nothing of this attempt was kept.  Not again
+		 * past the budget: a lock wait alone can take the server's
+		 * innodb_lock_wait_timeout (50 s by default), and a request
+		 * retried past nginx's timeout would commit after its client had
+		 * an error and may have sent it again. */
+		bool last = attempt == DB_TX_ATTEMPTS ||
+		            time_mono_ms() - start > DB_TX_BUDGET_MS;
+		if (!last)
+			tx_retries++;
+		log_kv(last ? LOG_WARN : LOG_INFO, last ? "transaction failed" : "transaction retried",
+		       "what=%s attempt=%d of=%d retries_total=%llu error=%s", what, attempt,
+		       DB_TX_ATTEMPTS, tx_retries, LOG_Q(db_error(db)));
+		if (last)
+			break;
+		/* The ones that collided would collide again at once: each waits
+		 * a random few milliseconds, longer with every attempt. */
+		struct timespec pause = { 0, (long)arc4random_uniform(20000000u) * attempt };
+		nanosleep(&pause, NULL);
 	}
 	return rc;
 }

@@ -120,12 +120,15 @@ void db_rollback(struct db *db);
 
 /* A transaction run whole, and again (at most DB_TX_ATTEMPTS times) when
  * the server answers a deadlock, a lock wait timeout or a Galera
- * certification failure, at any statement or at COMMIT.  body returns >= 0
+ * certification failure, at any statement or at COMMIT, and the attempts
+ * so far took at most DB_TX_BUDGET_MS; each waits a random 0-20 ms times
+ * the attempts made before it starts.  body returns >= 0
  * (handed back once the COMMIT succeeded) or a negative enum db_err (the
  * transaction is rolled back).  body may run more than once: it must start
  * from its arguments each time and keep nothing of an attempt that did not
  * commit.  Retries are logged with what and counted (db_tx_retries). */
 #define DB_TX_ATTEMPTS 4
+#define DB_TX_BUDGET_MS 10000.0   /* no attempt starts after this long */
 typedef int (*db_tx_fn)(struct db *db, void *arg);
 int db_tx(struct db *db, const char *what, db_tx_fn body, void *arg);
 /* Transactions this process retried since it started. */

@@ -298,7 +298,8 @@ static void test_tx_retries_a_lock_conflict(void)
 }
 
 /* A conflict that outlasts every attempt: DB_ERR_DEADLOCK (the API's 503),
- * after exactly DB_TX_ATTEMPTS runs of the body, each counted. */
+ * after exactly DB_TX_ATTEMPTS runs of the body, each one after the first
+ * counted as a retry. */
 static void test_tx_gives_up_bounded(void)
 {
 	struct db *db = impatient_db();
@@ -308,9 +309,31 @@ static void test_tx_gives_up_bounded(void)
 	CU_ASSERT_EQUAL_FATAL(hold_row(h.holder), 0);
 	CU_ASSERT_EQUAL(db_tx(db, "unit test", locked_body, &h), DB_ERR_DEADLOCK);
 	CU_ASSERT_EQUAL(h.attempts, DB_TX_ATTEMPTS);
-	CU_ASSERT_EQUAL(db_tx_retries(), before + DB_TX_ATTEMPTS);
+	CU_ASSERT_EQUAL(db_tx_retries(), before + DB_TX_ATTEMPTS - 1);
 	/* Nothing is left open: the connection serves the next statement. */
 	CU_ASSERT_EQUAL(one_value(db, "SELECT ? + 1", "i", 1), 2);
+	db_rollback(h.holder);
+	db_free(h.holder);
+	db_free(db);
+}
+
+/* A lock wait longer than DB_TX_BUDGET_MS is not tried again: a request
+ * must not still be retrying when nginx has given its client an error. */
+static void test_tx_budget(void)
+{
+	struct db *db = connect_db();
+	struct held h = { connect_db(), 0, false };
+	unsigned long long before = db_tx_retries();
+	char set[80];
+
+	/* A session variable takes no placeholder: the constant is written in. */
+	snprintf(set, sizeof set, "SET SESSION innodb_lock_wait_timeout = %d",
+	         (int)(DB_TX_BUDGET_MS / 1000.0) + 1);
+	CU_ASSERT_EQUAL_FATAL(db_exec(db, set, ""), 0);
+	CU_ASSERT_EQUAL_FATAL(hold_row(h.holder), 0);
+	CU_ASSERT_EQUAL(db_tx(db, "unit test", locked_body, &h), DB_ERR_DEADLOCK);
+	CU_ASSERT_EQUAL(h.attempts, 1);
+	CU_ASSERT_EQUAL(db_tx_retries(), before);
 	db_rollback(h.holder);
 	db_free(h.holder);
 	db_free(db);
@@ -330,6 +353,7 @@ int suite_db(void)
 		{ "an array of parameters past the type string's bound", test_params_array },
 		{ "db_tx runs a body again after a lock conflict", test_tx_retries_a_lock_conflict },
 		{ "db_tx gives up after DB_TX_ATTEMPTS", test_tx_gives_up_bounded },
+		{ "db_tx tries no more once DB_TX_BUDGET_MS have gone", test_tx_budget },
 		{ NULL, NULL },
 	};
 	static const struct test_case required[] = {

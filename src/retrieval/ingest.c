@@ -32,6 +32,7 @@
 #include "util/uuid.h"
 
 #define INGEST_LOCK_WAIT_S 60      /* for another process's ingestion of it */
+#define INGEST_LEASE_LOST 1        /* ingest(): another process holds the lease */
 #define INGEST_LEASE_POLL_MS 250   /* between tries of a held lease */
 #define BUILTIN_BATCH 256
 
@@ -840,6 +841,9 @@ int rag_ingest_request(struct db *db, const char *dataset_id, const char *tenant
 	return rc < 0 ? (int)rc : 0;
 }
 
+/* Rounds of storing the processing documents and building the index, until
+ * the dataset is settled.  0; INGEST_LEASE_LOST when another process took
+ * the lease (this one stalled past QUEUE_LEASE_S); -1 with err. */
 static int ingest(struct work_ctx *w, const struct work_item *it, const char *lease,
                   const char *dataset_id, char *err, size_t errlen)
 {
@@ -874,7 +878,7 @@ static int ingest(struct work_ctx *w, const struct work_item *it, const char *le
 		if ((f = queue_lease_renew(w->db, lease, w->process_id, it->id)) != 1) {
 			snprintf(err, errlen, f == 0 ? "lost the dataset's lease"
 			                             : "database error");
-			return -1;
+			return f == 0 ? INGEST_LEASE_LOST : -1;
 		}
 		if (rag_index_build(w->db, w->cfg, dataset_id, &snippets, err, errlen) != 0) {
 			if (dataset_dim(w->db, dataset_id, &dim, NULL, 0) == 0)
@@ -923,12 +927,20 @@ int rag_ingest_work(struct work_ctx *w, const struct work_item *it,
 		return -1;
 	}
 	snprintf(lease, sizeof lease, "rag_ingest:%s", id);
-	if (lease_dataset(w, it, lease) != 1) {
-		snprintf(err, errlen, "another process is ingesting this dataset");
+	if ((rc = lease_dataset(w, it, lease)) < 0 || (rc == 0 && work_stopping(w))) {
+		snprintf(err, errlen, rc < 0 ? "database error" : "stopping");
 		return -1;
 	}
-	rc = ingest(w, it, lease, id, err, errlen);
+	rc = rc == 1 ? ingest(w, it, lease, id, err, errlen) : INGEST_LEASE_LOST;
 	queue_lease_release(w->db, lease, w->process_id, it->id);
+	/* The lease's holder (alive: it renewed the lease all the while) takes
+	 * every processing document, this item's too, before it settles the
+	 * dataset.  This item is done; failing it would, on its last attempt,
+	 * fail the documents the holder is storing. */
+	if (rc == INGEST_LEASE_LOST) {
+		log_kv(LOG_INFO, "dataset ingested by another process", "dataset=%s", id);
+		return 0;
+	}
 	if (rc != 0) {
 		if (it->attempts >= it->max_attempts) {
 			give_up(w->db, id, err);

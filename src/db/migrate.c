@@ -27,8 +27,12 @@ static const char SQL_TABLE[] =
 /* The migrators' lock is a row, not GET_LOCK: GET_LOCK is per server, so
  * on a Galera cluster two migrates on two nodes would both hold it.  Two
  * inserts of the row conflict on every node (a duplicate key, or a
- * certification failure).  A lock left by a migrate killed mid-way is
- * taken over once MIGRATE_LOCK_STALE_S old; a migrate renews it after each
+ * certification failure).  The holder names its database session
+ * ("user/host:port:boot/connection process"), so a migrate killed mid-way
+ * is seen gone at once by the next one on the same server: its connection
+ * is no longer in the processlist, or the server has restarted since.  A
+ * holder on another node (whose processlist this one cannot see) is taken
+ * over once MIGRATE_LOCK_STALE_S old; a migrate renews it after each
  * file. */
 #define MIGRATE_LOCK_WAIT_S 60
 #define MIGRATE_LOCK_STALE_S 3600
@@ -50,6 +54,16 @@ static const char SQL_LOCK_RENEW[] =
 	"WHERE id = 1 AND holder = ?";
 static const char SQL_UNLOCK[] =
 	"DELETE FROM schema_migrations_lock WHERE id = 1 AND holder = ?";
+/* This session as the lock names it, then the process. */
+static const char SQL_SESSION[] =
+	"SELECT CONCAT(CURRENT_USER(), '/', @@hostname, ':', @@port, ':', "
+	"UNIX_TIMESTAMP() - VARIABLE_VALUE, '/', CONNECTION_ID(), ' ', ?) "
+	"FROM information_schema.GLOBAL_STATUS WHERE VARIABLE_NAME = 'UPTIME'";
+static const char SQL_SESSION_ALIVE[] =
+	"SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE ID = ?";
+static const char SQL_LOCK_TAKE_OVER[] =
+	"UPDATE schema_migrations_lock SET holder = ?, taken_at = UTC_TIMESTAMP(3) "
+	"WHERE id = 1 AND holder = ?";
 static const char SQL_LOCK_HOLDER[] =
 	"SELECT holder, " DB_ISO_MS("taken_at") " FROM schema_migrations_lock WHERE id = 1";
 static const char SQL_APPLIED[] =
@@ -185,18 +199,63 @@ out:
 	return rc;
 }
 
+/* A holder's session: "user/host:port:boot/connection ...". */
+struct session {
+	char user[161], server[161];
+	long long boot;
+	unsigned long long conn;
+};
+
+static bool session_parse(const char *s, struct session *out)
+{
+	char *colon;
+
+	if (sscanf(s, "%160[^/]/%160[^/]/%llu", out->user, out->server, &out->conn) != 3 ||
+	    (colon = strrchr(out->server, ':')) == NULL)
+		return false;
+	out->boot = atoll(colon + 1);
+	*colon = '\0';                  /* server: "host:port" */
+	return true;
+}
+
+/* Is the lock's holder a session of this server, of our account, that is
+ * gone?  Only then can its absence be seen here. */
+static bool holder_gone(struct db *db, const char *me, const char *holder)
+{
+	struct session m, h;
+	char alive[24] = "";
+
+	if (!session_parse(me, &m) || !session_parse(holder, &h) ||
+	    strcmp(m.user, h.user) != 0 || strcmp(m.server, h.server) != 0)
+		return false;
+	if (llabs(m.boot - h.boot) > 2)
+		return true;             /* the server restarted since */
+	return db_first_row(db, db_query(db, SQL_SESSION_ALIVE, "i", (long long)h.conn),
+	                    &(struct db_text){ alive, sizeof alive }, 1) == 1 &&
+	       strcmp(alive, "0") == 0;
+}
+
 /* One try at the lock: 1 taken, 0 held by another, < 0 enum db_err. */
 static int lock_try(struct db *db, const char *me)
 {
+	char holder[161] = "";
 	long long n = db_exec(db, SQL_LOCK, "s", me);
 
-	if (n == DB_ERR_DUPLICATE || n == DB_ERR_DEADLOCK) {
-		n = db_exec(db, SQL_LOCK_STALE, "si", me, (long long)MIGRATE_LOCK_STALE_S);
-		if (n > 0)
-			log_kv(LOG_WARN, "took over a stale migration lock", "holder=%s", me);
-		if (n == DB_ERR_DEADLOCK)
-			n = 0;
+	if (n != DB_ERR_DUPLICATE && n != DB_ERR_DEADLOCK)
+		return n < 0 ? (int)n : n > 0;
+	if (db_first_row(db, db_query(db, SQL_LOCK_HOLDER, ""),
+	                 &(struct db_text){ holder, sizeof holder }, 1) == 1 &&
+	    holder_gone(db, me, holder) &&
+	    (n = db_exec(db, SQL_LOCK_TAKE_OVER, "ss", me, holder)) > 0) {
+		log_kv(LOG_WARN, "took over the migration lock of a session that is gone",
+		       "holder=%s", LOG_Q(holder));
+		return 1;
 	}
+	n = db_exec(db, SQL_LOCK_STALE, "si", me, (long long)MIGRATE_LOCK_STALE_S);
+	if (n > 0)
+		log_kv(LOG_WARN, "took over a stale migration lock", "holder=%s", LOG_Q(holder));
+	if (n == DB_ERR_DEADLOCK)
+		n = 0;
 	return n < 0 ? (int)n : n > 0;
 }
 
@@ -230,7 +289,7 @@ int migrate_run(struct db *db, const char *dir, int *applied,
                 char *err, size_t errlen)
 {
 	struct dirent **list = NULL;
-	char host[100] = "", me[160];
+	char host[100] = "", proc[128], me[161] = "";
 	long prev = -1;
 	int n = 0, i, rc = -1;
 
@@ -241,7 +300,12 @@ int migrate_run(struct db *db, const char *dir, int *applied,
 		return -1;
 	}
 	gethostname(host, sizeof host - 1);
-	snprintf(me, sizeof me, "%s:%ld", host, (long)getpid());
+	snprintf(proc, sizeof proc, "%s:%ld", host, (long)getpid());
+	if (db_first_row(db, db_query(db, SQL_SESSION, "s", proc),
+	                 &(struct db_text){ me, sizeof me }, 1) != 1) {
+		snprintf(err, errlen, "naming this session: %s", db_error(db));
+		return -1;
+	}
 	if (lock_take(db, me, err, errlen) != 0)
 		return -1;
 

@@ -15,6 +15,7 @@
 #include "http/request.h"
 #include "http/response.h"
 #include "http/validate.h"
+#include "platform/pipelines.h"
 #include "platform/platform.h"
 #include "platform/sync_mode.h"
 #include "util/arena.h"
@@ -45,13 +46,14 @@ static const char *col_dup(struct req *r, struct db_stmt *st, unsigned c)
 	                                          db_col_len(st, c));
 }
 
-/* The caller's job, locked until the transaction ends: 1, 0 when there is
+/* The caller's job, locked until the transaction ends (and its pipeline
+ * row written: pipeline_touch): 1, 0 when there is
  * none, or a negative enum db_err.  "Running" as the contract says: the job
  * or an active run of its pipeline is RUNNING. */
 static int job_lock(struct req *r, const char *job_id, struct job_row *j)
 {
 	struct db_stmt *st;
-	int rc;
+	int rc, touched;
 
 	st = db_query(r->db,
 	    "SELECT j.id, j.pipeline_id, j.job_index, j.connector, "
@@ -82,7 +84,11 @@ static int job_lock(struct req *r, const char *job_id, struct job_row *j)
 		j->running = db_col_ll(st, 12) != 0;
 	}
 	db_done(st);
-	return rc < 0 ? db_last_err(r->db) : rc;
+	if (rc < 0)
+		return db_last_err(r->db);
+	if (rc == 1 && (touched = pipeline_touch(r->db, j->pipeline_id)) < 0)
+		return touched;
+	return rc;
 }
 
 /* What a job step decided, inside its transaction: JOB_WRITTEN, or a

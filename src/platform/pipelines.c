@@ -43,6 +43,14 @@ static const char *const delete_sql[] = {
 	"DELETE FROM pipelines WHERE id = ?",
 };
 
+int pipeline_touch(struct db *db, const char *id)
+{
+	long long n = db_exec(db, "UPDATE pipelines SET updated_at = GREATEST(UTC_TIMESTAMP(3), "
+	                      "updated_at + INTERVAL 1000 MICROSECOND) WHERE id = ?", "s", id);
+
+	return n < 0 ? (int)n : 0;
+}
+
 /* A delete and a PATCH take the same lock and ask the same question: a
  * run that has started (or is about to) must not see its pipeline vanish
  * or change under it. */
@@ -55,6 +63,8 @@ int pipeline_lock_idle(struct req *r, const char *id)
 	    r->id.customer_id), NULL, 0);
 	if (rc <= 0)
 		return rc < 0 ? rc : PIPELINE_MISSING;
+	if ((rc = pipeline_touch(r->db, id)) < 0)
+		return rc;
 	rc = db_first_row(r->db, db_query(r->db, "SELECT 1 FROM pipeline_runs "
 	    "WHERE pipeline_id = ? AND status IN ('CREATED', 'RUNNING') "
 	    "UNION ALL SELECT 1 FROM jobs WHERE pipeline_id = ? AND "

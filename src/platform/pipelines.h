@@ -42,7 +42,16 @@ int pipeline_create(struct req *r);
 /* PATCH /platform/pipeline/{pipeline_id} (pipeline_patch.c). */
 int pipeline_patch(struct req *r);
 
-/* Lock the caller's pipeline row until the transaction ends, then see
+/* A write to the pipeline row that always changes it (updated_at), so that
+ * a transaction that only read-locked the row still conflicts, on Galera,
+ * with one on another node that writes it (a run starting, a PATCH, a
+ * delete, a webhook create): Galera certifies the rows a transaction
+ * wrote, and a SELECT ... FOR UPDATE on one node holds back no other
+ * node.  0 or a negative db error. */
+int pipeline_touch(struct db *db, const char *id);
+
+/* Lock the caller's pipeline row until the transaction ends (written, as
+ * pipeline_touch does), then see
  * whether a run is in progress (a run CREATED or RUNNING, or a job
  * RUNNING): PIPELINE_IDLE, PIPELINE_MISSING (no such pipeline of the
  * caller), PIPELINE_ACTIVE, or a negative db error. */

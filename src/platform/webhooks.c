@@ -24,6 +24,7 @@
 #include "http/request.h"
 #include "http/response.h"
 #include "http/validate.h"
+#include "platform/pipelines.h"
 #include "platform/platform.h"
 #include "platform/webhooks.h"
 #include "util/aead.h"
@@ -278,7 +279,9 @@ struct webhook_new {
 };
 
 /* One attempt: 0 inserted, WEBHOOK_NO_PIPELINE, WEBHOOK_FULL, or < 0.  The
- * pipeline row locked: two creates cannot both see nine. */
+ * pipeline row locked, and written (pipeline_touch: on Galera two creates
+ * on two nodes conflict only on a row both wrote): two creates cannot both
+ * see nine. */
 static int webhook_create_body(struct db *db, void *arg)
 {
 	const struct webhook_new *w = arg;
@@ -299,6 +302,8 @@ static int webhook_create_body(struct db *db, void *arg)
 		return rc < 0 ? db_last_err(db) : WEBHOOK_NO_PIPELINE;
 	if (n >= WEBHOOKS_MAX)
 		return WEBHOOK_FULL;
+	if ((rc = pipeline_touch(db, w->pipeline)) < 0)
+		return rc;
 	n = db_exec(db, "INSERT INTO webhooks (id, pipeline_id, customer_id, url, "
 	            "description, secret_enc) VALUES (?, ?, ?, ?, ?, ?)", "sssssb",
 	            w->id, w->pipeline, w->customer_id, w->in->url,

@@ -13,12 +13,14 @@
  *   claim         for each kind with a free slot, the fairest item, a child
  *
  * None of it waits on a child, so the scheduler fires on time whatever the
- * children do.  Besides signals, ppoll waits on the wake socket
- * (util/wake.h): a process on this host that queued an item claimable now
- * names its kind there, and the turn that follows only reaps and claims
- * that kind (the rest keeps the work_poll_ms pace).  The poll stays: items
- * queued on another host, or whose wake was lost, are claimed by it.  An outcome that cannot be recorded (the database is away)
+ * children do.  An outcome that cannot be recorded (the database is away)
  * stays with its slot and is tried again each turn.
+ *
+ * Besides signals, ppoll waits on the wake socket (util/wake.h): a process
+ * on this host that queued an item claimable now names its kind there, and
+ * the turn that follows only reaps and claims that kind (the rest keeps the
+ * work_poll_ms pace).  The poll stays: items queued on another host, or
+ * whose wake was lost, are claimed by it.
  *
  * SIGTERM: no more claims; the children are asked to stop (SIGTERM: they
  * stop at a safe point) and get work_shutdown_grace_s, then SIGKILL; an
@@ -53,6 +55,7 @@
 #define ITEM_BUF (64 * 1024)          /* an item's text columns */
 #define RECOVER_MS 60000.0
 #define KILL_WAIT_MS 10000.0          /* after SIGKILL, at most this for the reap */
+#define WAKES_PER_TURN 256            /* datagrams read in one turn */
 
 enum child_state {
 	C_FREE,
@@ -361,7 +364,7 @@ static void wake_read(struct loop *L)
 {
 	char kind[WAKE_KIND_MAX + 1], id[WAKE_ID_MAX + 1];
 
-	for (int n = 0; n < 256 && wake_recv(L->wake_fd, kind, id) == 1; n++)
+	for (int n = 0; n < WAKES_PER_TURN && wake_recv(L->wake_fd, kind, id) == 1; n++)
 		for (size_t i = 0; i < work_nkinds && i < sizeof L->woken; i++)
 			if (strcmp(work_kinds[i].name, kind) == 0)
 				L->woken[i] = true;

@@ -12,6 +12,9 @@
  *   - otherwise `sluice work`, at once (the row is claimable now).
  * Either path stores the result only while the question is still
  * processing, so answering twice is harmless and a question is never lost.
+ * Both nudge the process that waits on this host (util/wake.h): a row
+ * claimable now wakes sluice work, a stored result wakes the waiter; their
+ * polls still find either without it.
  *
  * GET ?wait=N of a question still processing does not wait in the worker:
  * it answers with a redirect to the waiter (http/wait.h), which answers the
@@ -42,6 +45,7 @@
 #include "util/test_hooks.h"
 #include "util/timeutil.h"
 #include "util/uuid.h"
+#include "util/wake.h"
 
 #define INDEX_CACHE_SLOTS 16
 
@@ -404,6 +408,8 @@ int rag_question_answer(struct db *db, const struct config *cfg,
 		snprintf(err, errlen, "database error");
 		goto out;
 	}
+	if (upd > 0)
+		wake_send(cfg, WAKE_WAITER, "question", question_id);
 	/* The fallback is not needed any more. */
 	queue_cancel(db, "rag_question", question_id);
 	rc = 1;
@@ -436,7 +442,8 @@ static void answer_after_response(void *arg)
 		/* The queue row is still there: sluice work answers it, now. */
 		log_kv(LOG_WARN, "question left to sluice work", "question=%s error=%s",
 		       a->question_id, LOG_Q(err));
-		queue_hurry(a->db, "rag_question", a->question_id);
+		if (queue_hurry(a->db, "rag_question", a->question_id) >= 0)
+			wake_send(a->cfg, WAKE_WORK, "rag_question", NULL);
 		return;
 	}
 	log_kv(LOG_DEBUG, "question answered", "question=%s ms=%.1f",
@@ -462,9 +469,13 @@ int rag_question_work(struct work_ctx *w, const struct work_item *it,
 int rag_question_give_up(struct work_ctx *w, const struct work_item *it,
                          const char *reason)
 {
-	return db_exec(w->db, "UPDATE rag_questions SET status = 'failed', error = ?, "
-	               "finished_at = UTC_TIMESTAMP(3) WHERE id = ? AND status = 'processing'",
-	               "ss", reason, it->ref_id) < 0 ? -1 : 0;
+	long long n = db_exec(w->db, "UPDATE rag_questions SET status = 'failed', error = ?, "
+	                      "finished_at = UTC_TIMESTAMP(3) WHERE id = ? AND "
+	                      "status = 'processing'", "ss", reason, it->ref_id);
+
+	if (n > 0)
+		wake_send(w->cfg, WAKE_WAITER, "question", it->ref_id);
+	return n < 0 ? -1 : 0;
 }
 
 /* Is ranking ds here, after the answer, cheap and bounded?  The built-in
@@ -546,6 +557,9 @@ int rag_question_post(struct req *r)
 		log_kv(LOG_ERROR, "cannot register question", "error=%s", LOG_Q(db_error(db)));
 		return rag_reply(r, RAG_QUESTION_NOT_REGISTERED);
 	}
+	/* Committed: sluice work may claim it now, unless this worker ranks it. */
+	if (!here)
+		wake_send(r->cfg, WAKE_WORK, "rag_question", NULL);
 	if (here) {
 		a = arena_alloc(r->arena, sizeof *a);
 		a->db = db;

@@ -10,6 +10,12 @@
  * own GET would have given.  One poll loop, one database connection, no
  * worker held: a thousand long polls cost a thousand sockets here.
  *
+ * A process on this host that settles a row (a worker or sluice work that
+ * stored a question's result) also sends a wake (util/wake.h) naming it:
+ * the waiting requests for that row are looked at then and there, not at
+ * the next tick.  The wake is only a hint; the tick stays, for results
+ * stored on another host and for wakes that were lost.
+ *
  * The serve master keeps the listening socket and restarts the waiter if it
  * dies; requests that arrive meanwhile wait in the socket's backlog.
  * SIGTERM: every waiting request is answered as it stands, then exit. */
@@ -37,12 +43,14 @@
 #include "util/log.h"
 #include "util/str.h"
 #include "util/timeutil.h"
+#include "util/wake.h"
 
 #define WAITER_CLIENTS 4096           /* connections held at once */
 #define WAITER_TICK_MS 50             /* how often settled rows are looked for */
 #define HEAD_MAX 8192                 /* a request head nginx sends */
 #define HEAD_OUT_MAX 384              /* the head of an answer */
 #define READ_TIMEOUT_MS 5000          /* for the head, from nginx on the same host */
+#define WAKES_PER_TURN 256            /* datagrams read before the sockets get a turn */
 
 enum cstate { C_FREE, C_READ, C_WAIT, C_WRITE };
 
@@ -300,6 +308,35 @@ static void accept_all(int listen_fd)
 	}
 }
 
+/* ---- wakes ------------------------------------------------------------------------------ */
+
+/* "<kind> <id>" settled, says a process on this host: look at the requests
+ * waiting for it now.  A wake for a row that did not settle (yet) finds it
+ * processing and leaves it waiting, as a tick would. */
+static void on_wakes(struct db *db, int wake_fd)
+{
+	char kind[WAKE_KIND_MAX + 1], id[WAKE_ID_MAX + 1];
+	bool up = false, tried = false;
+
+	for (int n = 0; n < WAKES_PER_TURN && wake_recv(wake_fd, kind, id) == 1; n++) {
+		long long now = wait_now_ms();
+
+		for (int i = 0; i < WAITER_CLIENTS; i++) {
+			struct client *c = &clients[i];
+
+			if (c->state != C_WAIT || strcmp(c->kind->name, kind) != 0 ||
+			    strcmp(c->ref.b, id) != 0)
+				continue;
+			if (!tried) {
+				up = db_ensure(db) == DB_OK;
+				tried = true;
+			}
+			if (up)
+				try_answer(db, c, now >= c->ref.deadline_ms);
+		}
+	}
+}
+
 /* ---- the tick ------------------------------------------------------------------------- */
 
 /* Which waiting requests settled, a batch of one kind at a time; answer
@@ -359,6 +396,7 @@ int waiter_main(const struct config *cfg, int listen_fd)
 	struct sigaction sa;
 	struct db *db;
 	double last_tick = 0;
+	int wake_fd;
 
 	prctl(PR_SET_NAME, "sluice-wait");
 	memset(&sa, 0, sizeof sa);
@@ -367,20 +405,27 @@ int waiter_main(const struct config *cfg, int listen_fd)
 	sigaction(SIGTERM, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	clients = calloc(WAITER_CLIENTS, sizeof *clients);
-	pfd = calloc(WAITER_CLIENTS + 1, sizeof *pfd);
-	idx = calloc(WAITER_CLIENTS + 1, sizeof *idx);
+	pfd = calloc(WAITER_CLIENTS + 2, sizeof *pfd);
+	idx = calloc(WAITER_CLIENTS + 2, sizeof *idx);
 	if (clients == NULL || pfd == NULL || idx == NULL || (db = db_new(cfg)) == NULL)
 		return 1;
 	for (int i = 0; i < WAITER_CLIENTS; i++)
 		clients[i].fd = -1;
 	fcntl(listen_fd, F_SETFL, O_NONBLOCK);
-	log_kv(LOG_INFO, "waiter started", "clients_max=%d", WAITER_CLIENTS);
+	/* Without it every answer waits for a tick, as on another host. */
+	if ((wake_fd = wake_bind(cfg, WAKE_WAITER)) < 0)
+		log_kv(LOG_WARN, "waiter wakes unavailable: results are found by the tick",
+		       "error=%s", LOG_Q(strerror(errno)));
+	log_kv(LOG_INFO, "waiter started", "clients_max=%d wakes=%s", WAITER_CLIENTS,
+	       wake_fd >= 0 ? "on" : "off");
 
 	while (!stop) {
 		double now = time_mono_ms();
 		int n = 0, ms;
 
 		pfd[n] = (struct pollfd){ listen_fd, POLLIN, 0 };
+		idx[n++] = -1;
+		pfd[n] = (struct pollfd){ wake_fd, POLLIN, 0 };  /* -1: ignored */
 		idx[n++] = -1;
 		for (int i = 0; i < WAITER_CLIENTS; i++) {
 			short ev = clients[i].state == C_WRITE ? POLLOUT
@@ -394,7 +439,7 @@ int waiter_main(const struct config *cfg, int listen_fd)
 		ms = waiting() > 0 ? (int)(last_tick + WAITER_TICK_MS - now) : 1000;
 		if (poll(pfd, (nfds_t)n, ms < 0 ? 0 : ms) < 0 && errno != EINTR)
 			break;
-		for (int k = 1; k < n; k++) {
+		for (int k = 2; k < n; k++) {
 			struct client *c = &clients[idx[k]];
 
 			if (pfd[k].revents == 0 || c->state == C_FREE)
@@ -406,6 +451,8 @@ int waiter_main(const struct config *cfg, int listen_fd)
 		}
 		if (pfd[0].revents & POLLIN)
 			accept_all(listen_fd);
+		if (pfd[1].revents & POLLIN)
+			on_wakes(db, wake_fd);
 		now = time_mono_ms();
 		if (now - last_tick >= WAITER_TICK_MS) {
 			last_tick = now;
@@ -426,6 +473,8 @@ int waiter_main(const struct config *cfg, int listen_fd)
 		if (clients[i].state != C_FREE)
 			client_close(&clients[i]);
 	}
+	if (wake_fd >= 0)
+		close(wake_fd);
 	db_free(db);
 	free(clients);
 	free(pfd);

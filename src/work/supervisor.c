@@ -16,6 +16,12 @@
  * children do.  An outcome that cannot be recorded (the database is away)
  * stays with its slot and is tried again each turn.
  *
+ * Besides signals, ppoll waits on the wake socket (util/wake.h): a process
+ * on this host that queued an item claimable now names its kind there, and
+ * the turn that follows only reaps and claims that kind (the rest keeps the
+ * work_poll_ms pace).  The poll stays: items queued on another host, or
+ * whose wake was lost, are claimed by it.
+ *
  * SIGTERM: no more claims; the children are asked to stop (SIGTERM: they
  * stop at a safe point) and get work_shutdown_grace_s, then SIGKILL; an
  * item stopped so goes back to the queue without counting as an attempt.
@@ -42,12 +48,14 @@
 #include "util/log.h"
 #include "util/proc.h"
 #include "util/timeutil.h"
+#include "util/wake.h"
 #include "work/work.h"
 
 #define CHILDREN_MAX 256
 #define ITEM_BUF (64 * 1024)          /* an item's text columns */
 #define RECOVER_MS 60000.0
 #define KILL_WAIT_MS 10000.0          /* after SIGKILL, at most this for the reap */
+#define WAKES_PER_TURN 256            /* datagrams read in one turn */
 
 enum child_state {
 	C_FREE,
@@ -170,10 +178,14 @@ static int start_one(struct work_ctx *w, const struct work_kind *k)
 	return 1;
 }
 
-static void claim_all(struct work_ctx *w)
+/* Claim for every kind, or (only not NULL) for the kinds only[] names. */
+static void claim_all(struct work_ctx *w, const bool *only)
 {
 	for (size_t i = 0; i < work_nkinds; i++) {
 		const struct work_kind *k = &work_kinds[i];
+
+		if (only != NULL && !only[i])
+			continue;
 
 		while (!got_term && running_of(k) < work_kind_slots(w->cfg, k))
 			if (start_one(w, k) != 1)
@@ -330,7 +342,33 @@ struct loop {
 	double stop_at;                   /* SIGKILL the children then */
 	double give_up_at;                /* exit then even with outcomes unrecorded */
 	double runs_term_at, runs_kill_at;
+	int wake_fd;                      /* -1: no wakes, the poll only */
+	bool wake_only;                   /* the last wait ended with wakes alone */
+	bool woken[64];                   /* per work_kinds[]: named by a wake */
+	double last_full;                 /* the last turn with housekeeping */
 };
+
+/* The wake socket, again when a stopped serve's runtime directory took its
+ * file away. */
+static void wake_keep(struct loop *L)
+{
+	if (L->wake_fd >= 0 && !wake_gone(L->w.cfg, WAKE_WORK))
+		return;
+	if (L->wake_fd >= 0)
+		close(L->wake_fd);
+	L->wake_fd = wake_bind(L->w.cfg, WAKE_WORK);
+}
+
+/* Which kinds the waiting wakes name. */
+static void wake_read(struct loop *L)
+{
+	char kind[WAKE_KIND_MAX + 1], id[WAKE_ID_MAX + 1];
+
+	for (int n = 0; n < WAKES_PER_TURN && wake_recv(L->wake_fd, kind, id) == 1; n++)
+		for (size_t i = 0; i < work_nkinds && i < sizeof L->woken; i++)
+			if (strcmp(work_kinds[i].name, kind) == 0)
+				L->woken[i] = true;
+}
 
 /* A runner_sweep item every runner_sweep_interval_s, unless one waits. */
 static void sweep_due(struct loop *L, double now)
@@ -357,8 +395,10 @@ static void housekeeping(struct loop *L, double now)
 		L->last_beat = 0;
 	}
 	if (now - L->last_beat >= QUEUE_HEARTBEAT_S * 1000.0 &&
-	    queue_heartbeat(w->db, w->process_id, L->host) == 0)
+	    queue_heartbeat(w->db, w->process_id, L->host) == 0) {
 		L->last_beat = now;
+		wake_keep(L);
+	}
 	if (now - L->last_recover >= RECOVER_MS) {
 		queue_recover(w->db, w->process_id);
 		L->last_recover = now;
@@ -451,6 +491,7 @@ int work_main(const struct config *cfg)
 		log_error("library initialisation failed");
 		return 78;
 	}
+	L.wake_fd = -1;
 	L.w.cfg = cfg;
 	L.w.process_id = process_id;
 	L.w.stop = &got_term;
@@ -462,17 +503,30 @@ int work_main(const struct config *cfg)
 		status = 78;
 		goto out;
 	}
-	log_kv(LOG_INFO, "work started", "process=%s kinds=%zu", process_id, work_nkinds);
+	/* Without it items are claimed at the poll, as from another host. */
+	if ((L.wake_fd = wake_bind(cfg, WAKE_WORK)) < 0)
+		log_kv(LOG_WARN, "work wakes unavailable: items are claimed by the poll",
+		       "error=%s", LOG_Q(strerror(errno)));
+	log_kv(LOG_INFO, "work started", "process=%s kinds=%zu wakes=%s", process_id,
+	       work_nkinds, L.wake_fd >= 0 ? "on" : "off");
 
 	for (;;) {
 		double now = time_mono_ms(), next;
+		struct pollfd pfd;
 		struct timespec ts;
+		bool full;
 		int ms;
 
 		if (got_term && !L.stopping)
 			begin_stop(&L, now);
+		/* Wakes alone: claim what they name, the rest at its pace. */
+		full = !L.wake_only || L.stopping || got_chld ||
+		       now - L.last_full >= cfg->work_poll_ms;
 		got_chld = 0;
-		housekeeping(&L, now);
+		if (full) {
+			housekeeping(&L, now);
+			L.last_full = now;
+		}
 		reap(&L.w);
 		now = time_mono_ms();
 		next = enforce_deadlines(now);
@@ -488,17 +542,25 @@ int work_main(const struct config *cfg)
 				break;
 			}
 		} else if (!L.db_down) {
-			claim_all(&L.w);
+			claim_all(&L.w, full ? NULL : L.woken);
 		}
+		memset(L.woken, 0, sizeof L.woken);
+		L.wake_only = false;
 		ms = wait_ms(&L, time_mono_ms(), next);
 		ts.tv_sec = ms / 1000;
 		ts.tv_nsec = (long)(ms % 1000) * 1000000L;
-		if (!got_chld && !(got_term && !L.stopping))
-			ppoll(NULL, 0, &ts, &origmask);
+		pfd = (struct pollfd){ L.wake_fd, POLLIN, 0 };   /* -1: ignored */
+		if (!got_chld && !(got_term && !L.stopping) &&
+		    ppoll(&pfd, 1, &ts, &origmask) > 0 && (pfd.revents & POLLIN)) {
+			wake_read(&L);
+			L.wake_only = true;
+		}
 	}
 	queue_process_gone(L.w.db, process_id);
 	log_kv(LOG_INFO, "work stopped", "process=%s", process_id);
 out:
+	if (L.wake_fd >= 0)
+		close(L.wake_fd);
 	db_free(L.w.db);
 	mysql_library_end();
 	return status;

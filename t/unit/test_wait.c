@@ -1,8 +1,12 @@
 /* test_wait.c - what keeps slow requests off the workers: the waiter's
  * signed redirect URIs (http/wait.c), the bounded shares of the pool
- * (http/pool.c), and the config that sizes both. */
+ * (http/pool.c), the config that sizes both, and the wakes that tell the
+ * waiter and sluice work to look now (util/wake.c). */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -13,6 +17,7 @@
 #include "http/wait.h"
 #include "util/arena.h"
 #include "util/config.h"
+#include "util/wake.h"
 
 static struct config cfg;
 
@@ -211,6 +216,84 @@ static void test_sizes(void)
 	CU_ASSERT_EQUAL(config_wait_listen(&cfg, buf, 5), -1);
 }
 
+/* Wakes: paths from the shared config, a round trip, nothing bound,
+ * datagrams out of shape dropped, a file taken away noticed. */
+static void test_wakes(void)
+{
+	char dir[] = "/tmp/sluice-wake-XXXXXX", path[256], kind[WAKE_KIND_MAX + 1];
+	char id[WAKE_ID_MAX + 1], junk[300];
+	struct sockaddr_un sa;
+	int fd, raw;
+
+	config_defaults(&cfg);
+	CU_ASSERT_EQUAL(wake_path(&cfg, WAKE_WAITER, path, sizeof path), 0);
+	CU_ASSERT_STRING_EQUAL(path, "/run/sluice/sluice.sock.wait.wake");
+	CU_ASSERT_EQUAL(wake_path(&cfg, WAKE_WORK, path, sizeof path), 0);
+	CU_ASSERT_STRING_EQUAL(path, "/run/sluice/sluice.sock.work");
+	CU_ASSERT_FATAL(mkdtemp(dir) != NULL);
+	snprintf(cfg.listen, sizeof cfg.listen, "%s/s.sock", dir);
+
+	/* Nobody bound: the sender goes on. */
+	wake_send(&cfg, WAKE_WAITER, "question", "b2b0685e-0000-4000-8000-000000000001");
+	CU_ASSERT(wake_gone(&cfg, WAKE_WAITER));
+
+	fd = wake_bind(&cfg, WAKE_WAITER);
+	CU_ASSERT_FATAL(fd >= 0);
+	CU_ASSERT(!wake_gone(&cfg, WAKE_WAITER));
+	CU_ASSERT_EQUAL(wake_recv(fd, kind, id), 0);
+	wake_send(&cfg, WAKE_WAITER, "question", "b2b0685e-0000-4000-8000-000000000001");
+	wake_send(&cfg, WAKE_WAITER, "rag_question", NULL);
+	/* Out of shape: not sent. */
+	wake_send(&cfg, WAKE_WAITER, "Question", "x");
+	wake_send(&cfg, WAKE_WAITER, "question", "a b");
+	wake_send(&cfg, WAKE_WAITER, "question", "");
+	CU_ASSERT_EQUAL(wake_recv(fd, kind, id), 1);
+	CU_ASSERT_STRING_EQUAL(kind, "question");
+	CU_ASSERT_STRING_EQUAL(id, "b2b0685e-0000-4000-8000-000000000001");
+	CU_ASSERT_EQUAL(wake_recv(fd, kind, id), 1);
+	CU_ASSERT_STRING_EQUAL(kind, "rag_question");
+	CU_ASSERT_STRING_EQUAL(id, "");
+	CU_ASSERT_EQUAL(wake_recv(fd, kind, id), 0);
+
+	/* Anyone's datagrams out of shape are dropped, the next one read. */
+	raw = socket(AF_UNIX, SOCK_DGRAM, 0);
+	CU_ASSERT_FATAL(raw >= 0);
+	memset(&sa, 0, sizeof sa);
+	sa.sun_family = AF_UNIX;
+	CU_ASSERT_EQUAL_FATAL(wake_path(&cfg, WAKE_WAITER, sa.sun_path, sizeof sa.sun_path), 0);
+	memset(junk, 'a', sizeof junk);
+	CU_ASSERT(sendto(raw, junk, sizeof junk, 0, (struct sockaddr *)&sa, sizeof sa) > 0);
+	CU_ASSERT(sendto(raw, "question\0x", 10, 0, (struct sockaddr *)&sa, sizeof sa) > 0);
+	CU_ASSERT(sendto(raw, "", 0, 0, (struct sockaddr *)&sa, sizeof sa) == 0);
+	CU_ASSERT(sendto(raw, "question a/b", 12, 0, (struct sockaddr *)&sa, sizeof sa) > 0);
+	CU_ASSERT(sendto(raw, "refresh 42", 10, 0, (struct sockaddr *)&sa, sizeof sa) > 0);
+	CU_ASSERT_EQUAL(wake_recv(fd, kind, id), 1);
+	CU_ASSERT_STRING_EQUAL(kind, "refresh");
+	CU_ASSERT_STRING_EQUAL(id, "42");
+	CU_ASSERT_EQUAL(wake_recv(fd, kind, id), 0);
+	close(raw);
+
+	/* Taken away (a runtime directory emptied): gone, and bound again. */
+	unlink(sa.sun_path);
+	CU_ASSERT(wake_gone(&cfg, WAKE_WAITER));
+	close(fd);
+	fd = wake_bind(&cfg, WAKE_WAITER);
+	CU_ASSERT(fd >= 0);
+	CU_ASSERT(!wake_gone(&cfg, WAKE_WAITER));
+	close(fd);
+	unlink(sa.sun_path);
+	rmdir(dir);
+
+	/* A path that does not fit a socket address: no wakes, never a cut path. */
+	memset(cfg.listen, 'x', 120);
+	cfg.listen[0] = '/';
+	cfg.listen[120] = '\0';
+	CU_ASSERT_EQUAL(wake_path(&cfg, WAKE_WORK, path, sizeof path), -1);
+	CU_ASSERT_EQUAL(wake_bind(&cfg, WAKE_WORK), -1);
+	CU_ASSERT(!wake_gone(&cfg, WAKE_WORK));
+	wake_send(&cfg, WAKE_WORK, "rag_question", NULL);
+}
+
 int suite_wait(void)
 {
 	static const struct test_case tests[] = {
@@ -220,6 +303,7 @@ int suite_wait(void)
 		{ "redirect with the request id", test_redirect_request_id },
 		{ "pool shares", test_pool_shares },
 		{ "worker count and wait socket", test_sizes },
+		{ "wakes", test_wakes },
 		{ NULL, NULL },
 	};
 

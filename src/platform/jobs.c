@@ -46,14 +46,13 @@ static const char *col_dup(struct req *r, struct db_stmt *st, unsigned c)
 	                                          db_col_len(st, c));
 }
 
-/* The caller's job, locked until the transaction ends (and its pipeline
- * row written: pipeline_touch): 1, 0 when there is
+/* The caller's job, locked until the transaction ends: 1, 0 when there is
  * none, or a negative enum db_err.  "Running" as the contract says: the job
  * or an active run of its pipeline is RUNNING. */
 static int job_lock(struct req *r, const char *job_id, struct job_row *j)
 {
 	struct db_stmt *st;
-	int rc, touched;
+	int rc;
 
 	st = db_query(r->db,
 	    "SELECT j.id, j.pipeline_id, j.job_index, j.connector, "
@@ -84,11 +83,7 @@ static int job_lock(struct req *r, const char *job_id, struct job_row *j)
 		j->running = db_col_ll(st, 12) != 0;
 	}
 	db_done(st);
-	if (rc < 0)
-		return db_last_err(r->db);
-	if (rc == 1 && (touched = pipeline_touch(r->db, j->pipeline_id)) < 0)
-		return touched;
-	return rc;
+	return rc < 0 ? db_last_err(r->db) : rc;
 }
 
 /* What a job step decided, inside its transaction: JOB_WRITTEN, or a
@@ -112,8 +107,9 @@ static int job_tx_body(struct db *db, void *arg)
 	const struct job_tx *t = arg;
 	int rc;
 
-	(void)db;
-	if ((rc = job_lock(t->r, t->id, t->j)) != 1)
+	/* The pipeline row written too (pipeline_touch), once per attempt. */
+	if ((rc = job_lock(t->r, t->id, t->j)) != 1 ||
+	    (rc = pipeline_touch(db, t->j->pipeline_id)) < 0)
 		return rc;
 	return t->step(t->r, t->j, t->arg);
 }

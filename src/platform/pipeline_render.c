@@ -13,6 +13,7 @@
 
 #include "db/db.h"
 #include "http/errors.h"
+#include "http/body_cache.h"
 #include "http/etag.h"
 #include "http/request.h"
 #include "http/response.h"
@@ -74,13 +75,17 @@ struct strbuf *jb_buf(void)
 	return &jb_kept;
 }
 
-/* status 0: 200 with an ETag, or 304 (http/etag.h). */
-static int jb_send(struct req *r, int status, struct strbuf *b)
+/* status 0: 200 with an ETag, or 304 (http/etag.h); with k, the ETag is
+ * k's and the text is kept in the render cache (http/body_cache.h). */
+static int jb_send(struct req *r, int status, struct strbuf *b,
+                   const struct body_key *k)
 {
 	int rc;
 
 	if (b->oom)
 		rc = resp_internal(r, "out of memory");
+	else if (k != NULL)
+		rc = body_cache_reply(r, k, "application/json", b->p, b->len);
 	else if (status == 0)
 		rc = resp_raw_etag(r, "application/json", b->p, b->len);
 	else
@@ -94,12 +99,17 @@ static int jb_send(struct req *r, int status, struct strbuf *b)
 
 int jb_reply(struct req *r, int status, struct strbuf *b)
 {
-	return jb_send(r, status, b);
+	return jb_send(r, status, b, NULL);
 }
 
 int jb_reply_etag(struct req *r, struct strbuf *b)
 {
-	return jb_send(r, 0, b);
+	return jb_send(r, 0, b, NULL);
+}
+
+int jb_reply_cached(struct req *r, struct strbuf *b, const struct body_key *k)
+{
+	return jb_send(r, 0, b, k);
 }
 
 /* ==== reading: rows and their render ====================================== */
@@ -109,21 +119,27 @@ int jb_reply_etag(struct req *r, struct strbuf *b)
  * whole list: no query per pipeline.  No ORDER BY: sorting a join that
  * carries LONGTEXT columns makes MariaDB build an on-disk temporary table
  * per request, so the rows are copied and sorted here instead. */
+/* The versions of a listing's rows (sql/015), in the order of
+ * row_cmp: what names a rendered listing (pipelines_list_key). */
+#define PIPELINE_VERSIONS "p.seq, p.version, j.seq, j.version, s.seq, s.version "
+#define PIPELINE_FROM "FROM pipelines p LEFT JOIN jobs j ON j.pipeline_id = p.id " \
+	"LEFT JOIN job_state s ON s.job_id = j.id "
+#define PIPELINES_FORMAT "pipelines/1"
+
 #define PIPELINE_SELECT "SELECT p.seq, p.id, p.customer_id, p.created_by, " \
 	"p.name, p.description, p.cron, p.last_status, p.paused, " \
 	"j.seq, j.id, j.job_status, j.connector, j.input, j.output, j.load_type, " \
 	"j.incremental_column_name, j.incremental_column_type, j.primary_keys, " \
 	"j.column_include_list, j.memory_allocated_mb, s.incremental_column_value, " \
-	"j.job_index, p.cron_timezone, p.retries, p.run_timeout_s " \
-	"FROM pipelines p LEFT JOIN jobs j ON j.pipeline_id = p.id " \
-	"LEFT JOIN job_state s ON s.job_id = j.id "
+	"j.job_index, p.cron_timezone, p.retries, p.run_timeout_s, " \
+	PIPELINE_VERSIONS PIPELINE_FROM
 
 enum { PC_SEQ, PC_ID, PC_CUSTOMER, PC_CREATED_BY, PC_NAME, PC_DESCRIPTION,
        PC_CRON, PC_LAST_STATUS, PC_PAUSED,
        JC_SEQ, JC_ID, JC_STATUS, JC_CONNECTOR, JC_INPUT, JC_OUTPUT,
        JC_LOAD_TYPE, JC_INC_NAME, JC_INC_TYPE, JC_PKEYS, JC_COLUMNS,
        JC_MEMORY, JC_INC_VALUE, JC_INDEX, PC_CRON_TZ, PC_RETRIES,
-       PC_RUN_TIMEOUT, NCOLS };
+       PC_RUN_TIMEOUT, VC_FIRST, NCOLS = VC_FIRST + 6 };
 
 /* One row copied out of the statement (arena). */
 struct row {
@@ -348,11 +364,21 @@ static int pipelines_write(struct strbuf *b, struct row **rows, size_t nrows,
 	return n;
 }
 
-/* The JSON array of the customer's pipelines with their jobs into b: all
- * of them (limit < 0), or limit from offset in creation order. */
-int pipelines_render(struct req *r, struct strbuf *b, long long limit,
-                     long long offset)
+/* The versions of one row, as pipelines_list_key reads them: a column
+ * that is NULL (a pipeline without jobs, a job without state) as -1. */
+static void row_digest(struct body_digest *d, const struct row *w)
 {
+	for (unsigned c = VC_FIRST; c < NCOLS; c++)
+		body_digest_ll(d, row_null(w, c) ? -1 : row_ll(w, c));
+}
+
+/* The JSON array of the customer's pipelines with their jobs into b: all
+ * of them (limit < 0), or limit from offset in creation order.  With k
+ * (the whole list only), also the name of exactly these rows' render. */
+static int list_render(struct req *r, struct strbuf *b, long long limit,
+                       long long offset, struct body_key *k)
+{
+	struct body_digest d;
 	struct db_stmt *st;
 	struct row **rows;
 	size_t n;
@@ -374,7 +400,46 @@ int pipelines_render(struct req *r, struct strbuf *b, long long limit,
 	if (rc < 0)
 		return db_last_err(r->db);
 	pipelines_write(b, rows, n, 1, NULL);
+	if (k != NULL) {
+		body_digest_init(&d, PIPELINES_FORMAT, r->id.customer_id);
+		for (size_t i = 0; i < n; i++)
+			row_digest(&d, rows[i]);
+		body_digest_key(&d, r->id.customer_id, k);
+	}
 	return 0;
+}
+
+int pipelines_render(struct req *r, struct strbuf *b, long long limit,
+                     long long offset)
+{
+	return list_render(r, b, limit, offset, NULL);
+}
+
+int pipelines_render_all(struct req *r, struct strbuf *b, struct body_key *k)
+{
+	return list_render(r, b, -1, 0, k);
+}
+
+/* Reads only the versions, through pipelines_customer_version_idx and the
+ * jobs' and states' keys: a small fraction of a render's cost. */
+int pipelines_list_key(struct req *r, struct body_key *k)
+{
+	struct body_digest d;
+	struct db_stmt *st;
+	int rc;
+
+	st = db_query(r->db, "SELECT " PIPELINE_VERSIONS PIPELINE_FROM
+	              "WHERE p.customer_id = ? ORDER BY p.seq, j.job_index",
+	              "s", r->id.customer_id);
+	if (st == NULL)
+		return db_last_err(r->db);
+	body_digest_init(&d, PIPELINES_FORMAT, r->id.customer_id);
+	while ((rc = db_fetch(st)) == 1)
+		for (unsigned c = 0; c < NCOLS - VC_FIRST; c++)
+			body_digest_ll(&d, db_col_null(st, c) ? -1 : db_col_ll(st, c));
+	db_done(st);
+	body_digest_key(&d, r->id.customer_id, k);
+	return rc < 0 ? db_last_err(r->db) : 0;
 }
 
 static int tasks_write(struct req *r, struct strbuf *b, const char *id)

@@ -9,6 +9,7 @@
 #include <json-c/json.h>
 
 #include "db/db.h"
+#include "http/body_cache.h"
 #include "http/errors.h"
 #include "http/pagination.h"
 #include "http/request.h"
@@ -180,6 +181,25 @@ static int pipelines_page_render(struct req *r, struct strbuf *b,
 	return 0;
 }
 
+/* The whole list (the spec's array), answered from the render cache when
+ * its rows are unchanged since it was last rendered: one small query, and
+ * nginx sends the file (http/body_cache.h).  0 answered, or a negative db
+ * error with nothing answered. */
+static int pipelines_list_all(struct req *r, struct strbuf *b)
+{
+	struct body_key k;
+	int rc;
+
+	if ((rc = pipelines_list_key(r, &k)) != 0)
+		return rc;
+	if (body_cache_send(r, &k, "application/json") != 0)
+		return 0;
+	if ((rc = pipelines_render_all(r, b, &k)) != 0)
+		return rc;
+	jb_reply_cached(r, b, &k);
+	return 0;
+}
+
 static int pipelines_list(struct req *r)
 {
 	struct pipelines_page q = { 0, 0 };
@@ -193,18 +213,19 @@ static int pipelines_list(struct req *r)
 		q.page = q.page != 0 ? q.page : 1;
 		q.limit = q.limit != 0 ? q.limit : PIPELINES_LIMIT_DEFAULT;
 	}
-	if (db_ensure(r->db) != DB_OK ||
-	    (rc = q.page != 0 ? pipelines_page_render(r, b, q)
-	                      : pipelines_render(r, b, -1, 0)) != 0) {
-		int unavailable = !db_connected(r->db);
-
-		strbuf_free(b);
-		log_kv(LOG_ERROR, "pipeline list failed", "error=%s",
-		       LOG_Q(db_error(r->db)));
-		return platform_reply(r, unavailable ? PLATFORM_LIST_UNAVAILABLE
-		                                     : PLATFORM_LIST_FAILED);
-	}
-	return jb_reply_etag(r, b);
+	if (db_ensure(r->db) != DB_OK)
+		rc = DB_ERR_UNAVAILABLE;
+	else if (q.page == 0)
+		rc = pipelines_list_all(r, b);
+	else if ((rc = pipelines_page_render(r, b, q)) == 0)
+		return jb_reply_etag(r, b);
+	if (rc == 0)
+		return 0;
+	strbuf_free(b);
+	log_kv(LOG_ERROR, "pipeline list failed", "error=%s",
+	       LOG_Q(db_error(r->db)));
+	return platform_reply(r, db_connected(r->db) ? PLATFORM_LIST_FAILED
+	                                             : PLATFORM_LIST_UNAVAILABLE);
 }
 
 static int pipeline_get(struct req *r)

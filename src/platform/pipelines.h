@@ -26,11 +26,23 @@ int jb_reply(struct req *r, int status, struct strbuf *b);
  * the request's If-None-Match matches it (http/etag.h). */
 int jb_reply_etag(struct req *r, struct strbuf *b);
 
+/* The same with k's name as the ETag, keeping b in the render cache. */
+struct body_key;
+int jb_reply_cached(struct req *r, struct strbuf *b, const struct body_key *k);
+
 /* The caller's pipelines with their jobs as a JSON array: all of them
  * (limit < 0), or limit of them from offset in creation order.  0 or a
  * negative db error. */
 int pipelines_render(struct req *r, struct strbuf *b, long long limit,
                      long long offset);
+
+/* The whole list, and the name of this render in *k (http/body_cache.h):
+ * a digest of the versions of the rows it was made from. */
+int pipelines_render_all(struct req *r, struct strbuf *b, struct body_key *k);
+
+/* The name the caller's whole list has now, from the rows' versions alone
+ * (no render).  0 or a negative db error. */
+int pipelines_list_key(struct req *r, struct body_key *k);
 
 /* One Pipeline object; with detail also "paused" and "tasks".  1 written,
  * 0 no such pipeline of the caller, or a negative db error. */

@@ -79,6 +79,8 @@ static const struct key keys[] = {
 	STR(migrate_password_file, false),
 
 	STR(storage_root, true),
+	BOOL(render_cache),
+	STR(render_cache_dir, false),
 	{ "host_name", K_HOST, offsetof(struct config, host_name),
 	  MEMBER_SIZE(host_name), 0, 0, false },
 
@@ -213,6 +215,8 @@ void config_defaults(struct config *c)
 	c->migrate_password_file[0] = '\0';
 
 	strcpy(c->storage_root, "/var/lib/sluice/storage");
+	c->render_cache = true;
+	c->render_cache_dir[0] = '\0';
 	c->host_name[0] = '\0';
 
 	strcpy(c->jwt_secret_file, "/etc/sluice/jwt.secret");
@@ -669,6 +673,17 @@ int config_load_connection_key(struct config *c, char *err, size_t errlen)
 		return -1;
 	c->connection_key_loaded = true;
 	return 0;
+}
+
+int config_render_cache_dir(const struct config *c, char *buf, size_t cap)
+{
+	int n;
+
+	if (c->render_cache_dir[0] != '\0')
+		n = snprintf(buf, cap, "%s", c->render_cache_dir);
+	else
+		n = snprintf(buf, cap, "%s/.render-cache", c->storage_root);
+	return n < 0 || (size_t)n >= cap ? -1 : 0;
 }
 
 int config_rag_index_dir(const struct config *c, char *buf, size_t cap)

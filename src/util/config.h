@@ -44,6 +44,8 @@ struct config {
 
 	/* storage */
 	char storage_root[CONFIG_PATH_MAX];
+	bool render_cache;                    /* keep rendered listings as files */
+	char render_cache_dir[CONFIG_PATH_MAX];  /* "" = <storage_root>/.render-cache */
 	char host_name[101];                  /* names this host's work processes; "" = gethostname() */
 
 	/* auth */
@@ -201,6 +203,11 @@ int config_load_jwt_secret(struct config *c, char *err, size_t errlen);
 /* Read the connection password key named by connection_key_file (needed
  * by serve and work): see aead_key_load for what the file must hold. */
 int config_load_connection_key(struct config *c, char *err, size_t errlen);
+/* The directory of the rendered listings (http/body_cache.h):
+ * render_cache_dir, or <storage_root>/.render-cache when that is empty.
+ * 0, or -1 when too long. */
+int config_render_cache_dir(const struct config *c, char *buf, size_t cap);
+
 /* The directory of the retrieval index files: rag_index_dir, or
  * <storage_root>/.rag-index when that is empty.  0, or -1 when too long. */
 int config_rag_index_dir(const struct config *c, char *buf, size_t cap);

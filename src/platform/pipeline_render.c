@@ -119,8 +119,8 @@ int jb_reply_cached(struct req *r, struct strbuf *b, const struct body_key *k)
  * whole list: no query per pipeline.  No ORDER BY: sorting a join that
  * carries LONGTEXT columns makes MariaDB build an on-disk temporary table
  * per request, so the rows are copied and sorted here instead. */
-/* The versions of a listing's rows (sql/015), in the order of
- * row_cmp: what names a rendered listing (pipelines_list_key). */
+/* The ids and versions of a listing's rows (sql/015): what names a
+ * rendered listing (rows_key, pipelines_list_key). */
 #define PIPELINE_VERSIONS "p.seq, p.version, j.seq, j.version, s.seq, s.version "
 #define PIPELINE_FROM "FROM pipelines p LEFT JOIN jobs j ON j.pipeline_id = p.id " \
 	"LEFT JOIN job_state s ON s.job_id = j.id "
@@ -364,12 +364,57 @@ static int pipelines_write(struct strbuf *b, struct row **rows, size_t nrows,
 	return n;
 }
 
-/* The versions of one row, as pipelines_list_key reads them: a column
- * that is NULL (a pipeline without jobs, a job without state) as -1. */
-static void row_digest(struct body_digest *d, const struct row *w)
+/* A list's name is a digest of the set of (table, row id, version) of
+ * every pipeline, job and job_state row it is made of, sorted: the render
+ * collects them from its joined rows, pipelines_list_key from the three
+ * tables' (customer_id, seq, version) indexes, and both must agree. */
+struct vrow {
+	long long table, seq, version;
+};
+
+static int vrow_cmp(const void *a, const void *b)
 {
-	for (unsigned c = VC_FIRST; c < NCOLS; c++)
-		body_digest_ll(d, row_null(w, c) ? -1 : row_ll(w, c));
+	const struct vrow *x = a, *y = b;
+
+	if (x->table != y->table)
+		return x->table < y->table ? -1 : 1;
+	if (x->seq != y->seq)
+		return x->seq < y->seq ? -1 : 1;
+	return (x->version > y->version) - (x->version < y->version);
+}
+
+static void vrows_key(struct req *r, struct vrow *v, size_t n, struct body_key *k)
+{
+	struct body_digest d;
+
+	qsort(v, n, sizeof *v, vrow_cmp);
+	body_digest_init(&d, PIPELINES_FORMAT, r->id.customer_id);
+	for (size_t i = 0; i < n; i++) {
+		if (i > 0 && vrow_cmp(&v[i - 1], &v[i]) == 0)
+			continue;      /* a pipeline repeats on each of its jobs' rows */
+		body_digest_ll(&d, v[i].table);
+		body_digest_ll(&d, v[i].seq);
+		body_digest_ll(&d, v[i].version);
+	}
+	body_digest_key(&d, r->id.customer_id, k);
+}
+
+static void rows_key(struct req *r, struct row **rows, size_t n,
+                     struct body_key *k)
+{
+	struct vrow *v = arena_alloc(r->arena, (3 * n + 1) * sizeof *v);
+	size_t nv = 0;
+
+	for (size_t i = 0; i < n; i++)
+		for (unsigned t = 0; t < 3; t++) {
+			unsigned c = VC_FIRST + 2 * t;
+
+			if (row_null(rows[i], c))
+				continue;      /* no job, or no state */
+			v[nv++] = (struct vrow){ t, row_ll(rows[i], c),
+			                         row_ll(rows[i], c + 1) };
+		}
+	vrows_key(r, v, nv, k);
 }
 
 /* The JSON array of the customer's pipelines with their jobs into b: all
@@ -378,7 +423,6 @@ static void row_digest(struct body_digest *d, const struct row *w)
 static int list_render(struct req *r, struct strbuf *b, long long limit,
                        long long offset, struct body_key *k)
 {
-	struct body_digest d;
 	struct db_stmt *st;
 	struct row **rows;
 	size_t n;
@@ -400,12 +444,8 @@ static int list_render(struct req *r, struct strbuf *b, long long limit,
 	if (rc < 0)
 		return db_last_err(r->db);
 	pipelines_write(b, rows, n, 1, NULL);
-	if (k != NULL) {
-		body_digest_init(&d, PIPELINES_FORMAT, r->id.customer_id);
-		for (size_t i = 0; i < n; i++)
-			row_digest(&d, rows[i]);
-		body_digest_key(&d, r->id.customer_id, k);
-	}
+	if (k != NULL)
+		rows_key(r, rows, n, k);
 	return 0;
 }
 
@@ -420,26 +460,39 @@ int pipelines_render_all(struct req *r, struct strbuf *b, struct body_key *k)
 	return list_render(r, b, -1, 0, k);
 }
 
-/* Reads only the versions, through pipelines_customer_version_idx and the
- * jobs' and states' keys: a small fraction of a render's cost. */
+/* Reads only the versions, from the three tables' (customer_id, seq,
+ * version) indexes (sql/015): no row of a table is read, nothing joined
+ * or sorted by the server. */
 int pipelines_list_key(struct req *r, struct body_key *k)
 {
-	struct body_digest d;
+	const char *c = r->id.customer_id;
+	size_t cap = 256, n = 0;
+	struct vrow *v = arena_alloc(r->arena, cap * sizeof *v);
 	struct db_stmt *st;
 	int rc;
 
-	st = db_query(r->db, "SELECT " PIPELINE_VERSIONS PIPELINE_FROM
-	              "WHERE p.customer_id = ? ORDER BY p.seq, j.job_index",
-	              "s", r->id.customer_id);
+	st = db_query(r->db, "SELECT 0, seq, version FROM pipelines WHERE customer_id = ? "
+	              "UNION ALL SELECT 1, seq, version FROM jobs WHERE customer_id = ? "
+	              "UNION ALL SELECT 2, seq, version FROM job_state WHERE customer_id = ?",
+	              "sss", c, c, c);
 	if (st == NULL)
 		return db_last_err(r->db);
-	body_digest_init(&d, PIPELINES_FORMAT, r->id.customer_id);
-	while ((rc = db_fetch(st)) == 1)
-		for (unsigned c = 0; c < NCOLS - VC_FIRST; c++)
-			body_digest_ll(&d, db_col_null(st, c) ? -1 : db_col_ll(st, c));
+	while ((rc = db_fetch(st)) == 1) {
+		if (n == cap) {
+			struct vrow *more = arena_alloc(r->arena, 2 * cap * sizeof *v);
+
+			memcpy(more, v, cap * sizeof *v);
+			v = more;
+			cap *= 2;
+		}
+		v[n++] = (struct vrow){ db_col_ll(st, 0), db_col_ll(st, 1),
+		                        db_col_ll(st, 2) };
+	}
 	db_done(st);
-	body_digest_key(&d, r->id.customer_id, k);
-	return rc < 0 ? db_last_err(r->db) : 0;
+	if (rc < 0)
+		return db_last_err(r->db);
+	vrows_key(r, v, n, k);
+	return 0;
 }
 
 static int tasks_write(struct req *r, struct strbuf *b, const char *id)

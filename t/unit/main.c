@@ -52,7 +52,7 @@ int main(void)
 		suite_runner,
 		suite_wait,
 		suite_dest, suite_webhooks,
-		suite_etag,
+		suite_etag, suite_body_cache,
 		suite_storage_paths,
 		suite_tabular_infer, suite_tabular_csv, suite_tabular_json,
 		suite_tabular_xlsx, suite_tabular_xls, suite_tabular_parquet,

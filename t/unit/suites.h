@@ -16,6 +16,7 @@ int suite_validate(void);
 int suite_vtables(void);
 int suite_str(void);
 int suite_etag(void);
+int suite_body_cache(void);
 int suite_aead(void);
 int suite_cron(void);
 int suite_sync_mode(void);

@@ -119,9 +119,9 @@ int jb_reply_cached(struct req *r, struct strbuf *b, const struct body_key *k)
  * whole list: no query per pipeline.  No ORDER BY: sorting a join that
  * carries LONGTEXT columns makes MariaDB build an on-disk temporary table
  * per request, so the rows are copied and sorted here instead. */
-/* The ids and versions of a listing's rows (sql/015): what names a
- * rendered listing (rows_key, pipelines_list_key). */
-#define PIPELINE_VERSIONS "p.seq, p.version, j.seq, j.version, s.seq, s.version "
+/* A pipeline's version (sql/015): with its seq, what names a rendered
+ * listing (rows_key, pipelines_list_key). */
+#define PIPELINE_VERSIONS "p.version "
 #define PIPELINE_FROM "FROM pipelines p LEFT JOIN jobs j ON j.pipeline_id = p.id " \
 	"LEFT JOIN job_state s ON s.job_id = j.id "
 #define PIPELINES_FORMAT "pipelines/1"
@@ -139,7 +139,7 @@ enum { PC_SEQ, PC_ID, PC_CUSTOMER, PC_CREATED_BY, PC_NAME, PC_DESCRIPTION,
        JC_SEQ, JC_ID, JC_STATUS, JC_CONNECTOR, JC_INPUT, JC_OUTPUT,
        JC_LOAD_TYPE, JC_INC_NAME, JC_INC_TYPE, JC_PKEYS, JC_COLUMNS,
        JC_MEMORY, JC_INC_VALUE, JC_INDEX, PC_CRON_TZ, PC_RETRIES,
-       PC_RUN_TIMEOUT, VC_FIRST, NCOLS = VC_FIRST + 6 };
+       PC_RUN_TIMEOUT, PC_VERSION, NCOLS };
 
 /* One row copied out of the statement (arena). */
 struct row {
@@ -364,57 +364,32 @@ static int pipelines_write(struct strbuf *b, struct row **rows, size_t nrows,
 	return n;
 }
 
-/* A list's name is a digest of the set of (table, row id, version) of
- * every pipeline, job and job_state row it is made of, sorted: the render
- * collects them from its joined rows, pipelines_list_key from the three
- * tables' (customer_id, seq, version) indexes, and both must agree. */
-struct vrow {
-	long long table, seq, version;
-};
-
-static int vrow_cmp(const void *a, const void *b)
+/* A list's name is a digest of the (seq, version) of each of its
+ * pipelines, in seq order: the render takes them from its rows,
+ * pipelines_list_key from pipelines_customer_version_idx, and both must
+ * agree. */
+static void key_init(struct req *r, struct body_digest *d)
 {
-	const struct vrow *x = a, *y = b;
-
-	if (x->table != y->table)
-		return x->table < y->table ? -1 : 1;
-	if (x->seq != y->seq)
-		return x->seq < y->seq ? -1 : 1;
-	return (x->version > y->version) - (x->version < y->version);
+	body_digest_init(d, PIPELINES_FORMAT, r->id.customer_id);
 }
 
-static void vrows_key(struct req *r, struct vrow *v, size_t n, struct body_key *k)
+static void key_add(struct body_digest *d, long long seq, long long version)
 {
-	struct body_digest d;
-
-	qsort(v, n, sizeof *v, vrow_cmp);
-	body_digest_init(&d, PIPELINES_FORMAT, r->id.customer_id);
-	for (size_t i = 0; i < n; i++) {
-		if (i > 0 && vrow_cmp(&v[i - 1], &v[i]) == 0)
-			continue;      /* a pipeline repeats on each of its jobs' rows */
-		body_digest_ll(&d, v[i].table);
-		body_digest_ll(&d, v[i].seq);
-		body_digest_ll(&d, v[i].version);
-	}
-	body_digest_key(&d, r->id.customer_id, k);
+	body_digest_ll(d, seq);
+	body_digest_ll(d, version);
 }
 
+/* rows are sorted by pipeline (row_cmp), a pipeline on each of its jobs. */
 static void rows_key(struct req *r, struct row **rows, size_t n,
                      struct body_key *k)
 {
-	struct vrow *v = arena_alloc(r->arena, (3 * n + 1) * sizeof *v);
-	size_t nv = 0;
+	struct body_digest d;
 
+	key_init(r, &d);
 	for (size_t i = 0; i < n; i++)
-		for (unsigned t = 0; t < 3; t++) {
-			unsigned c = VC_FIRST + 2 * t;
-
-			if (row_null(rows[i], c))
-				continue;      /* no job, or no state */
-			v[nv++] = (struct vrow){ t, row_ll(rows[i], c),
-			                         row_ll(rows[i], c + 1) };
-		}
-	vrows_key(r, v, nv, k);
+		if (i == 0 || rows[i]->pseq != rows[i - 1]->pseq)
+			key_add(&d, rows[i]->pseq, row_ll(rows[i], PC_VERSION));
+	body_digest_key(&d, r->id.customer_id, k);
 }
 
 /* The JSON array of the customer's pipelines with their jobs into b: all
@@ -460,39 +435,24 @@ int pipelines_render_all(struct req *r, struct strbuf *b, struct body_key *k)
 	return list_render(r, b, -1, 0, k);
 }
 
-/* Reads only the versions, from the three tables' (customer_id, seq,
- * version) indexes (sql/015): no row of a table is read, nothing joined
- * or sorted by the server. */
+/* Reads only (seq, version) of the customer's pipelines, from one index:
+ * no row read, nothing joined. */
 int pipelines_list_key(struct req *r, struct body_key *k)
 {
-	const char *c = r->id.customer_id;
-	size_t cap = 256, n = 0;
-	struct vrow *v = arena_alloc(r->arena, cap * sizeof *v);
+	struct body_digest d;
 	struct db_stmt *st;
 	int rc;
 
-	st = db_query(r->db, "SELECT 0, seq, version FROM pipelines WHERE customer_id = ? "
-	              "UNION ALL SELECT 1, seq, version FROM jobs WHERE customer_id = ? "
-	              "UNION ALL SELECT 2, seq, version FROM job_state WHERE customer_id = ?",
-	              "sss", c, c, c);
+	st = db_query(r->db, "SELECT seq, version FROM pipelines WHERE "
+	              "customer_id = ? ORDER BY seq", "s", r->id.customer_id);
 	if (st == NULL)
 		return db_last_err(r->db);
-	while ((rc = db_fetch(st)) == 1) {
-		if (n == cap) {
-			struct vrow *more = arena_alloc(r->arena, 2 * cap * sizeof *v);
-
-			memcpy(more, v, cap * sizeof *v);
-			v = more;
-			cap *= 2;
-		}
-		v[n++] = (struct vrow){ db_col_ll(st, 0), db_col_ll(st, 1),
-		                        db_col_ll(st, 2) };
-	}
+	key_init(r, &d);
+	while ((rc = db_fetch(st)) == 1)
+		key_add(&d, db_col_ll(st, 0), db_col_ll(st, 1));
 	db_done(st);
-	if (rc < 0)
-		return db_last_err(r->db);
-	vrows_key(r, v, n, k);
-	return 0;
+	body_digest_key(&d, r->id.customer_id, k);
+	return rc < 0 ? db_last_err(r->db) : 0;
 }
 
 static int tasks_write(struct req *r, struct strbuf *b, const char *id)

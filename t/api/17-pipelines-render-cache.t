@@ -177,10 +177,12 @@ changed_ok('a bookmark row deleted');
 mysql('INSERT INTO job_state (job_id, incremental_column_value) VALUES (' . sq($jobs[1]) . ', \'2025-02-01\')');
 is(changed_ok('the same bookmark made again')->[0]{jobs}[1]{input}{incremental_column_value},
    '2025-02-01', '... shows it');
-is(scalar mysql('SELECT customer_id FROM job_state WHERE job_id = ' . sq($jobs[1])), $cid,
-   '... its row, inserted by hand, belongs to the customer');
-is(scalar mysql('SELECT COUNT(*) FROM jobs WHERE customer_id = ' . sq($cid)), 2,
-   'the jobs made by the API belong to the customer');
+mysql('INSERT INTO jobs (id, pipeline_id, job_index, name, connector, input, output) '
+      . 'VALUES (' . sq("${pid}_9") . ', ' . sq($pid) . ', 9, \'by hand\', \'jdbc\', '
+      . '\'{"plugin": "mysql"}\', \'{"plugin": "mariadb"}\')');
+is(scalar @{ changed_ok('a job inserted by hand')->[0]{jobs} }, 3, '... shows it');
+mysql('DELETE FROM jobs WHERE id = ' . sq("${pid}_9"));
+is(scalar @{ changed_ok('a job deleted by hand')->[0]{jobs} }, 2, '... shows it gone');
 
 my $run = execute_run($pid, token => $token, customer_id => $cid);
 changed_ok('a run queued');

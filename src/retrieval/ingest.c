@@ -35,6 +35,7 @@
 #define INGEST_LEASE_LOST 1        /* ingest(): another process holds the lease */
 #define INGEST_LEASE_POLL_MS 250   /* between tries of a held lease */
 #define BUILTIN_BATCH 256
+#define INGEST_BUILD_EVERY_MS 30000  /* an index at least this often */
 
 /* --- embedding ------------------------------------------------------------------ */
 
@@ -801,6 +802,15 @@ static int dataset_generation(struct db *db, const char *dataset_id, long long *
 	return rc;
 }
 
+/* Is a document of the dataset waiting to be stored?  1 yes, 0 no, < 0
+ * enum db_err. */
+static int dataset_processing(struct db *db, const char *dataset_id)
+{
+	return db_first_row(db, db_query(db, "SELECT 1 FROM rag_documents WHERE "
+	                    "dataset_id = ? AND status = 'processing' LIMIT 1", "s",
+	                    dataset_id), NULL, 0);
+}
+
 /* Is there more to ingest after an index built at generation gen?
  * DATASET_GONE (deleted), DATASET_SETTLED (no document is processing and
  * none was deleted since), DATASET_MORE, or < 0 on a database error. */
@@ -850,6 +860,7 @@ static int ingest(struct work_ctx *w, const struct work_item *it, const char *le
 	char embedder[64];
 	size_t dim = 0, snippets;
 	long long gen = 0;
+	double built = time_mono_ms();
 	int f;
 
 	for (;;) {
@@ -864,6 +875,17 @@ static int ingest(struct work_ctx *w, const struct work_item *it, const char *le
 		if (ingest_documents(w, dataset_id, embedder, dim, err, errlen) != 0)
 			return -1;
 		t1 = time_mono_ms();
+		/* Documents that came in while this round ran (a client posting
+		 * batches) are stored before the index is built: questions wait
+		 * for the whole dataset anyway, and an index built per batch made
+		 * the cost of N batches grow with N squared.  A steady stream
+		 * still gets an index every INGEST_BUILD_EVERY_MS. */
+		if ((f = dataset_processing(w->db, dataset_id)) < 0) {
+			snprintf(err, errlen, "database error");
+			return -1;
+		}
+		if (f == 1 && t1 - built < INGEST_BUILD_EVERY_MS)
+			continue;
 		/* Noted before the snippets are read: a deletion committed after
 		 * this changes it, and the round is done again. */
 		if ((f = dataset_generation(w->db, dataset_id, &gen)) <= 0) {
@@ -885,6 +907,7 @@ static int ingest(struct work_ctx *w, const struct work_item *it, const char *le
 				return 0;         /* deleted while we worked */
 			return -1;
 		}
+		built = time_mono_ms();
 		TEST_HOOK_PAUSE(w->cfg, rag_test_index_delay_ms);
 		/* Success unless a document arrived or went meanwhile.  What happened is
 		 * read back, never taken from the UPDATE's row count (the row may

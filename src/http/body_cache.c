@@ -27,6 +27,7 @@
 #include "util/arena.h"
 #include "util/config.h"
 #include "util/log.h"
+#include "util/proc.h"
 
 #ifndef PACKAGE_VERSION
 #define PACKAGE_VERSION "0"
@@ -169,21 +170,6 @@ static void prune(const char *dir, const char *keep)
 	closedir(d);
 }
 
-static int write_all(int fd, const char *p, size_t len)
-{
-	while (len > 0) {
-		ssize_t n = write(fd, p, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return -1;
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 /* 0 stored, -1 not (errno set). */
 static int store(struct req *r, const struct body_key *k, const char *body,
                  size_t len)
@@ -205,7 +191,7 @@ static int store(struct req *r, const struct body_key *k, const char *body,
 	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0640);
 	if (fd < 0)
 		return -1;
-	if (write_all(fd, body, len) == 0 && fdatasync(fd) == 0)
+	if (proc_write_all(fd, body, len) == 0 && fdatasync(fd) == 0)
 		rc = 0;
 	if (close(fd) != 0)
 		rc = -1;

@@ -27,20 +27,11 @@ use Time::HiRes qw(sleep);
 
 use SluiceTest;
 use RunnerFixture;
+use TablesFixture qw(customer_with_token storage_root);
 
-sub customer {
-	my ($name) = @_;
-	my $r = run_cmd([ env('SLUICE_BIN'), 'customer', 'add', $name, '--if-missing',
-			  '-c', env('SLUICE_CONF') ]);
-	is($r->{exit}, 0, "set-up: customer $name") or diag $r->{err};
-	(my $id = $r->{out}) =~ s/\s+\z//;
-	return ($id, token(customer => $name, permissions => 'PLATFORM.READ,PLATFORM.WRITE'));
-}
-
-my ($cid, $token) = customer("cache-17-$$");
-my ($other_id, $other) = customer("cache-17-other-$$");
-my ($root) = conf_read() =~ /^\s*storage_root\s*=\s*(.+?)\s*$/m;
-my $CACHE = "$root/.render-cache";
+my ($cid, $token) = customer_with_token("cache-17-$$", 'PLATFORM.READ,PLATFORM.WRITE');
+my ($other_id, $other) = customer_with_token("cache-17-other-$$", 'PLATFORM.READ,PLATFORM.WRITE');
+my $CACHE = storage_root() . "/.render-cache";
 
 sub list {
 	my (%o) = @_;

@@ -533,6 +533,39 @@ long long db_exec_params(struct db *db, const char *sql,
 	return exec_result(db, run(db, sql, ps, n));
 }
 
+int db_exec_rows(struct db *db, const char *head, const char *tuple, size_t ncols,
+                 const struct db_param *ps, size_t nrows)
+{
+	size_t hlen = strlen(head), tlen = strlen(tuple), done = 0;
+	char *sql = malloc(hlen + DB_ROWS_MAX * (tlen + 2) + 1);
+
+	if (sql == NULL) {
+		set_error(db, DB_ERR, "bind", "out of memory");
+		return DB_ERR;
+	}
+	while (done < nrows) {
+		size_t k = DB_ROWS_MAX, len = hlen;
+
+		while (k > nrows - done)
+			k /= 2;
+		memcpy(sql, head, hlen);
+		for (size_t i = 0; i < k; i++) {
+			if (i > 0)
+				sql[len++] = ',', sql[len++] = ' ';
+			memcpy(sql + len, tuple, tlen);
+			len += tlen;
+		}
+		sql[len] = '\0';
+		if (db_exec_params(db, sql, ps + done * ncols, k * ncols) < 0) {
+			free(sql);
+			return db_last_err(db) < 0 ? db_last_err(db) : DB_ERR;
+		}
+		done += k;
+	}
+	free(sql);
+	return DB_OK;
+}
+
 long long db_last_insert_id(struct db *db)
 {
 	return db->conn != NULL ? (long long)mysql_insert_id(db->conn) : 0;

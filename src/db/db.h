@@ -83,6 +83,17 @@ struct db_param {
 long long db_exec_params(struct db *db, const char *sql,
                          const struct db_param *ps, size_t n);
 
+/* A multi-row INSERT of nrows rows of ncols placeholders each: head is
+ * the statement up to VALUES ("INSERT INTO t (a, b) VALUES "), tuple one
+ * row's placeholders ("(?, ?)"), ps the rows' parameters in order.  Sent
+ * in statements of a power of two rows, at most DB_ROWS_MAX, so a
+ * connection prepares (and caches) only a handful of distinct statements
+ * whatever nrows is.  The caller bounds the bytes of one call (the
+ * server's max_allowed_packet).  0, or < 0 enum db_err. */
+#define DB_ROWS_MAX 64
+int db_exec_rows(struct db *db, const char *head, const char *tuple, size_t ncols,
+                 const struct db_param *ps, size_t nrows);
+
 /* Run a query; fetch rows with db_fetch, then db_done.  NULL on error (see
  * db_last_err).  Column values are text (as the server formats them) and
  * stay valid until the next db_fetch or db_done. */

@@ -153,6 +153,9 @@ struct builder {
 	uint64_t total_len;
 	bool keep_words;
 	uint32_t *words; size_t wordcap;             /* every document's terms, in order */
+	/* Per term: the last document it was counted in (+ 1) and its count
+	 * there, so a document's distinct terms are counted in one pass. */
+	uint32_t *seen_in, *tf; size_t seencap;
 };
 
 static void *grow(void *p, size_t *cap, size_t need, size_t elem)
@@ -222,12 +225,6 @@ static long builder_term(struct builder *bd, const char *tok, size_t n)
 	return (long)(bd->nterms - 1);
 }
 
-static int cmp_u32(const void *pa, const void *pb)
-{
-	uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
-	return a < b ? -1 : a > b;
-}
-
 /* Tokenise document d; append its distinct terms with counts. */
 static int builder_doc(struct builder *bd, size_t d, const char *text, size_t len,
                        uint32_t **ids, size_t *idcap)
@@ -255,19 +252,39 @@ static int builder_doc(struct builder *bd, size_t d, const char *text, size_t le
 		memcpy(bd->words + bd->total_len, *ids, nids * sizeof **ids);
 	}
 	bd->total_len += bd->doclen[d];
-	if (nids > 1)
-		qsort(*ids, nids, sizeof **ids, cmp_u32);
-	for (size_t i = 0; i < nids;) {
-		size_t j = i;
-		while (j < nids && (*ids)[j] == (*ids)[i])
-			j++;
+	if (bd->seencap < bd->nterms) {
+		size_t c = bd->seencap, c2 = bd->seencap;
+		uint32_t *a = grow(bd->seen_in, &c, bd->nterms, sizeof *a), *b;
+
+		if (a == NULL)
+			return -1;
+		bd->seen_in = a;
+		if ((b = grow(bd->tf, &c2, bd->nterms, sizeof *b)) == NULL)
+			return -1;
+		bd->tf = b;
+		memset(a + bd->seencap, 0, (c - bd->seencap) * sizeof *a);
+		bd->seencap = c;
+	}
+	/* The distinct terms, in order of first use (postings need no order
+	 * within a document), then their counts. */
+	size_t first = bd->npairs;
+	for (size_t i = 0; i < nids; i++) {
+		uint32_t t = (*ids)[i];
+
+		if (bd->seen_in[t] == (uint32_t)d + 1) {
+			bd->tf[t]++;
+			continue;
+		}
+		bd->seen_in[t] = (uint32_t)d + 1;
+		bd->tf[t] = 1;
 		if ((p = grow(bd->pairs, &bd->paircap, bd->npairs + 1, sizeof *bd->pairs)) == NULL)
 			return -1;
 		bd->pairs = p;
-		bd->pairs[bd->npairs++] = (struct pair){ (*ids)[i], (uint32_t)(j - i) };
-		bd->terms[(*ids)[i]].df++;
-		i = j;
+		bd->pairs[bd->npairs++] = (struct pair){ t, 0 };
+		bd->terms[t].df++;
 	}
+	for (size_t i = first; i < bd->npairs; i++)
+		bd->pairs[i].tf = bd->tf[bd->pairs[i].term];
 	return 0;
 }
 
@@ -373,6 +390,8 @@ out:
 	free(bd.pairs);
 	free(bd.doclen);
 	free(bd.words);
+	free(bd.seen_in);
+	free(bd.tf);
 	return b;
 }
 

@@ -403,25 +403,49 @@ struct doc_store {
 	struct json_object *ids;          /* of the attempt that commits */
 };
 
-/* One attempt of the transaction: it starts over with new ids each time. */
+/* Multi-row INSERTs of documents (db_exec_rows): DOC_ROWS rows, or fewer
+ * when DOC_BYTES of text and metadata are waiting. */
+#define DOC_ROWS DB_ROWS_MAX
+#define DOC_BYTES (4u << 20)
+#define DOC_COLS 5
+#define DOC_INSERT "INSERT INTO rag_documents (id, dataset_id, source, metadata, text, " \
+	"status) VALUES "
+#define DOC_TUPLE "(?, ?, ?, ?, ?, 'processing')"
+
+/* One attempt of the transaction: it starts over with new ids each time.
+ * Ids are time-ordered (version 7), so the documents' primary key grows
+ * at its end instead of splitting pages all over the table. */
 static int store_body(struct db *db, void *arg)
 {
 	struct doc_store *d = arg;
-	long long rc;
+	struct db_param ps[DOC_ROWS * DOC_COLS];
+	char ids[DOC_ROWS][UUID_STR_LEN];
+	size_t n = 0, bytes = 0;
+	int rc;
 
 	json_object_put(d->ids);
 	d->ids = json_object_new_array();
-	for (size_t i = 0; i < d->n; i++) {
-		char id[UUID_STR_LEN];
+	for (size_t i = 0; i <= d->n; i++) {
+		size_t len = i < d->n ? d->docs[i].len + strlen(d->docs[i].metadata) : 0;
 
-		if (uuid_v4(id, '-') != 0)
+		if (n > 0 && (i == d->n || n == DOC_ROWS || bytes + len > DOC_BYTES)) {
+			if ((rc = db_exec_rows(db, DOC_INSERT, DOC_TUPLE, DOC_COLS, ps, n)) < 0)
+				return rc;
+			n = bytes = 0;
+		}
+		if (i == d->n)
+			break;
+		if (uuid_v7(ids[n]) != 0)
 			return DB_ERR;
-		if ((rc = db_exec(db, "INSERT INTO rag_documents (id, dataset_id, source, "
-		    "metadata, text, status) VALUES (?, ?, ?, ?, ?, 'processing')", "sssss",
-		    id, d->ds->id, d->docs[i].source, d->docs[i].metadata,
-		    d->docs[i].text)) < 0)
-			return (int)rc;
-		json_object_array_add(d->ids, json_object_new_string(id));
+		struct db_param *p = ps + n * DOC_COLS;
+		p[0] = (struct db_param){ .type = 's', .p = ids[n] };
+		p[1] = (struct db_param){ .type = 's', .p = d->ds->id };
+		p[2] = (struct db_param){ .type = 's', .p = d->docs[i].source };
+		p[3] = (struct db_param){ .type = 's', .p = d->docs[i].metadata };
+		p[4] = (struct db_param){ .type = 's', .p = d->docs[i].text };
+		json_object_array_add(d->ids, json_object_new_string(ids[n]));
+		n++;
+		bytes += len;
 	}
 	return rag_ingest_request(db, d->ds->id, d->tenant);
 }

@@ -349,6 +349,62 @@ static int fsync_dir_of(const char *path)
 	return rc;
 }
 
+/* rindex_sort_rows: documents in id order, each one's rows by position. */
+struct snippet_order { const char *const *docs; const long *pos; };
+
+static int by_document(const void *a, const void *b, void *arg)
+{
+	const struct snippet_order *o = arg;
+	size_t x = *(const size_t *)a, y = *(const size_t *)b;
+	int c = strcmp(o->docs[x], o->docs[y]);
+
+	return c != 0 ? c : (o->pos[x] > o->pos[y]) - (o->pos[x] < o->pos[y]);
+}
+
+/* The permutation is followed cycle by cycle, so an embedding is copied
+ * once and no second array of them is needed. */
+int rindex_sort_rows(size_t n, size_t dim, float *vecs, char **ids, char **meta,
+                     char **texts, char **docs, long *pos)
+{
+	size_t *from = malloc(n * sizeof *from);
+	float *tmp = malloc(dim * sizeof *tmp);
+
+	if (from == NULL || tmp == NULL) {
+		free(from);
+		free(tmp);
+		return n == 0 ? 0 : -1;
+	}
+	for (size_t i = 0; i < n; i++)
+		from[i] = i;
+	qsort_r(from, n, sizeof *from, by_document,
+	        &(struct snippet_order){ (const char *const *)docs, pos });
+	/* Row i takes row from[i]; a row moved is marked from[i] = i. */
+	for (size_t start = 0; start < n; start++) {
+		if (from[start] == start)
+			continue;
+		char *id = ids[start], *m = meta[start], *t = texts[start], *d = docs[start];
+		long p = pos[start];
+		size_t i = start;
+
+		memcpy(tmp, vecs + start * dim, dim * sizeof *tmp);
+		while (from[i] != start) {
+			size_t j = from[i];
+
+			ids[i] = ids[j], meta[i] = meta[j], texts[i] = texts[j], docs[i] = docs[j];
+			pos[i] = pos[j];
+			memcpy(vecs + i * dim, vecs + j * dim, dim * sizeof *vecs);
+			from[i] = i;
+			i = j;
+		}
+		ids[i] = id, meta[i] = m, texts[i] = t, docs[i] = d, pos[i] = p;
+		memcpy(vecs + i * dim, tmp, dim * sizeof *tmp);
+		from[i] = i;
+	}
+	free(from);
+	free(tmp);
+	return 0;
+}
+
 int rindex_write(const char *path, size_t n, size_t dim, const float *vecs,
                  const char *const *snippet_ids, const char *const *metadata_json,
                  const char *const *texts, const char *const *doc_ids,

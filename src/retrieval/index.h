@@ -22,6 +22,12 @@ struct rindex;
  * doc_ids[i] names row i's document: consecutive rows with the same id are
  * one document's snippets in order (the caller sorts by document, then
  * position); NULL makes every row a document of its own. */
+/* Rows read in another order (a table's key) put in rindex_write's, in
+ * place: by document id, then by pos[i] within a document.  The six
+ * arrays are permuted together (vecs by dim floats a row).  0, or -1 when
+ * out of memory (the rows are then as they were). */
+int rindex_sort_rows(size_t n, size_t dim, float *vecs, char **ids, char **meta,
+                     char **texts, char **docs, long *pos);
 int rindex_write(const char *path, size_t n, size_t dim, const float *vecs,
                  const char *const *snippet_ids, const char *const *metadata_json,
                  const char *const *texts, const char *const *doc_ids,

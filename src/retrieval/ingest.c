@@ -149,6 +149,7 @@ int rag_index_build(struct db *db, const struct config *cfg,
 {
 	char path[CONFIG_PATH_MAX + 64], dir[CONFIG_PATH_MAX + 32];
 	char **ids = NULL, **meta = NULL, **texts = NULL, **docs = NULL;
+	long *pos = NULL;
 	float *vecs = NULL;
 	size_t n = 0, cap = 0, dim = 0;
 	struct db_stmt *st = NULL;
@@ -170,8 +171,11 @@ int rag_index_build(struct db *db, const struct config *cfg,
 		snprintf(err, errlen, "cannot create the index directory");
 		return -1;
 	}
-	st = db_query(db, "SELECT id, embedding, metadata, page_content, document_id FROM rag_snippets "
-	              "WHERE dataset_id = ? ORDER BY document_id, position", "s", dataset_id);
+	/* In the key's order, not by document: a server-side sort of rows this
+	 * wide (an embedding, a text) reads each row again at random after the
+	 * sort, which was most of a large dataset's build. */
+	st = db_query(db, "SELECT id, embedding, metadata, page_content, document_id, position "
+	              "FROM rag_snippets WHERE dataset_id = ? ORDER BY id", "s", dataset_id);
 	if (st == NULL) {
 		snprintf(err, errlen, "database error");
 		return -1;
@@ -180,10 +184,13 @@ int rag_index_build(struct db *db, const struct config *cfg,
 		if (n == cap) {
 			size_t nc = cap == 0 ? 1024 : cap * 2;
 			char **a = realloc(ids, nc * sizeof *a), **b, **c, **d;
+			long *o = realloc(pos, nc * sizeof *o);
 			float *v;
 
 			if (a != NULL)
 				ids = a;
+			if (o != NULL)
+				pos = o;
 			b = realloc(meta, nc * sizeof *b);
 			if (b != NULL)
 				meta = b;
@@ -196,7 +203,7 @@ int rag_index_build(struct db *db, const struct config *cfg,
 			v = realloc(vecs, nc * dim * sizeof *v);
 			if (v != NULL)
 				vecs = v;
-			if (a == NULL || b == NULL || c == NULL || d == NULL || v == NULL) {
+			if (a == NULL || b == NULL || c == NULL || d == NULL || o == NULL || v == NULL) {
 				snprintf(err, errlen, "out of memory");
 				goto out;
 			}
@@ -211,6 +218,7 @@ int rag_index_build(struct db *db, const struct config *cfg,
 		meta[n] = strdup(db_col_str(st, 2));
 		texts[n] = strdup(db_col_str(st, 3));
 		docs[n] = strdup(db_col_str(st, 4));
+		pos[n] = db_col_ll(st, 5);
 		n++;
 		if (ids[n - 1] == NULL || meta[n - 1] == NULL || texts[n - 1] == NULL ||
 		    docs[n - 1] == NULL) {
@@ -222,6 +230,10 @@ int rag_index_build(struct db *db, const struct config *cfg,
 	st = NULL;
 	if (f < 0) {
 		snprintf(err, errlen, "database error");
+		goto out;
+	}
+	if (rindex_sort_rows(n, dim, vecs, ids, meta, texts, docs, pos) != 0) {
+		snprintf(err, errlen, "out of memory");
 		goto out;
 	}
 	if (rindex_write(path, n, dim, vecs, (const char *const *)ids,
@@ -242,6 +254,7 @@ out:
 	free(meta);
 	free(texts);
 	free(docs);
+	free(pos);
 	free(vecs);
 	return rc;
 }
@@ -479,10 +492,9 @@ static int group_embed(struct group *g, const struct config *cfg, const char *em
 }
 
 /* Multi-row INSERTs of snippets: rows are added one by one and sent
- * SNIPPET_ROWS at a time, or sooner when SNIPPET_BYTES of values are
- * waiting, in statements of a power of two rows (so a connection prepares
- * at most a handful of distinct statements). */
-#define SNIPPET_ROWS 64
+ * SNIPPET_ROWS at a time (db_exec_rows), or sooner when SNIPPET_BYTES of
+ * values are waiting. */
+#define SNIPPET_ROWS DB_ROWS_MAX
 #define SNIPPET_BYTES (4u << 20)
 #define SNIPPET_COLS 9
 #define SNIPPET_INSERT "INSERT INTO rag_snippets (id, dataset_id, document_id, " \
@@ -510,25 +522,8 @@ static void snippet_rows_clear(struct snippet_rows *r)
 /* Send the waiting rows: 0 or < 0 enum db_err. */
 static int snippet_rows_flush(struct db *db, struct snippet_rows *r)
 {
-	static const char tuple[] = ", " SNIPPET_TUPLE;
-	char sql[sizeof SNIPPET_INSERT + SNIPPET_ROWS * sizeof tuple];
-	size_t done = 0;
-	int rc = 0;
+	int rc = db_exec_rows(db, SNIPPET_INSERT, SNIPPET_TUPLE, SNIPPET_COLS, r->ps, r->n);
 
-	while (done < r->n) {
-		size_t k = SNIPPET_ROWS, len;
-
-		while (k > r->n - done)
-			k /= 2;
-		len = (size_t)snprintf(sql, sizeof sql, "%s%s", SNIPPET_INSERT, SNIPPET_TUPLE);
-		for (size_t i = 1; i < k; i++, len += sizeof tuple - 1)
-			memcpy(sql + len, tuple, sizeof tuple);
-		if (db_exec_params(db, sql, r->ps + done * SNIPPET_COLS, k * SNIPPET_COLS) < 0) {
-			rc = db_last_err(db) < 0 ? db_last_err(db) : DB_ERR;
-			break;
-		}
-		done += k;
-	}
 	snippet_rows_clear(r);
 	return rc;
 }
@@ -851,6 +846,16 @@ int rag_ingest_request(struct db *db, const char *dataset_id, const char *tenant
 	return rc < 0 ? (int)rc : 0;
 }
 
+/* Whether the dataset says success: every request since (a POST, a
+ * delete) sets it to processing in the transaction that queues this kind
+ * of item, so success means an earlier item already built the index this
+ * one was queued for.  1 yes, 0 no (or gone), < 0 enum db_err. */
+static int dataset_settled(struct db *db, const char *dataset_id)
+{
+	return db_first_row(db, db_query(db, "SELECT 1 FROM rag_datasets WHERE id = ? AND "
+	                    "status = 'success'", "s", dataset_id), NULL, 0);
+}
+
 /* Rounds of storing the processing documents and building the index, until
  * the dataset is settled.  0; INGEST_LEASE_LOST when another process took
  * the lease (this one stalled past QUEUE_LEASE_S); -1 with err. */
@@ -863,6 +868,17 @@ static int ingest(struct work_ctx *w, const struct work_item *it, const char *le
 	double built = time_mono_ms();
 	int f;
 
+	/* Queued while another item ingested the dataset, which then took
+	 * this item's documents too: a second build of the whole index would
+	 * be all this item did. */
+	if ((f = dataset_settled(w->db, dataset_id)) != 0) {
+		if (f < 0) {
+			snprintf(err, errlen, "database error");
+			return -1;
+		}
+		log_kv(LOG_INFO, "dataset already ingested", "dataset=%s", dataset_id);
+		return 0;
+	}
 	for (;;) {
 		double t0 = time_mono_ms(), t1;
 

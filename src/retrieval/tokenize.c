@@ -155,7 +155,20 @@ size_t tok_next(struct tok_iter *it, char buf[TOKEN_MAX])
 	return n;
 }
 
-size_t tok_stem(char buf[TOKEN_MAX], size_t n)
+/* Stems already made, kept by the word's hash in a table of fixed size
+ * (a newer word takes its slot): an index build stems every word of
+ * every snippet twice (snippets, documents), and most are words seen
+ * thousands of times, so this saves most of the stemmer's work in a
+ * bounded 800 KB.  Only words of up to STEM_CACHE_WORD bytes: longer ones
+ * are rare. */
+#define STEM_CACHE_SLOTS 16384
+#define STEM_CACHE_WORD 24
+struct stem_slot {
+	unsigned char len, stem_len;          /* len 0: empty */
+	char word[STEM_CACHE_WORD], stem[STEM_CACHE_WORD];
+};
+
+static size_t stem_uncached(char buf[TOKEN_MAX], size_t n)
 {
 	/* One stemmer per process, made on first use: it is not shared
 	 * between threads, and sluice's processes have one thread. */
@@ -171,6 +184,36 @@ size_t tok_stem(char buf[TOKEN_MAX], size_t n)
 		return n;
 	memcpy(buf, s, (size_t)len);
 	return (size_t)len;
+}
+
+size_t tok_stem(char buf[TOKEN_MAX], size_t n)
+{
+	static struct stem_slot *cache;       /* made on first use, kept */
+	uint32_t h = 2166136261u;              /* FNV-1a */
+	struct stem_slot *e;
+
+	if (n == 0 || n > STEM_CACHE_WORD)
+		return stem_uncached(buf, n);
+	if (cache == NULL && (cache = calloc(STEM_CACHE_SLOTS, sizeof *cache)) == NULL)
+		return stem_uncached(buf, n);
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ (unsigned char)buf[i]) * 16777619u;
+	e = &cache[h & (STEM_CACHE_SLOTS - 1)];
+	if (e->len == n && memcmp(e->word, buf, n) == 0) {
+		memcpy(buf, e->stem, e->stem_len);
+		return e->stem_len;
+	}
+	char word[STEM_CACHE_WORD];
+	size_t len;
+
+	memcpy(word, buf, n);
+	if ((len = stem_uncached(buf, n)) > STEM_CACHE_WORD)
+		return len;
+	e->len = (unsigned char)n;
+	e->stem_len = (unsigned char)len;
+	memcpy(e->word, word, n);
+	memcpy(e->stem, buf, len);
+	return len;
 }
 
 void tok_words(struct tok_words *tw, const char *text, size_t len)

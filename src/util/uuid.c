@@ -37,6 +37,13 @@ int uuid_v4(char out[UUID_STR_LEN], char sep)
 
 int uuid_v7(char out[UUID_STR_LEN])
 {
+	/* The last id's milliseconds and 12-bit counter (rand_a, RFC 9562
+	 * 6.2 method 1): ids of one millisecond count up from a random start
+	 * below 0x800, and a counter that runs out, or a clock set back,
+	 * carries on from the last millisecond.  Per process: sluice's
+	 * processes have one thread. */
+	static uint64_t last_ms;
+	static unsigned counter;
 	unsigned char b[16];
 	struct timespec ts;
 	uint64_t ms;
@@ -44,9 +51,19 @@ int uuid_v7(char out[UUID_STR_LEN])
 	if (clock_gettime(CLOCK_REALTIME, &ts) != 0 || RAND_bytes(b + 6, 10) != 1)
 		return -1;
 	ms = (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+	if (ms > last_ms) {
+		counter = ((unsigned)b[6] << 8 | b[7]) & 0x7ff;
+	} else if (++counter > 0xfff) {
+		ms = last_ms + 1;
+		counter = ((unsigned)b[6] << 8 | b[7]) & 0x7ff;
+	} else {
+		ms = last_ms;
+	}
+	last_ms = ms;
 	for (int i = 0; i < 6; i++)
 		b[i] = (unsigned char)(ms >> (40 - 8 * i));    /* big-endian milliseconds */
-	b[6] = (unsigned char)((b[6] & 0x0f) | 0x70);   /* version 7 */
+	b[6] = (unsigned char)(0x70 | counter >> 8);    /* version 7, counter */
+	b[7] = (unsigned char)(counter & 0xff);
 	b[8] = (unsigned char)((b[8] & 0x3f) | 0x80);   /* RFC variant */
 	uuid_format(b, '-', out);
 	return 0;

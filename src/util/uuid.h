@@ -8,8 +8,9 @@
  * (pipeline ids use '_').  0 or -1 when the CSPRNG fails. */
 int uuid_v4(char out[UUID_STR_LEN], char sep);
 
-/* A version 7 UUID: the Unix time in milliseconds, then 74 random bits.
- * Ids made one after another sort (nearly) in the order they were made, so
+/* A version 7 UUID: the Unix time in milliseconds, a 12-bit counter
+ * within the millisecond, then 62 random bits.  Ids one process makes sort
+ * in the order it made them (across processes, to the millisecond), so
  * rows keyed by them are appended to a B-tree instead of landing on random
  * pages (which, once the table outgrows the buffer pool, is a disk read
  * per row).  0 or -1 when the clock or the CSPRNG fails. */

@@ -34,7 +34,7 @@ our @EXPORT = qw(
 	mysql run_cmd dev
 	master_pid worker_pids waiter_pid proc_stat proc_alive wait_workers busy_worker
 	wait_until
-	serve_log_offset serve_log_since
+	serve_log_offset serve_log_since work_log_offset work_log_since
 	start_requests parallel_requests
 	conf_read conf_write conf_with reload_serve
 	json_encode json_decode
@@ -550,7 +550,7 @@ sub wait_until {
 	}
 }
 
-# --- serve log ----------------------------------------------------------
+# --- serve and work logs ------------------------------------------------
 
 sub serve_log_offset {
 	return -s env('SLUICE_SERVE_LOG') // 0;
@@ -559,8 +559,20 @@ sub serve_log_offset {
 # What the serve log gained since $offset: lines (list) or text (scalar).
 # A log that shrank was truncated or replaced, so it is read from the start.
 sub serve_log_since {
-	my ($offset) = @_;
-	my $f = env('SLUICE_SERVE_LOG');
+	return log_file_since(env('SLUICE_SERVE_LOG'), @_);
+}
+
+# The same for `sluice work`'s log.
+sub work_log_offset {
+	return -s env('SLUICE_WORK_LOG') // 0;
+}
+
+sub work_log_since {
+	return log_file_since(env('SLUICE_WORK_LOG'), @_);
+}
+
+sub log_file_since {
+	my ($f, $offset) = @_;
 	open my $fh, '<:raw', $f or return wantarray ? () : '';
 	$offset = 0 if !$offset || (-s $fh // 0) < $offset;
 	seek $fh, $offset, 0;

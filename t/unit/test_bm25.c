@@ -1,10 +1,14 @@
 /* test_bm25.c - BM25 against a worked example, the keep mask, and the
  * serialised form. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <libstemmer.h>
+
 #include "suites.h"
 #include "retrieval/bm25.h"
+#include "retrieval/tokenize.h"
 
 /* d0 "the cat sat" (3 tokens), d1 "the dog sat down" (4), d2 "cat cat cat"
  * (3): N = 3, avgdl = 10/3.  k1 = 1.2, b = 0.75.
@@ -108,11 +112,52 @@ static void test_serialise(void)
 	bm25_free(b);
 }
 
+/* tok_stem keeps stems it made: what it answers must be the stemmer's
+ * answer, first time or cached, after other words took the slot, and for
+ * words too long to be cached. */
+static void test_stem_cache(void)
+{
+	struct sb_stemmer *sb = sb_stemmer_new("english", NULL);
+	char word[TOKEN_MAX], buf[TOKEN_MAX];
+	size_t mismatches = 0;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(sb);
+	for (int round = 0; round < 3; round++)
+		for (unsigned i = 0; i < 40000; i++) {
+			static const char *const stems[] = { "connect", "run", "general", "happi",
+			                                     "nation", "argu", "abl" };
+			static const char *const ends[] = { "", "s", "ing", "ed", "ions", "ness",
+			                                    "ly", "ational", "izes", "fulness" };
+			int n;
+
+			if (i % 997 == 0)        /* past the cached length */
+				n = snprintf(word, sizeof word, "antidisestablishmentarian%uisations", i);
+			else
+				n = snprintf(word, sizeof word, "%s%u%s", stems[i % 7], i / 70,
+				             ends[(i / 7) % 10]);
+			const sb_symbol *want = sb_stemmer_stem(sb, (const sb_symbol *)word, n);
+			int wlen = sb_stemmer_length(sb);
+			memcpy(buf, word, (size_t)n);
+			size_t got = tok_stem(buf, (size_t)n);
+
+			mismatches += got != (size_t)wlen || memcmp(buf, want, got) != 0;
+		}
+	CU_ASSERT_EQUAL(mismatches, 0);
+	memcpy(buf, "running", 7);
+	CU_ASSERT_EQUAL(tok_stem(buf, 7), 3);
+	CU_ASSERT_NSTRING_EQUAL(buf, "run", 3);
+	memcpy(buf, "running", 7);                    /* from the cache */
+	CU_ASSERT_EQUAL(tok_stem(buf, 7), 3);
+	CU_ASSERT_NSTRING_EQUAL(buf, "run", 3);
+	sb_stemmer_delete(sb);
+}
+
 int suite_bm25(void)
 {
 	static const struct test_case tests[] = {
 		{ "worked example", test_example },
 		{ "serialised form round trip and refusal", test_serialise },
+		{ "stems from the cache are the stemmer's", test_stem_cache },
 		{ NULL, NULL },
 	};
 	return suite_add("bm25", tests);

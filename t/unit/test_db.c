@@ -243,6 +243,50 @@ static void test_params_array(void)
 	db_free(db);
 }
 
+/* db_exec_rows: 101 rows reach a table (as 64 + 32 + 4 + 1), each in its
+ * place with its own values; no rows sends nothing; a failing row fails
+ * the call with the server's class.  In a transaction rolled back: the
+ * table is the migrations' own, which the service's account may write. */
+#define ROWS_INSERT "INSERT INTO schema_migrations (version, name, checksum) VALUES "
+static void test_exec_rows(void)
+{
+	enum { N = 101, COLS = 3, BASE = 900000 };
+	struct db *db = connect_db();
+	struct db_param ps[N * COLS];
+	char names[N][16], sums[N][16];
+	struct db_stmt *st;
+
+	for (size_t i = 0; i < N; i++) {
+		snprintf(names[i], sizeof names[i], "row%zu", i);
+		snprintf(sums[i], sizeof sums[i], "c%zu", i);
+		ps[i * COLS] = (struct db_param){ .type = 'i', .i = BASE + (long long)i };
+		ps[i * COLS + 1] = (struct db_param){ .type = 's', .p = names[i] };
+		ps[i * COLS + 2] = (struct db_param){ .type = 's', .p = sums[i] };
+	}
+	CU_ASSERT_EQUAL_FATAL(db_begin(db), DB_OK);
+	CU_ASSERT_EQUAL(db_exec_rows(db, ROWS_INSERT, "(?, ?, ?)", COLS, ps, 0), 0);
+	CU_ASSERT_EQUAL(db_exec_rows(db, ROWS_INSERT, "(?, ?, ?)", COLS, ps, N), 0);
+	st = db_query(db, "SELECT COUNT(*), SUM(version - ?), "
+	              "SUM(name = CONCAT('row', version - ?)), "
+	              "SUM(checksum = CONCAT('c', version - ?)) FROM schema_migrations "
+	              "WHERE version >= ?", "iiii", (long long)BASE, (long long)BASE,
+	              (long long)BASE, (long long)BASE);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(st);
+	CU_ASSERT_EQUAL_FATAL(db_fetch(st), 1);
+	CU_ASSERT_EQUAL(db_col_ll(st, 0), N);
+	CU_ASSERT_EQUAL(db_col_ll(st, 1), N * (N - 1) / 2);
+	CU_ASSERT_EQUAL(db_col_ll(st, 2), N);
+	CU_ASSERT_EQUAL(db_col_ll(st, 3), N);
+	db_done(st);
+	/* Row 0 again: a duplicate key. */
+	CU_ASSERT_EQUAL(db_exec_rows(db, ROWS_INSERT, "(?, ?, ?)", COLS, ps, 1), DB_ERR_DUPLICATE);
+	db_rollback(db);
+	CU_ASSERT_EQUAL(db_first_row(db, db_query(db, "SELECT 1 FROM schema_migrations WHERE "
+	                "version >= ?", "i", (long long)BASE), NULL, 0), 0);
+	CU_ASSERT_TRUE(db_connected(db));
+	db_free(db);
+}
+
 /* A transaction that meets a row lock held by another connection: the
  * lock wait timeout (1 s here) is a DB_ERR_DEADLOCK, as a Galera
  * certification failure is, and db_tx runs the body again.  The holder
@@ -351,6 +395,7 @@ int suite_db(void)
 		{ "the server killing the connection: rebuilt", test_survives_kill },
 		{ "the cache's bound closes the oldest statement", test_bound_evicts },
 		{ "an array of parameters past the type string's bound", test_params_array },
+		{ "multi-row INSERTs of any number of rows", test_exec_rows },
 		{ "db_tx runs a body again after a lock conflict", test_tx_retries_a_lock_conflict },
 		{ "db_tx gives up after DB_TX_ATTEMPTS", test_tx_gives_up_bounded },
 		{ "db_tx tries no more once DB_TX_BUDGET_MS have gone", test_tx_budget },

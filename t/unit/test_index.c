@@ -1,5 +1,5 @@
-/* test_index.c - the index file: round trip, and refusal of truncated,
- * flipped, foreign and missing files. */
+/* test_index.c - the index file: round trip, refusal of truncated,
+ * flipped, foreign and missing files, and rows put in its order. */
 #include <fcntl.h>
 #include <math.h>
 #include <dirent.h>
@@ -177,11 +177,113 @@ static void test_refused(void)
 	teardown();
 }
 
+/* Row i of a sort's input: its id, text and metadata name i, and its
+ * vector is i, i + 0.5, ..., so every array can be checked to follow. */
+#define SORT_DIM 3
+static void sort_rows_of(size_t n, const char *const *doc, const long *at, float *v,
+                         char **id, char **m, char **t, char **d, long *p)
+{
+	for (size_t i = 0; i < n; i++) {
+		char buf[32];
+
+		snprintf(buf, sizeof buf, "%zu", i);
+		id[i] = strdup(buf), m[i] = strdup(buf), t[i] = strdup(buf);
+		d[i] = strdup(doc[i]);
+		p[i] = at[i];
+		for (size_t k = 0; k < SORT_DIM; k++)
+			v[i * SORT_DIM + k] = (float)i + 0.5f * (float)k;
+	}
+}
+
+/* Rows sorted by (document, position), each still whole. */
+static void check_sorted(size_t n, const char *const *doc, const long *at, const float *v,
+                         char **id, char **m, char **t, char **d, const long *p)
+{
+	for (size_t r = 0; r < n; r++) {
+		size_t was = strtoul(id[r], NULL, 10);
+
+		CU_ASSERT_TRUE(was < n);
+		if (was >= n)
+			return;
+		CU_ASSERT_STRING_EQUAL(m[r], id[r]);
+		CU_ASSERT_STRING_EQUAL(t[r], id[r]);
+		CU_ASSERT_STRING_EQUAL(d[r], doc[was]);
+		CU_ASSERT_EQUAL(p[r], at[was]);
+		for (size_t k = 0; k < SORT_DIM; k++)
+			CU_ASSERT_EQUAL(v[r * SORT_DIM + k], (float)was + 0.5f * (float)k);
+		if (r > 0) {
+			int c = strcmp(d[r - 1], d[r]);
+			CU_ASSERT_TRUE(c < 0 || (c == 0 && p[r - 1] < p[r]));
+		}
+	}
+	for (size_t r = 0; r < n; r++)
+		free(id[r]), free(m[r]), free(t[r]), free(d[r]);
+}
+
+static void test_sort_rows(void)
+{
+	/* Documents interleaved as a table's key order can leave them. */
+	static const char *const doc[] = { "b", "a", "b", "c", "a", "b", "a" };
+	static const long at[] = { 2, 1, 0, 0, 0, 1, 2 };
+	enum { n = 7 };
+	float v[n * SORT_DIM];
+	char *id[n], *m[n], *t[n], *d[n];
+	long p[n];
+
+	sort_rows_of(n, doc, at, v, id, m, t, d, p);
+	CU_ASSERT_EQUAL(rindex_sort_rows(n, SORT_DIM, v, id, m, t, d, p), 0);
+	CU_ASSERT_STRING_EQUAL(id[0], "4");                /* a, 0 */
+	CU_ASSERT_STRING_EQUAL(id[2], "6");                /* a, 2 */
+	CU_ASSERT_STRING_EQUAL(id[3], "2");                /* b, 0 */
+	CU_ASSERT_STRING_EQUAL(id[6], "3");                /* c, 0 */
+	check_sorted(n, doc, at, v, id, m, t, d, p);
+
+	/* 600 rows of 37 documents in a shuffled order, and already sorted. */
+	enum { big = 600, ndocs = 37 };
+	static char names[ndocs][8];
+	static const char *bdoc[big];
+	static long bat[big], next[ndocs];
+	static float bv[big * SORT_DIM];
+	static char *bid[big], *bm[big], *bt[big], *bd[big];
+	static long bp[big];
+	unsigned seed = 7;
+
+	for (size_t i = 0; i < ndocs; i++)
+		snprintf(names[i], sizeof names[i], "doc%02zu", i);
+	for (size_t i = 0; i < big; i++) {
+		seed = seed * 1103515245u + 12345u;
+		size_t k = (seed >> 16) % ndocs;
+		bdoc[i] = names[k];
+		bat[i] = next[k]++;
+	}
+	for (size_t i = big - 1; i > 0; i--) {        /* shuffle the rows */
+		seed = seed * 1103515245u + 12345u;
+		size_t j = (seed >> 16) % (i + 1);
+		const char *x = bdoc[i];
+		long y = bat[i];
+		bdoc[i] = bdoc[j], bat[i] = bat[j];
+		bdoc[j] = x, bat[j] = y;
+	}
+	sort_rows_of(big, bdoc, bat, bv, bid, bm, bt, bd, bp);
+	CU_ASSERT_EQUAL(rindex_sort_rows(big, SORT_DIM, bv, bid, bm, bt, bd, bp), 0);
+	check_sorted(big, bdoc, bat, bv, bid, bm, bt, bd, bp);
+	/* Sorted input stays as it is. */
+	for (size_t i = 0; i < big; i++)
+		bdoc[i] = names[i * ndocs / big], bat[i] = (long)i;
+	sort_rows_of(big, bdoc, bat, bv, bid, bm, bt, bd, bp);
+	CU_ASSERT_EQUAL(rindex_sort_rows(big, SORT_DIM, bv, bid, bm, bt, bd, bp), 0);
+	for (size_t i = 0; i < big; i++)
+		CU_ASSERT_EQUAL(strtoul(bid[i], NULL, 10), i);
+	check_sorted(big, bdoc, bat, bv, bid, bm, bt, bd, bp);
+	CU_ASSERT_EQUAL(rindex_sort_rows(0, SORT_DIM, bv, bid, bm, bt, bd, bp), 0);
+}
+
 int suite_index(void)
 {
 	static const struct test_case tests[] = {
 		{ "write, open, read back", test_round_trip },
 		{ "truncated, flipped, foreign, missing refused", test_refused },
+		{ "rows sorted by document and position, every array with them", test_sort_rows },
 		{ NULL, NULL },
 	};
 	return suite_add("index", tests);

@@ -155,7 +155,7 @@ struct builder {
 	uint32_t *words; size_t wordcap;             /* every document's terms, in order */
 	/* Per term: the last document it was counted in (+ 1) and its count
 	 * there, so a document's distinct terms are counted in one pass. */
-	uint32_t *seen_in, *tf; size_t seencap;
+	struct term_count { uint32_t doc, tf; } *counts; size_t countcap;
 };
 
 static void *grow(void *p, size_t *cap, size_t need, size_t elem)
@@ -252,39 +252,33 @@ static int builder_doc(struct builder *bd, size_t d, const char *text, size_t le
 		memcpy(bd->words + bd->total_len, *ids, nids * sizeof **ids);
 	}
 	bd->total_len += bd->doclen[d];
-	if (bd->seencap < bd->nterms) {
-		size_t c = bd->seencap, c2 = bd->seencap;
-		uint32_t *a = grow(bd->seen_in, &c, bd->nterms, sizeof *a), *b;
+	if (bd->countcap < bd->nterms) {
+		size_t was = bd->countcap;
 
-		if (a == NULL)
+		if ((p = grow(bd->counts, &bd->countcap, bd->nterms, sizeof *bd->counts)) == NULL)
 			return -1;
-		bd->seen_in = a;
-		if ((b = grow(bd->tf, &c2, bd->nterms, sizeof *b)) == NULL)
-			return -1;
-		bd->tf = b;
-		memset(a + bd->seencap, 0, (c - bd->seencap) * sizeof *a);
-		bd->seencap = c;
+		bd->counts = p;
+		memset(bd->counts + was, 0, (bd->countcap - was) * sizeof *bd->counts);
 	}
 	/* The distinct terms, in order of first use (postings need no order
 	 * within a document), then their counts. */
 	size_t first = bd->npairs;
 	for (size_t i = 0; i < nids; i++) {
-		uint32_t t = (*ids)[i];
+		struct term_count *c = &bd->counts[(*ids)[i]];
 
-		if (bd->seen_in[t] == (uint32_t)d + 1) {
-			bd->tf[t]++;
+		if (c->doc == (uint32_t)d + 1) {
+			c->tf++;
 			continue;
 		}
-		bd->seen_in[t] = (uint32_t)d + 1;
-		bd->tf[t] = 1;
+		*c = (struct term_count){ (uint32_t)d + 1, 1 };
 		if ((p = grow(bd->pairs, &bd->paircap, bd->npairs + 1, sizeof *bd->pairs)) == NULL)
 			return -1;
 		bd->pairs = p;
-		bd->pairs[bd->npairs++] = (struct pair){ t, 0 };
-		bd->terms[t].df++;
+		bd->pairs[bd->npairs++] = (struct pair){ (*ids)[i], 0 };
+		bd->terms[(*ids)[i]].df++;
 	}
 	for (size_t i = first; i < bd->npairs; i++)
-		bd->pairs[i].tf = bd->tf[bd->pairs[i].term];
+		bd->pairs[i].tf = bd->counts[bd->pairs[i].term].tf;
 	return 0;
 }
 
@@ -390,8 +384,7 @@ out:
 	free(bd.pairs);
 	free(bd.doclen);
 	free(bd.words);
-	free(bd.seen_in);
-	free(bd.tf);
+	free(bd.counts);
 	return b;
 }
 

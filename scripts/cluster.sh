@@ -350,13 +350,14 @@ cluster_upstreams_write() {
 		for h in "${CLUSTER_HOSTS[@]}"; do
 			printf '\tserver unix:%s;\n' "$VAR/run/sluice-$h.sock"
 		done
+		printf '\tkeepalive 32;\n'
 		printf '}\nupstream sluice_waiter {\n'
 		for h in "${CLUSTER_HOSTS[@]}"; do
 			printf '\tserver unix:%s;\n' "$VAR/run/sluice-$h.sock.wait"
 		done
 		printf '}\n'
 		for h in "${CLUSTER_HOSTS[@]}"; do
-			printf 'upstream sluice_fastcgi_%s { server unix:%s; }\n' "$h" "$VAR/run/sluice-$h.sock"
+			printf 'upstream sluice_fastcgi_%s { server unix:%s; keepalive 32; }\n' "$h" "$VAR/run/sluice-$h.sock"
 			printf 'upstream sluice_waiter_%s { server unix:%s; }\n' "$h" "$VAR/run/sluice-$h.sock.wait"
 		done
 		printf 'map $server_port $sluice_fastcgi {\n\tdefault sluice_fastcgi;\n'

@@ -66,6 +66,7 @@ struct master {
 	unsigned generation;
 	unsigned gen_seq;               /* last generation number handed out */
 	int listen_fd;
+	int handoff[2];                 /* struct worker_fds */
 	int wait_fd;                    /* the waiter's socket */
 	pid_t waiter;                   /* 0: none running */
 	double waiter_after_ms;         /* respawn back-off */
@@ -249,7 +250,11 @@ static void spawn_worker(struct master *m, const sigset_t *origmask)
 		close(m->ready_fd[0]);
 		close(m->wait_fd);
 		pool_slot_set(idx);
-		_exit(worker_main(&m->cfg, m->listen_fd, m->ready_fd[1]));
+		_exit(worker_main(&m->cfg, &(struct worker_fds){
+			.listen = m->listen_fd,
+			.handoff = { m->handoff[0], m->handoff[1] },
+			.ready = m->ready_fd[1],
+		}));
 	}
 	s->pid = pid;
 	s->generation = m->generation;
@@ -277,6 +282,8 @@ static void spawn_waiter(struct master *m, const sigset_t *origmask)
 		close(m->ready_fd[0]);
 		close(m->ready_fd[1]);
 		close(m->listen_fd);
+		close(m->handoff[0]);
+		close(m->handoff[1]);
 		_exit(waiter_main(&m->cfg, m->wait_fd));
 	}
 	m->waiter = pid;
@@ -650,6 +657,15 @@ int serve_main(const char *conf_path)
 		       LOG_Q(strerror(errno)));
 		return 1;
 	}
+	/* The master holds both ends for its lifetime: connections in transit
+	 * between workers outlive any one worker, and a reload's workers take
+	 * them too. */
+	if (socketpair(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0,
+	               m.handoff) != 0) {
+		log_kv(LOG_ERROR, "cannot create the hand-off socket", "error=%s",
+		       LOG_Q(strerror(errno)));
+		return 1;
+	}
 	make_storage_root(m.cfg.storage_root);
 	/* Before any fork: every worker, of every reload, shares them. */
 	if (auth_shared_init() != 0) {
@@ -666,6 +682,8 @@ int serve_main(const char *conf_path)
 
 	close(m.listen_fd);
 	unlink(m.cfg.listen);
+	close(m.handoff[0]);
+	close(m.handoff[1]);
 	close(m.wait_fd);
 	unlink(wait_path);
 	if (m.cfg.pid_file[0] != '\0')

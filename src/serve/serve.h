@@ -17,9 +17,19 @@ struct config;
  * Returns the process exit status. */
 int serve_main(const char *conf_path);
 
-/* Run one worker on listen_fd; returns its exit status.  The worker writes
- * its pid to ready_fd once its start-up checks passed (-1: nobody asks). */
-int worker_main(const struct config *cfg, int listen_fd, int ready_fd);
+/* The descriptors the master gives each worker. */
+struct worker_fds {
+	int listen;             /* the FastCGI socket nginx connects to */
+	/* A datagram socket pair every worker shares: a worker about to be busy
+	 * after an answer sends its kept connections into [0], and an idle one
+	 * takes them from [1] (worker.c). */
+	int handoff[2];
+	int ready;              /* the worker writes its pid here once ready
+	                         * (-1: nobody asks) */
+};
+
+/* Run one worker; returns its exit status. */
+int worker_main(const struct config *cfg, const struct worker_fds *fds);
 
 /* Run the waiter (waiter.c) on listen_fd, the socket nginx proxies long
  * polls to; returns its exit status. */

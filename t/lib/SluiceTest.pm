@@ -521,14 +521,15 @@ sub wait_workers {
 	return @w;
 }
 
-# A worker of $master that is sleeping in a handler (/_test/sleep), seen
-# through the kernel's wait channel; undef when none is.
+# A worker of $master that is sleeping in a handler (/_test/sleep, a test
+# pause), seen through the kernel's wait channel; undef when none is.  Idle
+# workers wait in ppoll(), so only a sleep counts.
 sub busy_worker {
 	my ($master) = @_;
 	for my $w (worker_pids($master)) {
 		open my $fh, '<', "/proc/$w/wchan" or next;
 		my $wchan = <$fh> // '';
-		return $w if $wchan =~ /nanosleep|poll|select/;
+		return $w if $wchan =~ /nanosleep/;
 	}
 	return undef;
 }

@@ -1,0 +1,107 @@
+#!/usr/bin/perl
+# nginx keeps its FastCGI connections to the workers open between requests
+# (fastcgi_keep_conn, an upstream keepalive): requests reuse them; with two
+# workers, connections kept idle never leave a new one waiting; and what a
+# handler leaves unread of a body never reaches the next request on the
+# connection.
+
+use strict;
+use warnings;
+
+use Test::More;
+
+use SluiceTest;
+
+my $SOCK = env('SLUICE_VAR') . '/run/sluice.sock';
+my $token = env('SLUICE_DEMO_TOKEN');
+my $master = master_pid();
+is(scalar(my @w = worker_pids($master)), 2, 'two workers');
+
+# The FastCGI connections the workers hold (inode => pid): their sockets the
+# kernel lists as connected (St 03) on the listening socket's path.
+sub fcgi_conns {
+	my %on_path;
+	open my $fh, '<', '/proc/net/unix' or die "/proc/net/unix: $!";
+	<$fh>;
+	while (<$fh>) {
+		my @f = split;    # Num RefCount Protocol Flags Type St Inode Path
+		$on_path{ $f[6] } = 1 if @f >= 8 && $f[5] eq '03' && $f[7] eq $SOCK;
+	}
+	my %held;
+	for my $pid (worker_pids($master)) {
+		opendir my $d, "/proc/$pid/fd" or next;
+		for my $fd (readdir $d) {
+			my $l = readlink("/proc/$pid/fd/$fd") // next;
+			$held{$1} = $pid if $l =~ /^socket:\[(\d+)\]$/ && $on_path{$1};
+		}
+	}
+	return \%held;
+}
+
+sub statuses {
+	my %n;
+	$n{ $_->{status} }++ for @_;
+	return join ', ', map { "$_ x$n{$_}" } sort keys %n;
+}
+
+# --- requests reuse the kept connections ----------------------------------------
+
+is(http(GET => '/_test/pid')->{status}, 200, "GET /_test/pid") for 1 .. 3;
+my $before = fcgi_conns();
+cmp_ok(scalar keys %$before, '>=', 1, 'idle workers hold a kept FastCGI connection')
+	or diag 'none seen on ' . $SOCK;
+my @res = map { http(GET => '/_test/pid') } 1 .. 30;
+is(statuses(@res), '200 x30', '30 requests one after the other: all 200');
+is_deeply([ sort keys %{ fcgi_conns() } ], [ sort keys %$before ],
+	  'they went over the kept connections: none opened, none closed');
+
+# --- kept connections never starve new ones ---------------------------------------
+# 16 clients at once on two workers make nginx open about 16 connections and
+# keep them.  A worker that could hold only one would sit on its kept
+# connection while the others waited in the backlog for nginx's keepalive
+# timeout (60 s), past these requests' 30 s.
+
+@res = parallel_requests(clients => 16, requests => 2, path => '/_test/sleep?ms=100',
+			 opts => { timeout => 30 });
+is(statuses(@res), '200 x32', '16 clients at once on two workers: all 32 answered');
+my $held = fcgi_conns();
+cmp_ok(scalar keys %$held, '>', 2, 'the two workers now hold more connections than two')
+	or diag 'held: ' . join ' ', map { "$_=$held->{$_}" } sort keys %$held;
+@res = parallel_requests(clients => 4, requests => 5, path => '/_test/pid',
+			 opts => { timeout => 30 });
+is(statuses(@res), '200 x20', 'then 4 clients at once: all 20 answered');
+
+# --- a body the handler did not read ------------------------------------------------
+# A POST refused before its body is read (401) leaves the body on the kept
+# connection, past the 8 KiB libfcgi reads at once.  The worker reads it to
+# its end and keeps the connection; were the next request's first read to
+# find it instead, the worker would drop the connection, racing nginx's
+# next request on it.
+
+$before = fcgi_conns();
+my @bad;
+for my $i (1 .. 10) {
+	my $r = http(POST => '/_test/echo', { body => 'x' x 12000, content_type => 'application/json' });
+	push @bad, "refused $i: $r->{status}" if $r->{status} != 401;
+	$r = http(POST => '/_test/echo', { token => $token, json => { n => $i } });
+	push @bad, "echo $i: $r->{status} $r->{content}"
+		unless $r->{status} == 200 && ref $r->{json} eq 'HASH'
+		    && ($r->{json}{echo}{n} // -1) == $i;
+}
+is(scalar @bad, 0, '10 times an unread 12 kB body, then a POST: 401, then the echo')
+	or diag join "\n", @bad;
+is_deeply([ sort keys %{ fcgi_conns() } ], [ sort keys %$before ],
+	  'all over the same connections: none closed for the unread bodies');
+
+# --- a worker's stop closes its kept connections without losing a request ------
+
+my @old = worker_pids($master);
+kill 'TERM', $old[0];
+ok(wait_until(15, sub { !proc_alive($old[0]) }), "a worker stopped with TERM exits");
+@res = map { http(GET => '/_test/pid') } 1 .. 20;
+is(statuses(@res), '200 x20', 'requests right after: all 200 (a GET on a closed kept connection is sent again)');
+my $post = http(POST => '/_test/echo', { token => $token, json => { after => 1 } });
+is($post->{status}, 200, 'and a POST') or diag $post->{content};
+ok(wait_workers($master, 2, 15, [ $old[0] ]), 'the master replaced it');
+
+done_testing();

@@ -1,9 +1,10 @@
 /* serve.h - `sluice serve`: the master process and its pre-forked workers.
  *
  * The master owns the FastCGI listening socket and the worker slots; it
- * never answers a request.  Each worker blocks in accept() on the shared
- * socket (the kernel wakes one), holds its own MariaDB connection, and
- * serves requests until told to stop or until max_requests. */
+ * never answers a request.  Each worker serves the FastCGI connections nginx
+ * keeps open to it and takes new ones from the shared socket whenever idle
+ * (worker.c), holds its own MariaDB connection, and serves requests until
+ * told to stop or until max_requests. */
 #ifndef SLUICE_SERVE_H
 #define SLUICE_SERVE_H
 

@@ -2,18 +2,17 @@
  *
  * nginx keeps its FastCGI connections open between requests
  * (fastcgi_keep_conn), so a worker holds every connection it accepted until
- * nginx closes it, and waits in one ppoll() on all of them and on the
- * listening socket.  An idle worker thus always takes new connections too:
- * connections nginx keeps idle can never leave a new one waiting in the
- * backlog while a worker sleeps, whatever nginx's keepalive and worker
- * counts are.  A worker that already holds connections leaves a new one to
- * a worker holding fewer for a moment first, so that a kept connection
- * seldom waits behind a busy worker; and one about to work after an answer
- * (ranking a question) first hands the connections it holds to the idle
- * ones, through a socket pair they share.
+ * nginx closes it, and waits in one epoll on all of them, on the listening
+ * socket and on a socket pair the workers share.  An idle worker thus always
+ * takes new connections too: connections nginx keeps idle can never leave a
+ * new one waiting in the backlog while a worker sleeps, whatever nginx's
+ * keepalive and worker counts are.  The shared sockets are registered
+ * EPOLLEXCLUSIVE, so the kernel wakes one idle worker for a connection, not
+ * all.  A worker about to work after an answer (ranking a question) first
+ * hands the connections it holds to the idle ones through the socket pair.
  *
  * SIGTERM is blocked while a request is being handled and open only inside
- * ppoll(): a stop request lets the current answer finish. */
+ * epoll_pwait(): a stop request lets the current answer finish. */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -21,8 +20,8 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <fcgiapp.h>
@@ -52,7 +51,7 @@ static int install_term_handler(sigset_t *termset)
 	struct sigaction sa;
 
 	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = on_term;      /* no SA_RESTART: ppoll() must return */
+	sa.sa_handler = on_term;      /* no SA_RESTART: epoll_pwait() must return */
 	sigemptyset(&sa.sa_mask);
 	if (sigaction(SIGTERM, &sa, NULL) != 0)
 		return -1;
@@ -167,10 +166,6 @@ static void announce_ready(int ready_fd)
  * takes no new ones until one closes. */
 #define WORKER_CONNS 64
 
-/* A worker holding n connections lets a new one wait n ms (at most this)
- * for a worker holding none before it takes it itself. */
-#define ACCEPT_DEFER_MAX_MS 4
-
 struct worker {
 	const struct config *cfg;
 	const struct worker_fds *fds;
@@ -178,37 +173,74 @@ struct worker {
 	struct arena *a;
 	const struct route *routes;
 	size_t nroutes;
-	sigset_t waitmask;              /* ppoll()'s mask: SIGTERM open */
+	sigset_t waitmask;              /* epoll_pwait()'s mask: SIGTERM open */
+	int ep;                         /* epoll: the connections held, and */
+	bool accepting;                 /* ... the shared sockets while not full */
 	FCGX_Request conn[WORKER_CONNS];
 	int nconn;
 	long served;
 };
 
+/* The shared sockets are watched only while this worker can take more. */
+static void set_accepting(struct worker *w, bool on)
+{
+	const int fds[] = { w->fds->listen, w->fds->handoff[1] };
+
+	if (on == w->accepting)
+		return;
+	for (size_t i = 0; i < sizeof fds / sizeof fds[0]; i++) {
+		struct epoll_event ev = {
+			.events = EPOLLIN | EPOLLEXCLUSIVE, .data.fd = fds[i],
+		};
+
+		if (epoll_ctl(w->ep, on ? EPOLL_CTL_ADD : EPOLL_CTL_DEL, fds[i],
+		              &ev) != 0)
+			log_kv(LOG_ERROR, "epoll_ctl failed", "error=%s",
+			       LOG_Q(strerror(errno)));
+	}
+	w->accepting = on;
+}
+
 /* A connection this worker now holds: accepted, or handed over by another
  * worker, between two requests. */
 static void hold_conn(struct worker *w, int fd)
 {
-	FCGX_Request *fr = &w->conn[w->nconn++];
+	struct epoll_event ev = { .events = EPOLLIN, .data.fd = fd };
+	FCGX_Request *fr;
 
+	if (epoll_ctl(w->ep, EPOLL_CTL_ADD, fd, &ev) != 0) {
+		log_kv(LOG_ERROR, "epoll_ctl failed", "error=%s",
+		       LOG_Q(strerror(errno)));
+		close(fd);
+		return;
+	}
+	fr = &w->conn[w->nconn++];
 	FCGX_InitRequest(fr, -1, 0);   /* -1: libfcgi never accepts itself */
 	fr->ipcFd = fd;
 	/* FCGX_Accept_r first ends the previous request, closing its
 	 * connection unless kept: there is none, keep this one. */
 	fr->keepConnection = 1;
+	if (w->nconn == WORKER_CONNS)
+		set_accepting(w, false);
 }
 
-/* Slot i no longer holds a connection: the last slot takes its place.
- * Between requests a FCGX_Request holds no stream pointing back at it, so
- * it may be copied. */
+/* Slot i no longer holds a connection (closed, which also took it out of
+ * the epoll, or handed over): the last slot takes its place.  Between
+ * requests a FCGX_Request holds no stream pointing back at it, so it may be
+ * copied. */
 static void drop_conn(struct worker *w, int i)
 {
 	w->conn[i] = w->conn[--w->nconn];
+	set_accepting(w, true);
 }
 
 static void take_new_conn(struct worker *w)
 {
-	int fd = accept4(w->fds->listen, NULL, NULL, SOCK_CLOEXEC);
+	int fd;
 
+	if (w->nconn == WORKER_CONNS)
+		return;
+	fd = accept4(w->fds->listen, NULL, NULL, SOCK_CLOEXEC);
 	if (fd >= 0)
 		hold_conn(w, fd);       /* else another worker took it */
 }
@@ -242,6 +274,8 @@ static void take_handed_conn(struct worker *w)
 	struct cmsghdr *c;
 	int fd;
 
+	if (w->nconn == WORKER_CONNS)
+		return;
 	fd_msg_init(&m);
 	if (recvmsg(w->fds->handoff[1], &m.msg, MSG_CMSG_CLOEXEC) < 0)
 		return;                 /* another worker took it */
@@ -271,7 +305,9 @@ static void hand_over_conns(struct worker *w)
 		if (sendmsg(w->fds->handoff[0], &m.msg, MSG_NOSIGNAL) != 1)
 			continue;
 		/* The datagram holds the connection now: only this worker's
-		 * descriptor goes (close, never shutdown). */
+		 * descriptor goes (close, never shutdown).  The connection
+		 * stays open, so it leaves the epoll by hand. */
+		epoll_ctl(w->ep, EPOLL_CTL_DEL, fd, NULL);
 		close(fd);
 		drop_conn(w, i);
 	}
@@ -319,73 +355,41 @@ static bool serve_conn(struct worker *w, int i)
 	return true;
 }
 
-/* Answers every connection poll found ready, last first so that a dropped
- * slot is refilled from one already looked at; connections handed over
- * meanwhile are the taker's to answer.  Returns how many it served. */
-static int serve_ready(struct worker *w, const struct pollfd *pfd, int n)
+/* The slot holding connection fd, or -1: it was closed or handed over
+ * while answering an earlier event of the same wait. */
+static int slot_of(const struct worker *w, int fd)
 {
-	int served = 0;
-
-	for (int i = n - 1; i >= 0; i--) {
-		if (i >= w->nconn)
-			break;
-		if (pfd[i].revents != 0 && serve_conn(w, i))
-			served++;
-	}
-	return served;
+	for (int i = 0; i < w->nconn; i++)
+		if (w->conn[i].ipcFd == fd)
+			return i;
+	return -1;
 }
 
-/* pfd[0 .. nconn-1]: the connections held; then, when `more`, the
- * hand-off socket and the listening socket.  Returns the count. */
-static int poll_set(const struct worker *w, struct pollfd *pfd, bool more)
-{
-	int n = w->nconn;
-
-	for (int i = 0; i < n; i++)
-		pfd[i] = (struct pollfd){ .fd = w->conn[i].ipcFd, .events = POLLIN };
-	if (!more || n == WORKER_CONNS)
-		return n;
-	pfd[n] = (struct pollfd){ .fd = w->fds->handoff[1], .events = POLLIN };
-	pfd[n + 1] = (struct pollfd){ .fd = w->fds->listen, .events = POLLIN };
-	return n + 2;
-}
-
-/* One wait: serve what is ready, or take a connection.  Returns -1 on an
- * error that ends the worker. */
+/* One wait: answer every connection that called, then take a connection
+ * handed over and a new one, if any wait.  Returns -1 on an error that
+ * ends the worker. */
 static int serve_round(struct worker *w)
 {
-	struct pollfd pfd[WORKER_CONNS + 2];
-	int n = w->nconn, npfd, rc;
+	struct epoll_event ev[WORKER_CONNS + 2];
+	bool handed = false, fresh = false;
+	int n = epoll_pwait(w->ep, ev, WORKER_CONNS + 2, -1, &w->waitmask);
 
-	npfd = poll_set(w, pfd, true);
-	rc = ppoll(pfd, (nfds_t)npfd, NULL, &w->waitmask);
-	if (rc < 0)
+	if (n < 0)
 		return errno == EINTR ? 0 : -1;
-	if (serve_ready(w, pfd, n) > 0 || w->nconn != n || npfd == n)
-		return 0;
-	if (pfd[n].revents != 0) {
-		take_handed_conn(w);
-		return 0;
-	}
-	if (pfd[n + 1].revents == 0)
-		return 0;
-	/* Only a new connection: a worker holding fewer may take it. */
-	if (n > 0) {
-		struct timespec defer = {
-			.tv_nsec = (n < ACCEPT_DEFER_MAX_MS ? n : ACCEPT_DEFER_MAX_MS)
-			           * 1000000L,
-		};
+	for (int k = 0; k < n; k++) {
+		int fd = ev[k].data.fd, i;
 
-		npfd = poll_set(w, pfd, false);
-		rc = ppoll(pfd, (nfds_t)npfd, &defer, &w->waitmask);
-		if (rc < 0)
-			return errno == EINTR ? 0 : -1;
-		if (rc > 0) {
-			serve_ready(w, pfd, n);
-			return 0;
-		}
+		if (fd == w->fds->handoff[1])
+			handed = true;
+		else if (fd == w->fds->listen)
+			fresh = true;
+		else if ((i = slot_of(w, fd)) >= 0)
+			serve_conn(w, i);
 	}
-	take_new_conn(w);
+	if (handed)
+		take_handed_conn(w);
+	if (fresh)
+		take_new_conn(w);
 	return 0;
 }
 
@@ -415,10 +419,12 @@ int worker_main(const struct config *cfg, const struct worker_fds *fds)
 	w.fds = fds;
 	if (install_term_handler(&termset) != 0 ||
 	    sigprocmask(SIG_BLOCK, &termset, &w.waitmask) != 0 ||
-	    fcntl(fds->listen, F_SETFL, O_NONBLOCK) != 0) {
+	    fcntl(fds->listen, F_SETFL, O_NONBLOCK) != 0 ||
+	    (w.ep = epoll_create1(EPOLL_CLOEXEC)) < 0) {
 		log_error("worker set-up failed");
 		return 1;
 	}
+	set_accepting(&w, true);
 	sigdelset(&w.waitmask, SIGTERM);
 	w.a = arena_new();
 	w.db = db_new(cfg);

@@ -17,14 +17,9 @@
 set -euo pipefail
 
 ROOT=$(dirname "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")")
-ROUNDS=${ROUNDS:-3}
-DURATION=${DURATION:-10s}
-CONNECTIONS=${CONNECTIONS:-32}
-THREADS=${THREADS:-2}
-WARMUP=${WARMUP:-3s}
-[[ $DURATION =~ ^[0-9]+$ ]] && DURATION=${DURATION}s
-[[ $WARMUP =~ ^[0-9]+$ ]] && WARMUP=${WARMUP}s
-[[ $ROUNDS =~ ^[1-9][0-9]*$ ]] || { echo "ROUNDS must be a positive number" >&2; exit 2; }
+# shellcheck source=bench/lib/wrk.sh
+. "$ROOT/bench/lib/wrk.sh"
+wrk_settings
 
 export SLUICE_INSTANCE=bench
 DEV=$ROOT/scripts/dev
@@ -41,8 +36,6 @@ command -v wrk >/dev/null 2>&1 || "$DEV" deps
 # shellcheck source=bench/lib/instance.sh
 . "$ROOT/bench/lib/instance.sh"
 bench_instance_up bench/http.sh
-
-. "$ROOT/bench/lib/wrk.sh"
 
 rss_kb() { awk '/^VmRSS:/ { print $2 }' "/proc/$1/status" 2>/dev/null || echo '?'; }
 

@@ -26,15 +26,10 @@
 set -euo pipefail
 
 ROOT=$(dirname "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")")
-ROUNDS=${ROUNDS:-3}
-DURATION=${DURATION:-10s}
-CONNECTIONS=${CONNECTIONS:-32}
-THREADS=${THREADS:-2}
-WARMUP=${WARMUP:-3s}
+# shellcheck source=bench/lib/wrk.sh
+. "$ROOT/bench/lib/wrk.sh"
+wrk_settings
 MIX=${MIX:-1}
-[[ $DURATION =~ ^[0-9]+$ ]] && DURATION=${DURATION}s
-[[ $WARMUP =~ ^[0-9]+$ ]] && WARMUP=${WARMUP}s
-[[ $ROUNDS =~ ^[1-9][0-9]*$ ]] || { echo "ROUNDS must be a positive number" >&2; exit 2; }
 [[ -z ${WORKERS:-} || $WORKERS =~ ^[1-9][0-9]*$ ]] || { echo "WORKERS must be a positive number" >&2; exit 2; }
 
 export SLUICE_INSTANCE=bench
@@ -50,7 +45,6 @@ command -v wrk >/dev/null 2>&1 || "$DEV" deps
 . "$ROOT/bench/lib/instance.sh"
 bench_instance_up bench/keep_conn.sh
 bench_platform_client
-. "$ROOT/bench/lib/wrk.sh"
 
 NGINX_CONF=$SLUICE_VAR/nginx/nginx.conf
 
@@ -107,17 +101,7 @@ report() {
 		"$THREADS" "$CONNECTIONS" "$DURATION" "${WORKERS:-2}" "$KEEPALIVE"
 
 	# one pipeline of three jobs, as bench/platform.sh seeds them
-	local jobs='' j
-	for ((j = 0; j < 3; j++)); do
-		jobs+="${jobs:+,}{\"input\":{\"connector\":\"jdbc\",\"plugin\":\"postgres\",
-			\"table_name\":\"public.orders_$j\",\"load_type\":\"incremental\",
-			\"incremental_column_name\":\"updated_at\",
-			\"incremental_column_type\":\"timestamp with time zone\",
-			\"column_include_list\":[\"id\",\"customer_id\",\"amount\",\"updated_at\"]},
-			\"output\":{\"plugin\":\"mariadb\",\"raw\":{\"table_name\":\"orders_$j\",
-			\"table_schema\":\"raw\"}},\"memory_allocated_mb\":4096}"
-	done
-	id=$(api POST /platform/pipeline "{\"name\":\"keep-conn $$\",\"cron\":\"0 2 * * *\",\"jobs\":[$jobs]}" |
+	id=$(api POST /platform/pipeline "{\"name\":\"keep-conn $$\",\"cron\":\"0 2 * * *\",\"jobs\":$(bench_pipeline_jobs 3)}" |
 		jget pipeline_id) || { echo "bench/keep_conn.sh: creating the pipeline failed" >&2; exit 1; }
 	local -a names=(a b c d)
 	local -A path=([a]=/_bench/static [b]=/_test/pid [c]=/health [d]=/platform/pipeline/$id)

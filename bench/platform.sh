@@ -32,14 +32,9 @@
 set -euo pipefail
 
 ROOT=$(dirname "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")")
-ROUNDS=${ROUNDS:-3}
-DURATION=${DURATION:-10s}
-CONNECTIONS=${CONNECTIONS:-32}
-THREADS=${THREADS:-2}
-WARMUP=${WARMUP:-3s}
-[[ $DURATION =~ ^[0-9]+$ ]] && DURATION=${DURATION}s
-[[ $WARMUP =~ ^[0-9]+$ ]] && WARMUP=${WARMUP}s
-[[ $ROUNDS =~ ^[1-9][0-9]*$ ]] || { echo "ROUNDS must be a positive number" >&2; exit 2; }
+# shellcheck source=bench/lib/wrk.sh
+. "$ROOT/bench/lib/wrk.sh"
+wrk_settings
 
 PEER=${PEER:-1}
 PEER_WORKERS=${PEER_WORKERS:-2}
@@ -66,31 +61,21 @@ bench_instance_up bench/platform.sh
 # The peer goes with the instance.
 trap 'peer_stop; bench_cleanup' EXIT
 
-. "$ROOT/bench/lib/wrk.sh"
 # Every run sends the token, the static one too (nginx ignores it there), so
 # all three carry the same request headers.
 
 # The customer: its own, so the list holds exactly what was seeded.
 seed() {
-	local body i j jobs
+	local body i jobs
 	TOKEN=$("$SLUICE_BIN" token -c "$SLUICE_CONF" --customer demo --sub bench@example.com \
 		--permissions PLATFORM.READ,PLATFORM.WRITE) || { echo "sluice token failed" >&2; exit 1; }
 	# A fresh instance has no pipelines; a reused one is emptied first.
 	eval "$SLUICE_MYSQL" -e "\"DELETE FROM pipelines WHERE customer_id = '$SLUICE_DEMO_CUSTOMER_ID'\"" ||
 		{ echo "bench/platform.sh: cannot empty the customer's pipelines" >&2; exit 1; }
+	jobs=$(bench_pipeline_jobs "$JOBS")
 	for ((i = 0; i < PIPELINES; i++)); do
-		jobs=
-		for ((j = 0; j < JOBS; j++)); do
-			jobs+="${jobs:+,}{\"input\":{\"connector\":\"jdbc\",\"plugin\":\"postgres\",
-				\"table_name\":\"public.orders_$j\",\"load_type\":\"incremental\",
-				\"incremental_column_name\":\"updated_at\",
-				\"incremental_column_type\":\"timestamp with time zone\",
-				\"column_include_list\":[\"id\",\"customer_id\",\"amount\",\"updated_at\"]},
-				\"output\":{\"plugin\":\"mariadb\",\"raw\":{\"table_name\":\"orders_$j\",
-				\"table_schema\":\"raw\"}},\"memory_allocated_mb\":4096}"
-		done
 		body="{\"name\":\"bench $i\",\"description\":\"seeded by bench/platform.sh\",
-			\"cron\":\"$((i % 60)) 2 * * *\",\"jobs\":[$jobs]}"
+			\"cron\":\"$((i % 60)) 2 * * *\",\"jobs\":$jobs}"
 		curl -skf -o "$TMP/created.json" -H "Authorization: Bearer $TOKEN" \
 			-H 'Content-Type: application/json' --data-binary "$body" "$URL/platform/pipeline" ||
 			{ echo "bench/platform.sh: creating pipeline $i failed" >&2; exit 1; }

@@ -38,3 +38,19 @@ bench_platform_client() {
 for k in sys.argv[1].split("."): d=d[int(k)] if isinstance(d, list) else d[k]
 print(d)' "$1"; }
 }
+
+# bench_pipeline_jobs N: the "jobs" of a pipeline the platform benchmarks
+# seed, N jdbc jobs (a JSON array).
+bench_pipeline_jobs() {
+	local jobs='' j
+	for ((j = 0; j < $1; j++)); do
+		jobs+="${jobs:+,}{\"input\":{\"connector\":\"jdbc\",\"plugin\":\"postgres\",
+			\"table_name\":\"public.orders_$j\",\"load_type\":\"incremental\",
+			\"incremental_column_name\":\"updated_at\",
+			\"incremental_column_type\":\"timestamp with time zone\",
+			\"column_include_list\":[\"id\",\"customer_id\",\"amount\",\"updated_at\"]},
+			\"output\":{\"plugin\":\"mariadb\",\"raw\":{\"table_name\":\"orders_$j\",
+			\"table_schema\":\"raw\"}},\"memory_allocated_mb\":4096}"
+	done
+	printf '[%s]' "$jobs"
+}

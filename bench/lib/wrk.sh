@@ -1,5 +1,19 @@
 # bench/lib/wrk.sh - what the wrk benchmarks share; sourced, not run.
-# Needs THREADS, CONNECTIONS and a scratch directory TMP.
+# Needs THREADS, CONNECTIONS (see wrk_settings) and a scratch directory TMP.
+
+# The settings every wrk benchmark takes from the environment, with their
+# defaults: ROUNDS (3), DURATION (10s), CONNECTIONS (32), THREADS (2),
+# WARMUP (3s); a bare number of seconds gets its "s".
+wrk_settings() {
+	ROUNDS=${ROUNDS:-3}
+	DURATION=${DURATION:-10s}
+	CONNECTIONS=${CONNECTIONS:-32}
+	THREADS=${THREADS:-2}
+	WARMUP=${WARMUP:-3s}
+	[[ $DURATION =~ ^[0-9]+$ ]] && DURATION=${DURATION}s
+	[[ $WARMUP =~ ^[0-9]+$ ]] && WARMUP=${WARMUP}s
+	[[ $ROUNDS =~ ^[1-9][0-9]*$ ]] || { echo "ROUNDS must be a positive number" >&2; exit 2; }
+}
 
 # wrk prints latencies as 812.00us, 1.23ms, 2.00s or 1.00m.
 to_ms() {

@@ -225,7 +225,53 @@ static long builder_term(struct builder *bd, const char *tok, size_t n)
 	return (long)(bd->nterms - 1);
 }
 
-/* Tokenise document d; append its distinct terms with counts. */
+/* Document d is the nids term ids at ids, in text order: note its length
+ * (and its words), then append its distinct terms with counts. */
+static int builder_count(struct builder *bd, size_t d, const uint32_t *ids, size_t nids)
+{
+	void *p;
+
+	if (nids > UINT32_MAX)
+		return -1;
+	bd->doclen[d] = (uint32_t)nids;
+	if (bd->keep_words && nids > 0) {     /* grow() of nothing gives NULL */
+		if ((p = grow(bd->words, &bd->wordcap, bd->total_len + nids, sizeof *bd->words)) == NULL)
+			return -1;
+		bd->words = p;
+		memcpy(bd->words + bd->total_len, ids, nids * sizeof *ids);
+	}
+	bd->total_len += nids;
+	if (bd->countcap < bd->nterms) {
+		size_t was = bd->countcap;
+
+		if ((p = grow(bd->counts, &bd->countcap, bd->nterms, sizeof *bd->counts)) == NULL)
+			return -1;
+		bd->counts = p;
+		memset(bd->counts + was, 0, (bd->countcap - was) * sizeof *bd->counts);
+	}
+	/* The distinct terms, in order of first use (postings need no order
+	 * within a document), then their counts. */
+	size_t first = bd->npairs;
+	for (size_t i = 0; i < nids; i++) {
+		struct term_count *c = &bd->counts[ids[i]];
+
+		if (c->doc == (uint32_t)d + 1) {
+			c->tf++;
+			continue;
+		}
+		*c = (struct term_count){ (uint32_t)d + 1, 1 };
+		if ((p = grow(bd->pairs, &bd->paircap, bd->npairs + 1, sizeof *bd->pairs)) == NULL)
+			return -1;
+		bd->pairs = p;
+		bd->pairs[bd->npairs++] = (struct pair){ ids[i], 0 };
+		bd->terms[ids[i]].df++;
+	}
+	for (size_t i = first; i < bd->npairs; i++)
+		bd->pairs[i].tf = bd->counts[bd->pairs[i].term].tf;
+	return 0;
+}
+
+/* Tokenise document d into its term ids, then count them. */
 static int builder_doc(struct builder *bd, size_t d, const char *text, size_t len,
                        uint32_t **ids, size_t *idcap)
 {
@@ -242,44 +288,19 @@ static int builder_doc(struct builder *bd, size_t d, const char *text, size_t le
 		*ids = p;
 		(*ids)[nids++] = (uint32_t)t;
 	}
-	if (nids > UINT32_MAX)
-		return -1;
-	bd->doclen[d] = (uint32_t)nids;
-	if (bd->keep_words) {
-		if ((p = grow(bd->words, &bd->wordcap, bd->total_len + nids, sizeof *bd->words)) == NULL)
-			return -1;
-		bd->words = p;
-		memcpy(bd->words + bd->total_len, *ids, nids * sizeof **ids);
-	}
-	bd->total_len += bd->doclen[d];
-	if (bd->countcap < bd->nterms) {
-		size_t was = bd->countcap;
+	return builder_count(bd, d, *ids, nids);
+}
 
-		if ((p = grow(bd->counts, &bd->countcap, bd->nterms, sizeof *bd->counts)) == NULL)
-			return -1;
-		bd->counts = p;
-		memset(bd->counts + was, 0, (bd->countcap - was) * sizeof *bd->counts);
-	}
-	/* The distinct terms, in order of first use (postings need no order
-	 * within a document), then their counts. */
-	size_t first = bd->npairs;
-	for (size_t i = 0; i < nids; i++) {
-		struct term_count *c = &bd->counts[(*ids)[i]];
-
-		if (c->doc == (uint32_t)d + 1) {
-			c->tf++;
-			continue;
-		}
-		*c = (struct term_count){ (uint32_t)d + 1, 1 };
-		if ((p = grow(bd->pairs, &bd->paircap, bd->npairs + 1, sizeof *bd->pairs)) == NULL)
-			return -1;
-		bd->pairs = p;
-		bd->pairs[bd->npairs++] = (struct pair){ (*ids)[i], 0 };
-		bd->terms[(*ids)[i]].df++;
-	}
-	for (size_t i = first; i < bd->npairs; i++)
-		bd->pairs[i].tf = bd->counts[bd->pairs[i].term].tf;
-	return 0;
+static void builder_free(struct builder *bd)
+{
+	free(bd->strs);
+	free(bd->terms);
+	free(bd->hashes);
+	free(bd->map);
+	free(bd->pairs);
+	free(bd->doclen);
+	free(bd->words);
+	free(bd->counts);
 }
 
 /* Lay the builder out as the blob. */
@@ -377,14 +398,67 @@ out:
 	free(blob);
 	free(ids);
 	free(pair_start);
-	free(bd.strs);
-	free(bd.terms);
-	free(bd.hashes);
-	free(bd.map);
-	free(bd.pairs);
-	free(bd.doclen);
-	free(bd.words);
-	free(bd.counts);
+	builder_free(&bd);
+	return b;
+}
+
+struct bm25 *bm25_build_groups(const struct bm25 *rows, const uint32_t *first,
+                               size_t ngroups)
+{
+	const struct bm25_hdr *rh = rows->hdr;
+	struct builder bd = { 0 };
+	struct bm25 *b = NULL;
+	size_t *pair_start = NULL, len = 0, tc = 0;
+	unsigned char *blob = NULL;
+
+	/* rows without words: built without them, or with none to keep */
+	if ((rows->words == NULL && rh->total_len > 0) || ngroups >= UINT32_MAX || first[0] != 0 ||
+	    first[ngroups] != rh->ndocs)
+		return NULL;
+	for (size_t g = 0; g < ngroups; g++)
+		if (first[g] > first[g + 1])
+			return NULL;
+	/* The rows' terms, in their order, with nothing counted yet. */
+	bd.nterms = rh->nterms;
+	bd.strbytes = rh->strbytes;
+	bd.strs = malloc(rh->strbytes ? rh->strbytes : 1);
+	bd.terms = grow(NULL, &tc, rh->nterms ? rh->nterms : 1, sizeof *bd.terms);
+	tc = 0;
+	bd.hashes = grow(NULL, &tc, rh->nterms ? rh->nterms : 1, sizeof *bd.hashes);
+	bd.doclen = calloc(ngroups ? ngroups : 1, sizeof *bd.doclen);
+	pair_start = calloc(ngroups + 1, sizeof *pair_start);
+	if (bd.strs == NULL || bd.terms == NULL || bd.hashes == NULL || bd.doclen == NULL ||
+	    pair_start == NULL)
+		goto out;
+	memcpy(bd.strs, rows->strs, rh->strbytes);
+	for (size_t t = 0; t < rh->nterms; t++) {
+		const struct bm25_term *rt = &rows->terms[t];
+
+		bd.terms[t] = (struct bm25_term){ 0, rt->str_off, rt->str_len, 0, 0 };
+		bd.hashes[t] = term_hash(rows->strs + rt->str_off, rt->str_len);
+	}
+	/* A group's words are its rows' words, one after the other. */
+	for (size_t g = 0; g < ngroups; g++) {
+		uint64_t from = 0, to = 0;
+
+		if (rows->words != NULL)
+			from = rows->word_off[first[g]], to = rows->word_off[first[g + 1]];
+		pair_start[g] = bd.npairs;
+		if (builder_count(&bd, g, rows->words != NULL ? rows->words + from : NULL,
+		                  (size_t)(to - from)) != 0)
+			goto out;
+	}
+	pair_start[ngroups] = bd.npairs;
+	if ((blob = builder_blob(&bd, ngroups, pair_start, &len)) == NULL ||
+	    (b = calloc(1, sizeof *b)) == NULL)
+		goto out;
+	b->owned = blob;
+	bind(b, blob, len);
+	blob = NULL;
+out:
+	free(blob);
+	free(pair_start);
+	builder_free(&bd);
 	return b;
 }
 

@@ -17,6 +17,14 @@ struct bm25;
  * NULL on allocation failure or more than UINT32_MAX documents. */
 struct bm25 *bm25_build(const char *const *texts, const size_t *lens, size_t n,
                         bool keep_words);
+/* The index bm25_build (keep_words false) makes of groups of consecutive
+ * rows, each group's texts joined by '\n', from the rows' words (rows was
+ * built with them) instead of tokenising again: a word never spans two
+ * rows, so the groups have the rows' terms in the same order.  Group g is
+ * rows first[g] .. first[g + 1] - 1; first[ngroups] is the rows' count.
+ * NULL on allocation failure or inconsistent groups. */
+struct bm25 *bm25_build_groups(const struct bm25 *rows, const uint32_t *first,
+                               size_t ngroups);
 void bm25_free(struct bm25 *b);
 size_t bm25_count(const struct bm25 *b);            /* documents */
 /* The id of a (stemmed) term, or -1 when no document has it. */

@@ -281,15 +281,12 @@ static void derived_free(struct derived *dv)
 }
 
 /* The document map (rows with equal consecutive doc_ids are one document)
- * and both BM25 indexes with their serialised blobs.  0, or -1 when out of
- * memory. */
+ * and both BM25 indexes with their serialised blobs; the documents' index
+ * is counted from the rows' words, not tokenised again.  0, or -1 when out
+ * of memory. */
 static int derive(size_t n, const char *const *doc_ids, const char *const *tx,
                   const size_t *lens, struct derived *dv)
 {
-	char **dtext = NULL;
-	size_t *dlen = NULL;
-	int rc = -1;
-
 	dv->row_doc = malloc((n ? n : 1) * sizeof *dv->row_doc);
 	dv->doc_first = malloc((n + 1) * sizeof *dv->doc_first);
 	if (dv->row_doc == NULL || dv->doc_first == NULL)
@@ -301,36 +298,14 @@ static int derive(size_t n, const char *const *doc_ids, const char *const *tx,
 		dv->row_doc[i] = (uint32_t)(dv->ndocs - 1);
 	}
 	dv->doc_first[dv->ndocs] = (uint32_t)n;
-	dtext = calloc(dv->ndocs ? dv->ndocs : 1, sizeof *dtext);
-	dlen = calloc(dv->ndocs ? dv->ndocs : 1, sizeof *dlen);
-	if (dtext == NULL || dlen == NULL)
-		goto out;
-	for (size_t d = 0; d < dv->ndocs; d++) {
-		size_t len = 0;
-		for (size_t i = dv->doc_first[d]; i < dv->doc_first[d + 1]; i++)
-			len += lens[i] + 1;
-		if ((dtext[d] = malloc(len + 1)) == NULL)
-			goto out;
-		for (size_t i = dv->doc_first[d]; i < dv->doc_first[d + 1]; i++) {
-			memcpy(dtext[d] + dlen[d], tx[i], lens[i]);
-			dlen[d] += lens[i];
-			dtext[d][dlen[d]++] = '\n';    /* a word never spans two snippets */
-		}
-	}
 	if ((dv->bm = bm25_build(tx, lens, n, true)) == NULL ||
-	    (dv->bm_docs = bm25_build((const char *const *)dtext, dlen, dv->ndocs, false)) == NULL ||
+	    (dv->bm_docs = bm25_build_groups(dv->bm, dv->doc_first, dv->ndocs)) == NULL ||
 	    (dv->blob = malloc(bm25_serialized_size(dv->bm))) == NULL ||
 	    (dv->blob_docs = malloc(bm25_serialized_size(dv->bm_docs))) == NULL)
-		goto out;
+		return -1;
 	bm25_serialize(dv->bm, dv->blob);
 	bm25_serialize(dv->bm_docs, dv->blob_docs);
-	rc = 0;
-out:
-	for (size_t d = 0; dtext != NULL && d < dv->ndocs; d++)
-		free(dtext[d]);
-	free(dtext);
-	free(dlen);
-	return rc;
+	return 0;
 }
 
 static int fsync_dir_of(const char *path)

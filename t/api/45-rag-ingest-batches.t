@@ -82,6 +82,22 @@ for my $case ([ mid => 'violet quasar lantern' ], [ long => 'amber glacier compa
 
 is(rag(DELETE => "/dataset/$ds")->{status}, 204, 'clean up');
 
+# A first snippet without a word (a rule line): the index keeps no words
+# for it, and building the documents' index from the snippets' words must
+# not take that for a failure (it once failed the dataset, "out of memory").
+my $rule = new_dataset('a rule line first');
+is(add_documents($rule, [ { text => '-----' }, { text => '* * *' },
+			  { text => 'The harbour master logs every cargo.' } ])->{status}, 202,
+   'a rule line, a dinkus and a sentence: 202');
+my $ruled = wait_dataset($rule, 60);
+is($ruled->{status}, 'success', 'a dataset whose first snippets have no word succeeds')
+	or diag explain $ruled;
+is($ruled->{snippet_count}, 3, 'each of the three documents is a snippet');
+my $found = answer($rule, { question => 'harbour master cargo', top_n => 1 });
+like($found->{relevant_documents}[0]{page_content} // '', qr/harbour master/,
+     'and a question finds the sentence') or diag explain $found;
+is(rag(DELETE => "/dataset/$rule")->{status}, 204, 'clean up the rule line dataset');
+
 # A dataset deleted while a group of its documents is being stored: both
 # take the same rows, in other orders, so one of them may be told of a
 # deadlock; it is tried again, never answered 500, and nothing of the

@@ -112,6 +112,129 @@ static void test_serialise(void)
 	bm25_free(b);
 }
 
+/* bm25_build_groups must give, byte for byte, what bm25_build gives on
+ * each group's rows joined by '\n': rows cut anywhere in real text (mid
+ * word too), empty rows, words past TOKEN_MAX, non-ASCII, groups of one
+ * row and of many. */
+static void test_groups(void)
+{
+	enum { NROWS = 3000 };
+	static const char *const odd[] = { "", "co-", "operate naïve café ÉCOLE", "",
+		"it's 3.14 and 10,000 — don't", "x", "" };
+	char *text = NULL, *rows[NROWS], *joined[NROWS];
+	size_t len = 0, rlen[NROWS], jlen[NROWS], ngroups = 0;
+	uint32_t first[NROWS + 1];
+	FILE *f = fopen("/usr/share/common-licenses/GPL-3", "r");
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+	text = malloc(1 << 20);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(text);
+	len = fread(text, 1, (1 << 20) - 1, f);
+	fclose(f);
+	CU_ASSERT_FATAL(len > 30000);
+	for (size_t i = 0, off = 0; i < NROWS; i++) {
+		size_t n = 1 + (i * 7919) % 120;
+
+		if (i % 97 == 5) {               /* a word far past TOKEN_MAX */
+			rows[i] = malloc(TOKEN_MAX * 3 + 1);
+			memset(rows[i], 'q', TOKEN_MAX * 3);
+			rows[i][TOKEN_MAX * 3] = '\0';
+		} else if (i % 13 == 0) {
+			rows[i] = strdup(odd[(i / 13) % 7]);
+		} else {
+			if (off + n > len)
+				off = 0;
+			rows[i] = strndup(text + off, n);
+			off += n;
+		}
+		CU_ASSERT_PTR_NOT_NULL_FATAL(rows[i]);
+		rlen[i] = strlen(rows[i]);
+	}
+	/* groups of 1 to 9 rows */
+	for (size_t r = 0; r < NROWS; ngroups++) {
+		size_t k = 1 + (ngroups * 31) % 9;
+
+		first[ngroups] = (uint32_t)r;
+		r = r + k < NROWS ? r + k : NROWS;
+	}
+	first[ngroups] = NROWS;
+	for (size_t g = 0; g < ngroups; g++) {
+		size_t n = 0;
+
+		for (uint32_t r = first[g]; r < first[g + 1]; r++)
+			n += rlen[r] + 1;
+		joined[g] = malloc(n + 1);
+		CU_ASSERT_PTR_NOT_NULL_FATAL(joined[g]);
+		jlen[g] = 0;
+		for (uint32_t r = first[g]; r < first[g + 1]; r++) {
+			memcpy(joined[g] + jlen[g], rows[r], rlen[r]);
+			jlen[g] += rlen[r];
+			joined[g][jlen[g]++] = '\n';
+		}
+	}
+	struct bm25 *rb = bm25_build((const char *const *)rows, rlen, NROWS, true);
+	struct bm25 *want = bm25_build((const char *const *)joined, jlen, ngroups, false);
+	struct bm25 *got;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(rb);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(want);
+	got = bm25_build_groups(rb, first, ngroups);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(got);
+	CU_ASSERT(ngroups > 500);
+	CU_ASSERT_EQUAL(bm25_count(got), ngroups);
+	CU_ASSERT_EQUAL_FATAL(bm25_serialized_size(got), bm25_serialized_size(want));
+	{
+		size_t n = bm25_serialized_size(want);
+		unsigned char *a = malloc(n), *b = malloc(n);
+
+		CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+		CU_ASSERT_PTR_NOT_NULL_FATAL(b);
+		bm25_serialize(want, a);
+		bm25_serialize(got, b);
+		CU_ASSERT(memcmp(a, b, n) == 0);
+		free(a);
+		free(b);
+	}
+	/* One group of every row; no groups of no rows. */
+	bm25_free(got);
+	first[1] = NROWS;
+	got = bm25_build_groups(rb, first, 1);
+	CU_ASSERT_PTR_NOT_NULL(got);
+	CU_ASSERT_EQUAL(got != NULL ? bm25_count(got) : 0, 1);
+	bm25_free(got);
+	/* Groups that do not cover the rows in order, and rows without words:
+	 * refused. */
+	first[1] = NROWS - 1;
+	CU_ASSERT_PTR_NULL(bm25_build_groups(rb, first, 1));
+	first[0] = 0, first[1] = 10, first[2] = 5, first[3] = NROWS;
+	CU_ASSERT_PTR_NULL(bm25_build_groups(rb, first, 3));
+	first[0] = 1, first[1] = NROWS;
+	CU_ASSERT_PTR_NULL(bm25_build_groups(rb, first, 1));
+	first[0] = 0, first[1] = NROWS;
+	CU_ASSERT_PTR_NULL(bm25_build_groups(want, first, 1));
+	bm25_free(rb);
+	bm25_free(want);
+	/* Rows without a word among them: no words kept, yet groups work. */
+	{
+		static const char *const blank[] = { "", "--", " ... " };
+		size_t blen[] = { 0, 2, 5 };
+		uint32_t bf[] = { 0, 2, 3 };
+
+		rb = bm25_build(blank, blen, 3, true);
+		CU_ASSERT_PTR_NOT_NULL_FATAL(rb);
+		got = bm25_build_groups(rb, bf, 2);
+		CU_ASSERT_PTR_NOT_NULL(got);
+		CU_ASSERT_EQUAL(got != NULL ? bm25_count(got) : 0, 2);
+		bm25_free(got);
+		bm25_free(rb);
+	}
+	for (size_t i = 0; i < NROWS; i++)
+		free(rows[i]);
+	for (size_t g = 0; g < ngroups; g++)
+		free(joined[g]);
+	free(text);
+}
+
 /* tok_stem keeps stems it made: what it answers must be the stemmer's
  * answer, first time or cached, after other words took the slot, and for
  * words too long to be cached. */
@@ -158,6 +281,7 @@ int suite_bm25(void)
 		{ "worked example", test_example },
 		{ "serialised form round trip and refusal", test_serialise },
 		{ "stems from the cache are the stemmer's", test_stem_cache },
+		{ "groups of rows counted from their words, as if tokenised", test_groups },
 		{ NULL, NULL },
 	};
 	return suite_add("bm25", tests);

@@ -365,71 +365,81 @@ static unsigned char *builder_blob(struct builder *bd, size_t n, const size_t *p
 	return blob;
 }
 
+/* The index of the builder's n documents, whose pairs start at
+ * pair_start[0..n] (NULL when out of memory); frees the builder and
+ * pair_start either way. */
+static struct bm25 *builder_finish(struct builder *bd, size_t n, size_t *pair_start)
+{
+	size_t len = 0;
+	unsigned char *blob = builder_blob(bd, n, pair_start, &len);
+	struct bm25 *b = blob != NULL ? calloc(1, sizeof *b) : NULL;
+
+	if (b != NULL) {
+		b->owned = blob;
+		bind(b, blob, len);
+	} else {
+		free(blob);
+	}
+	free(pair_start);
+	builder_free(bd);
+	return b;
+}
+
 struct bm25 *bm25_build(const char *const *texts, const size_t *lens, size_t n,
                         bool keep_words)
 {
 	struct builder bd = { .keep_words = keep_words };
-	struct bm25 *b = NULL;
-	size_t *pair_start = NULL, idcap = 0, len = 0;
+	size_t *pair_start = NULL, idcap = 0;
 	uint32_t *ids = NULL;
-	unsigned char *blob = NULL;
 
 	if (n >= UINT32_MAX)
 		return NULL;
 	bd.doclen = calloc(n ? n : 1, sizeof *bd.doclen);
 	pair_start = calloc(n + 1, sizeof *pair_start);
 	if (bd.doclen == NULL || pair_start == NULL || map_rehash(&bd, 1024) != 0)
-		goto out;
+		goto fail;
 	for (size_t d = 0; d < n; d++) {
 		pair_start[d] = bd.npairs;
 		if (builder_doc(&bd, d, texts[d] ? texts[d] : "", texts[d] ? lens[d] : 0,
 		                &ids, &idcap) != 0)
-			goto out;
+			goto fail;
 	}
+	free(ids);
 	pair_start[n] = bd.npairs;
-	if ((blob = builder_blob(&bd, n, pair_start, &len)) == NULL)
-		goto out;
-	if ((b = calloc(1, sizeof *b)) == NULL)
-		goto out;
-	b->owned = blob;
-	bind(b, blob, len);
-	blob = NULL;
-out:
-	free(blob);
+	return builder_finish(&bd, n, pair_start);
+fail:
 	free(ids);
 	free(pair_start);
 	builder_free(&bd);
-	return b;
+	return NULL;
 }
 
 struct bm25 *bm25_build_groups(const struct bm25 *rows, const uint32_t *first,
                                size_t ngroups)
 {
 	const struct bm25_hdr *rh = rows->hdr;
+	size_t nterms = rh->nterms ? rh->nterms : 1;
 	struct builder bd = { 0 };
-	struct bm25 *b = NULL;
-	size_t *pair_start = NULL, len = 0, tc = 0;
-	unsigned char *blob = NULL;
+	size_t *pair_start = NULL;
 
 	/* rows without words: built without them, or with none to keep */
-	if ((rows->words == NULL && rh->total_len > 0) || ngroups >= UINT32_MAX || first[0] != 0 ||
-	    first[ngroups] != rh->ndocs)
+	if ((rows->words == NULL && rh->total_len > 0) || ngroups >= UINT32_MAX ||
+	    first[0] != 0 || first[ngroups] != rh->ndocs)
 		return NULL;
 	for (size_t g = 0; g < ngroups; g++)
 		if (first[g] > first[g + 1])
 			return NULL;
 	/* The rows' terms, in their order, with nothing counted yet. */
-	bd.nterms = rh->nterms;
-	bd.strbytes = rh->strbytes;
+	bd.nterms = bd.termcap = rh->nterms;
+	bd.strbytes = bd.strcap = rh->strbytes;
 	bd.strs = malloc(rh->strbytes ? rh->strbytes : 1);
-	bd.terms = grow(NULL, &tc, rh->nterms ? rh->nterms : 1, sizeof *bd.terms);
-	tc = 0;
-	bd.hashes = grow(NULL, &tc, rh->nterms ? rh->nterms : 1, sizeof *bd.hashes);
+	bd.terms = malloc(nterms * sizeof *bd.terms);
+	bd.hashes = malloc(nterms * sizeof *bd.hashes);
 	bd.doclen = calloc(ngroups ? ngroups : 1, sizeof *bd.doclen);
 	pair_start = calloc(ngroups + 1, sizeof *pair_start);
 	if (bd.strs == NULL || bd.terms == NULL || bd.hashes == NULL || bd.doclen == NULL ||
 	    pair_start == NULL)
-		goto out;
+		goto fail;
 	memcpy(bd.strs, rows->strs, rh->strbytes);
 	for (size_t t = 0; t < rh->nterms; t++) {
 		const struct bm25_term *rt = &rows->terms[t];
@@ -446,20 +456,14 @@ struct bm25 *bm25_build_groups(const struct bm25 *rows, const uint32_t *first,
 		pair_start[g] = bd.npairs;
 		if (builder_count(&bd, g, rows->words != NULL ? rows->words + from : NULL,
 		                  (size_t)(to - from)) != 0)
-			goto out;
+			goto fail;
 	}
 	pair_start[ngroups] = bd.npairs;
-	if ((blob = builder_blob(&bd, ngroups, pair_start, &len)) == NULL ||
-	    (b = calloc(1, sizeof *b)) == NULL)
-		goto out;
-	b->owned = blob;
-	bind(b, blob, len);
-	blob = NULL;
-out:
-	free(blob);
+	return builder_finish(&bd, ngroups, pair_start);
+fail:
 	free(pair_start);
 	builder_free(&bd);
-	return b;
+	return NULL;
 }
 
 void bm25_free(struct bm25 *b)

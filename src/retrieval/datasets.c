@@ -222,8 +222,12 @@ static int dataset_post(struct req *r)
 
 /* A dataset as GET shows it: its row and its live counts, read in one
  * statement and so in one snapshot (read apart, a dataset that settled in
- * between showed "success" beside documents still processing).  The
- * caller's user id first, then what the WHERE clause that follows binds. */
+ * between showed "success" beside documents still processing).  A settled
+ * dataset's snippet count is the one stored when it settled (every change
+ * since sets it processing again); otherwise the snippets are counted from
+ * rag_snippets_dataset_idx, never by reading the rows (clients poll this
+ * while a large dataset is ingested).  The caller's user id first, then
+ * what the WHERE clause that follows binds. */
 #define DATASET_SELECT "SELECT d.id, d.name, d.status, d.error, d.embedder, " \
 	"d.dimensions, d.created_at, d.updated_at, " \
 	"(SELECT COUNT(*) FROM rag_documents x WHERE x.dataset_id = d.id " \
@@ -232,7 +236,8 @@ static int dataset_post(struct req *r)
 	"AND x.status = 'success'), " \
 	"(SELECT COUNT(*) FROM rag_documents x WHERE x.dataset_id = d.id " \
 	"AND x.status = 'failed'), " \
-	"(SELECT COUNT(*) FROM rag_snippets s WHERE s.dataset_id = d.id) " \
+	"IF(d.status = 'success', d.snippet_count, (SELECT COUNT(*) FROM rag_snippets s " \
+	"FORCE INDEX (rag_snippets_dataset_idx) WHERE s.dataset_id = d.id)) " \
 	"FROM rag_datasets d WHERE d.owner_user_id = ? "
 
 static struct json_object *dataset_row_json(const struct db_stmt *st)

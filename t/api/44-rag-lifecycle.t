@@ -291,6 +291,17 @@ $res = add_documents($z, [ map { topic_doc($_) } 4 .. 11 ], basic => $me);
 my @second = @{ $res->{json}{document_ids} };
 ok(wait_until(30, sub { mysql("SELECT COUNT(*) FROM rag_documents WHERE dataset_id = '$z' "
 	. "AND status = 'success'") >= 4 }), 'the second batch is being ingested');
+# While it is processing, GET counts the snippets stored so far (from an
+# index), not the count stored when the first batch settled (3).
+{
+	my $rows = sub { mysql("SELECT COUNT(*) FROM rag_snippets WHERE dataset_id = '$z'") };
+	my $before = $rows->();
+	my $mid = rag(GET => "/dataset/$z", undef, basic => $me)->{json};
+	my $after = $rows->();
+	is($mid->{status}, 'processing', 'GET while the second batch is ingested: processing');
+	ok($mid->{snippet_count} >= $before && $mid->{snippet_count} <= $after && $before > 3,
+	   "its snippet_count is the rows stored so far ($before <= $mid->{snippet_count} <= $after)");
+}
 my $processing = mysql("SELECT id FROM rag_documents WHERE dataset_id = '$z' AND status = "
 		       . "'processing' ORDER BY created_at, id LIMIT 1");
 ok($processing, 'one of it still processing');

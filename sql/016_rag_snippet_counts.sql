@@ -4,8 +4,7 @@
 -- GET /dataset/{id} (which clients poll while a dataset is ingested) and
 -- GET /dataset counted a dataset's snippets with the primary key's range,
 -- that is by reading every row, its embedding and its text: 0.6 s for
--- 100,000 snippets, and with a buffer pool smaller than the rows each poll
--- read them from disk and slowed the ingestion it watched by ten times.
+-- 100,000 snippets, on every poll, beside the ingestion it watched.
 -- rag_snippets_dataset_idx holds (dataset_id, id) only; GET counts from it
 -- while a dataset is processing and shows the count stored when it
 -- settled otherwise.

@@ -286,6 +286,19 @@ int db_ping(struct db *db)
 	return DB_OK;
 }
 
+long long db_rows_read(struct db *db)
+{
+	struct db_stmt *st = db_query(db, "SELECT SUM(VARIABLE_VALUE) FROM "
+	                              "information_schema.SESSION_STATUS WHERE "
+	                              "VARIABLE_NAME LIKE 'HANDLER\\_READ\\_%'", "");
+	long long n = -1;
+
+	if (st != NULL && db_fetch(st) == 1 && !db_col_null(st, 0))
+		n = db_col_ll(st, 0);
+	db_done(st);
+	return n;
+}
+
 /* FNV-1a: the cache's key is the SQL text itself, compared in full. */
 static unsigned long sql_hash(const char *sql)
 {

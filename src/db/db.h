@@ -58,6 +58,11 @@ int db_ensure(struct db *db);
 int db_ping(struct db *db);
 void db_disconnect(struct db *db);
 bool db_connected(const struct db *db);
+/* Rows this session's statements have read so far (the sum of its
+ * Handler_read_* counters): what a step costs MariaDB, as a count a test can
+ * bound where a time could not be.  -1 on error; a reconnect starts again
+ * from 0. */
+long long db_rows_read(struct db *db);
 /* The last error text, for logs (never for clients: it may name tables). */
 const char *db_error(const struct db *db);
 

@@ -1,0 +1,79 @@
+#!/usr/bin/perl
+# One customer's ingestion must cost MariaDB rows of its own dataset only,
+# however large another customer's dataset is and whatever the optimizer's
+# statistics say.  Statistics taken while rag_snippets was small (a fresh
+# install, the first hours of use) once turned each group's DELETE of the
+# old snippets into a scan of all of rag_snippets, every customer's, for
+# every 256 documents: a 100,000-document ingestion took 60 to 115 s instead
+# of 25.  Here customer A holds 10,000 snippets, the statistics are set to
+# say the tables are nearly empty (as they were then), and customer B ingests
+# 600 documents in one request (three groups).  The work log's rows_read
+# (the ingestion session's Handler_read_* counters) must stay below A's
+# 10,000: a plan reading A's rows even once per group goes past 30,000.
+# Rows read are counted, not timed, so the check holds on a busy machine.
+use strict;
+use warnings;
+
+use FindBin;
+use lib "$FindBin::Bin/../lib";
+use Test::More;
+
+use RagFixture;
+use SluiceTest;
+
+my $A_DOCS = 10_000;
+my $B_DOCS = 600;
+
+my $other = second_user();
+my $ds_a = new_dataset('isolation, the large one', basic => $other);
+for my $batch (0 .. $A_DOCS / 1000 - 1) {
+	my @docs = map { { text => "Ledger entry $_ of the harbour master, cargo of ship $_." } }
+		$batch * 1000 + 1 .. ($batch + 1) * 1000;
+	my $res = add_documents($ds_a, \@docs, basic => $other);
+	is($res->{status}, 202, "customer A's batch $batch: 202") or diag describe($res);
+}
+my $a_body = wait_dataset($ds_a, 120, basic => $other);
+is($a_body->{status}, 'success', "customer A's dataset is ingested");
+is($a_body->{snippet_count}, $A_DOCS, "customer A's dataset has $A_DOCS snippets");
+
+# What a young table's statistics say: that rag_documents and rag_snippets
+# hold one row each.  MariaDB's optimizer prefers its own statistics tables
+# to InnoDB's, and reads them again when a table is next opened.
+my $tables = "db_name = DATABASE() AND table_name IN ('rag_documents', 'rag_snippets')";
+END {
+	local ($?, $@);
+	eval { mysql("DELETE FROM mysql.table_stats WHERE $tables; "
+		     . "FLUSH TABLES rag_documents, rag_snippets") };
+}
+mysql("REPLACE INTO mysql.table_stats (db_name, table_name, cardinality) VALUES "
+      . "(DATABASE(), 'rag_documents', 1), (DATABASE(), 'rag_snippets', 1); "
+      . "FLUSH TABLES rag_documents, rag_snippets");
+for my $t (qw(rag_documents rag_snippets)) {
+	like(scalar mysql("EXPLAIN SELECT * FROM $t"), qr/\tALL\t(?:[^\t]*\t){4}1\t/,
+	     "the optimizer believes $t holds one row");
+}
+
+my $woff = work_log_offset();
+my $ds_b = new_dataset('isolation, the small one');
+my $res = add_documents($ds_b, [ map { { text => "Short note $_ on the cargo of ship $_." } }
+				 1 .. $B_DOCS ]);
+is($res->{status}, 202, "customer B's $B_DOCS documents in one request: 202");
+my $b_body = wait_dataset($ds_b, 120);
+is($b_body->{status}, 'success', "customer B's dataset is ingested");
+is($b_body->{snippet_count}, $B_DOCS, "customer B's dataset has $B_DOCS snippets");
+
+my ($read) = work_log_since($woff) =~
+	/msg="dataset ingested"[^\n]* dataset=\Q$ds_b\E [^\n]*rows_read=(-?\d+)/;
+ok(defined $read, "the work log says how many rows B's ingestion read")
+	or diag work_log_since($woff);
+$read //= -1;
+cmp_ok($read, '>=', $B_DOCS, "B's ingestion read at least its own $B_DOCS documents");
+cmp_ok($read, '<', $A_DOCS, "B's ingestion read fewer rows than A's dataset holds");
+
+# A is as it was: B's ingestion touched none of A's rows.
+is(mysql("SELECT COUNT(*) FROM rag_snippets WHERE dataset_id = '$ds_a'"), $A_DOCS,
+   "customer A's snippets are all there");
+is(rag(GET => "/dataset/$ds_a", undef, basic => $other)->{json}{status}, 'success',
+   "customer A's dataset is still success");
+
+done_testing();

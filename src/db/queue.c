@@ -38,7 +38,8 @@ long long queue_enqueue(struct db *db, const struct queue_new *q)
 int queue_pending(struct db *db, const char *kind, const char *ref_id)
 {
 	struct db_stmt *st = db_query(db, "SELECT 1 FROM work_queue WHERE kind = ? "
-	    "AND ref_id = ? AND status = 'queued' LIMIT 1", "ss", kind, ref_id);
+	    "AND ref_id = ? AND status = 'queued' AND give_up_reason IS NULL LIMIT 1",
+	    "ss", kind, ref_id);
 	int rc;
 
 	if (st == NULL)

@@ -104,8 +104,9 @@ enum queue_outcome {
 	                          * attempt not counted */
 };
 
-/* Queued (not yet claimed) items of kind for ref_id: 1 when there is one,
- * 0 none, < 0 enum db_err. */
+/* Queued (not yet claimed) items of kind for ref_id that will do their work
+ * (not one waiting only to give up, whose process died on its last
+ * attempt): 1 when there is one, 0 none, < 0 enum db_err. */
 int queue_pending(struct db *db, const char *kind, const char *ref_id);
 
 /* Queued items of kind for ref_id are not needed any more (done without

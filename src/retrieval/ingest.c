@@ -777,18 +777,56 @@ static int lease_dataset(struct work_ctx *w, const struct work_item *it,
 	return rc;
 }
 
-/* Documents left processing become failed with the reason, and so does the
- * dataset: ingestion gave up. */
-static int give_up(struct db *db, const char *dataset_id, const char *reason)
-{
-	long long n = db_exec(db, "UPDATE rag_documents SET status = 'failed', error = ? "
-	                      "WHERE dataset_id = ? AND status = 'processing'", "ss",
-	                      reason, dataset_id);
+struct give_up {
+	const char *dataset_id, *reason;
+	bool newer;                 /* a newer ingestion is queued: left to it */
+};
 
-	if (n >= 0)
-		n = db_exec(db, "UPDATE rag_datasets SET status = 'failed', error = ? "
-		            "WHERE id = ?", "ss", reason, dataset_id);
-	return n < 0 ? (int)n : 0;
+/* The body of give_up's transaction (db_tx).  The dataset's row is locked
+ * first: a POST of documents locks it too (its inserts' foreign key check,
+ * then rag_ingest_request), so either the POST commits first and its
+ * ingestion is queued here to be seen, or it waits and then sets this
+ * one's failed documents back to processing.  Without that, documents
+ * posted while an ingestion gave up were failed with its old reason and
+ * never stored.  0 or < 0 enum db_err. */
+static int give_up_tx(struct db *db, void *arg)
+{
+	struct give_up *g = arg;
+	int rc;
+
+	g->newer = false;
+	rc = db_first_row(db, db_query(db, "SELECT 1 FROM rag_datasets WHERE id = ? "
+	                  "FOR UPDATE", "s", g->dataset_id), NULL, 0);
+	if (rc <= 0)
+		return rc;                /* an error, or deleted: nothing to fail */
+	if ((rc = queue_pending(db, "rag_ingest", g->dataset_id)) != 0) {
+		g->newer = rc == 1;
+		return rc < 0 ? rc : 0;
+	}
+	if (db_exec(db, "UPDATE rag_documents SET status = 'failed', error = ? "
+	            "WHERE dataset_id = ? AND status = 'processing'", "ss",
+	            g->reason, g->dataset_id) < 0 ||
+	    /* A dataset another ingestion settled meanwhile stays as it is. */
+	    db_exec(db, "UPDATE rag_datasets SET status = 'failed', error = ? "
+	            "WHERE id = ? AND status = 'processing'", "ss",
+	            g->reason, g->dataset_id) < 0)
+		return db_last_err(db) < 0 ? db_last_err(db) : DB_ERR;
+	return 0;
+}
+
+/* Documents left processing become failed with the reason, and so does the
+ * dataset: ingestion gave up, unless a newer ingestion of the dataset is
+ * queued (it takes them all).  0 or < 0 enum db_err. */
+static int give_up(struct work_ctx *w, const char *dataset_id, const char *reason)
+{
+	struct give_up g = { .dataset_id = dataset_id, .reason = reason };
+	int rc;
+
+	TEST_HOOK_PAUSE(w->cfg, rag_test_give_up_delay_ms);
+	if ((rc = db_tx(w->db, "rag ingest give up", give_up_tx, &g)) == 0 && g.newer)
+		log_kv(LOG_INFO, "ingestion not given up: a newer one is queued",
+		       "dataset=%s", dataset_id);
+	return rc;
 }
 
 enum { DATASET_GONE, DATASET_SETTLED, DATASET_MORE };
@@ -999,7 +1037,7 @@ int rag_ingest_work(struct work_ctx *w, const struct work_item *it,
 	}
 	if (rc != 0) {
 		if (it->attempts >= it->max_attempts) {
-			give_up(w->db, id, err);
+			give_up(w, id, err);
 		} else {
 			char msg[600];
 
@@ -1021,5 +1059,5 @@ int rag_ingest_give_up(struct work_ctx *w, const struct work_item *it,
 		return 0;
 	/* Not settled unless written: a deadlock (or a certification failure
 	 * Galera's own retry of the statement did not overcome) tries again. */
-	return give_up(w->db, id, reason) < 0 ? -1 : 0;
+	return give_up(w, id, reason) < 0 ? -1 : 0;
 }

@@ -148,6 +148,7 @@ struct config {
 	int rag_test_question_delay_ms;
 	int rag_test_ingest_delay_ms;
 	int rag_test_index_delay_ms;
+	int rag_test_give_up_delay_ms;  /* before an ingestion gives up */
 #endif
 
 	/* runner: singer and file_storage connectors */

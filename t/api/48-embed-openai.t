@@ -32,24 +32,12 @@ my @logs = map { env('SLUICE_VAR') . "/log/$_" }
 my %log_start = map { $_ => (-s $_ // 0) } @logs;
 my $stub = EmbedStub->start(dim => $DIM);
 
-# Serve (HUP: new workers read the config) and work (restarted) both embed.
-sub load_config {
-	my ($text) = @_;
-	reload_serve($text);
-	for my $cmd (qw(work-stop work-start)) {
-		my $r = dev($cmd);
-		die "scripts/dev $cmd: $r->{out}$r->{err}\n" if $r->{exit};
-	}
-	wait_until(30, sub { http(GET => '/health')->{status} == 200 })
-		or die "no health after the reload\n";
-}
-
 # Whatever happens, the stack ends with its own config loaded.
 END {
 	local ($?, $@);
 	$stub->stop if $stub;
 	eval {
-		load_config($orig) if $dirty || conf_read() ne $orig;
+		reload_stack($orig) if $dirty || conf_read() ne $orig;
 		1;
 	} or print STDERR "# restoring the config failed: $@";
 }
@@ -60,7 +48,7 @@ close $kfh;
 chmod 0600, $keyfile;
 
 $dirty = 1;
-load_config(conf_with($orig,
+reload_stack(conf_with($orig,
 	embedding_provider   => 'openai',
 	embedding_dimensions => $DIM,
 	openai_base_url      => $stub->url,

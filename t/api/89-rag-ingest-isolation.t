@@ -4,7 +4,7 @@
 # statistics say.  Statistics taken while rag_snippets was small (a fresh
 # install, the first hours of use) once turned each group's DELETE of the
 # old snippets into a scan of all of rag_snippets, every customer's, for
-# every 256 documents: a 100,000-document ingestion took 60 to 115 s instead
+# every 256 documents: a 100,000-document ingestion took 63 to 117 s instead
 # of 25.  Here customer A holds 10,000 snippets, the statistics are set to
 # say the tables are nearly empty (as they were then), and customer B ingests
 # 600 documents in one request (three groups).  The work log's rows_read

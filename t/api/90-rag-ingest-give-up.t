@@ -27,26 +27,9 @@ my $DIM = 16;
 my $PAUSE_MS = 4000;
 my $orig = conf_read();
 my $stub = EmbedStub->start(dim => $DIM);
-
-sub load_config {
-	my ($text) = @_;
-	reload_serve($text);
-	for my $cmd (qw(work-stop work-start)) {
-		my $r = dev($cmd);
-		die "scripts/dev $cmd: $r->{out}$r->{err}\n" if $r->{exit};
-	}
-	wait_until(30, sub { http(GET => '/health')->{status} == 200 })
-		or die "no health after the reload\n";
-}
-
-END {
-	local ($?, $@);
-	$stub->stop if $stub;
-	eval { load_config($orig) if conf_read() ne $orig; 1 }
-		or print STDERR "# restoring the config failed: $@";
-}
-
-load_config(conf_with($orig,
+# Ingestion embeds through the stub, which answers 503 when told to, with
+# no retry within an attempt; a give-up waits $PAUSE_MS.
+my $with_stub = conf_with($orig,
 	embedding_provider        => 'openai',
 	embedding_dimensions      => $DIM,
 	openai_base_url           => $stub->url,
@@ -54,7 +37,16 @@ load_config(conf_with($orig,
 	openai_max_retries        => 0,
 	openai_timeout_ms         => 5000,
 	rag_test_give_up_delay_ms => $PAUSE_MS,
-));
+);
+
+END {
+	local ($?, $@);
+	$stub->stop if $stub;
+	eval { reload_stack($orig) if conf_read() ne $orig; 1 }
+		or print STDERR "# restoring the config failed: $@";
+}
+
+reload_stack($with_stub);
 
 # The ingestion items of a dataset: [attempts, status] of each.
 sub items {
@@ -117,7 +109,7 @@ like(($hit->{relevant_documents} || [])->[0]{page_content} // '', qr/bison/,
 # then must queue an ingestion of its own rather than take that item for
 # one, and the give-up must leave the dataset to it.
 
-load_config(conf_with($orig,
+reload_stack(conf_with($orig,
 	rag_test_give_up_delay_ms => $PAUSE_MS,
 	rag_test_ingest_delay_ms  => 1500,
 ));
@@ -149,15 +141,7 @@ is($body->{status}, 'success', 'the dataset ends success') or diag json_encode($
 $docs = documents_of($ds3);
 is($docs->{$_}{status}, 'success', "the $_ document is stored") for qw(first second);
 is($body->{snippet_count}, 2, 'the dataset counts both snippets');
-load_config(conf_with($orig,
-	embedding_provider        => 'openai',
-	embedding_dimensions      => $DIM,
-	openai_base_url           => $stub->url,
-	openai_model              => 'stub-embed-1',
-	openai_max_retries        => 0,
-	openai_timeout_ms         => 5000,
-	rag_test_give_up_delay_ms => $PAUSE_MS,
-));
+reload_stack($with_stub);
 
 # --- nothing posted meanwhile: the dataset fails -------------------------------
 

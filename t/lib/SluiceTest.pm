@@ -36,7 +36,7 @@ our @EXPORT = qw(
 	wait_until
 	serve_log_offset serve_log_since work_log_offset work_log_since
 	start_requests parallel_requests
-	conf_read conf_write conf_with reload_serve
+	conf_read conf_write conf_with reload_serve reload_stack
 	json_encode json_decode
 	wh_schema
 );
@@ -731,6 +731,20 @@ sub reload_serve {
 	return 1 unless $waiter;
 	wait_until(30, sub { my $w = waiter_pid($m); $w && $w != $waiter })
 		or croak "no new waiter after HUP\n";
+	return 1;
+}
+
+# reload_serve($text), then `sluice work` restarted on it (it reads its
+# config at start only); returns once /health answers (dies otherwise).
+sub reload_stack {
+	my ($text) = @_;
+	reload_serve($text);
+	for my $cmd (qw(work-stop work-start)) {
+		my $r = dev($cmd);
+		croak "scripts/dev $cmd: $r->{out}$r->{err}" if $r->{exit};
+	}
+	wait_until(30, sub { http(GET => '/health')->{status} == 200 })
+		or croak 'no health after the reload';
 	return 1;
 }
 

@@ -916,7 +916,7 @@ static int ingest(struct work_ctx *w, const struct work_item *it, const char *le
 	size_t dim = 0, snippets;
 	long long gen = 0;
 	double built = time_mono_ms();
-	long long read0 = db_rows_read(w->db), read1;
+	long long read0, read1;
 	int f;
 
 	/* Queued while another item ingested the dataset, which then took
@@ -930,6 +930,7 @@ static int ingest(struct work_ctx *w, const struct work_item *it, const char *le
 		log_kv(LOG_INFO, "dataset already ingested", "dataset=%s", dataset_id);
 		return 0;
 	}
+	read0 = db_rows_read(w->db);
 	for (;;) {
 		double t0 = time_mono_ms(), t1;
 
@@ -998,7 +999,7 @@ static int ingest(struct work_ctx *w, const struct work_item *it, const char *le
 		}
 		if (f == DATASET_SETTLED) {
 			/* rows_read shows a plan that reads beyond the dataset's
-			 * own rows (t/api/45 bounds it) */
+			 * own rows (t/api/89 bounds it) */
 			read1 = db_rows_read(w->db);
 			log_kv(LOG_INFO, "dataset ingested",
 			       "dataset=%s snippets=%zu documents_ms=%.0f index_ms=%.0f "

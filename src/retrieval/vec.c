@@ -24,9 +24,11 @@
  * scores (a corrupt or hostile vector) are skipped: they have no order.
  * max ignores NaN components rather than propagating them (maxps keeps
  * the accumulator); rindex_write refuses non-finite vectors anyway. */
+#include <cblas.h>
 #include <immintrin.h>
 #include <math.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -449,4 +451,174 @@ size_t vec_topk(enum vec_metric m, const float *q, float qnorm,
 {
 	return vec_topk_with(VEC_KERNEL_AUTO, m, q, qnorm, base, norms, n, dim,
 	                     keep, k, out);
+}
+
+/* ---- many queries in one pass ------------------------------------------------------- */
+
+/* Scored through a dot product: the metrics a tile serves. */
+static bool via_dot(enum vec_metric m)
+{
+	return m == VEC_L2 || m == VEC_COS || m == VEC_DOT;
+}
+
+/* What a dot query ranks rows by until its heap of 2k is full, then the
+ * score a row must beat to enter it (inline: most rows fail this one
+ * comparison).  L2 ranks by its square expanded, |q|^2 + |r|^2 - 2 q.r,
+ * and cos by q.r / |q| / |r|, both exact up to rounding; the kept rows are
+ * scored again with the metric's own kernel. */
+struct dot_query {
+	struct heap hp;
+	enum vec_metric m;
+	float inv_qn, qn2, lim;
+	const uint8_t *keep;
+};
+
+/* Row i0 + r's dot product with x's query is d[r]: into x's metric (in
+ * place), then into its heap when it beats the heap's worst.  Two plain
+ * loops: the first vectorises, the second is one well-predicted
+ * comparison a row. */
+static void dot_offer_block(struct dot_query *x, float *d, size_t i0, size_t rows,
+                            const float *rn, const float *inv_rn)
+{
+	if (x->m == VEC_COS)
+		for (size_t r = 0; r < rows; r++)
+			d[r] = d[r] * x->inv_qn * inv_rn[r];     /* 0 when either norm is 0 */
+	else if (x->m == VEC_L2)
+		for (size_t r = 0; r < rows; r++)
+			d[r] = x->qn2 + rn[r] * rn[r] - 2.0f * d[r];
+	for (size_t r = 0; r < rows; r++) {
+		/* Equal is not better: rows come in order, the kept one is lower. */
+		if (!(x->hp.larger ? d[r] > x->lim : d[r] < x->lim))
+			continue;                /* NaN too */
+		if (x->keep != NULL && !x->keep[i0 + r])
+			continue;
+		heap_offer(&x->hp, (uint32_t)(i0 + r), d[r]);
+		if (x->hp.n == x->hp.k)
+			x->lim = x->hp.h[0].score;
+	}
+}
+
+/* Rows per block: the block (1.5 MB at 384 dimensions) and its products
+ * stay in the second-level cache while every query's offers read them. */
+#define BLOCK_ROWS 1024
+
+static void blas_one_thread(void)
+{
+	static atomic_bool done;
+
+	/* Each process ranks on one core: the pool and the machine are sized
+	 * by processes, and OpenBLAS's own threads would fight them. */
+	if (!atomic_exchange(&done, true))
+		openblas_set_num_threads(1);
+}
+
+static int scan_blocks(struct dot_query *dq, size_t ndot, const struct vec_query *qs,
+                       const size_t *idx, const float *base, const float *norms,
+                       size_t n, size_t dim)
+{
+	float *q = malloc(ndot * dim * sizeof *q), *c = malloc(ndot * BLOCK_ROWS * sizeof *c);
+	float inv_rn[BLOCK_ROWS];
+
+	if (q == NULL || c == NULL) {
+		free(q);
+		free(c);
+		return -1;
+	}
+	blas_one_thread();
+	for (size_t j = 0; j < ndot; j++)
+		memcpy(q + j * dim, qs[idx[j]].q, dim * sizeof *q);
+	for (size_t i0 = 0; i0 < n; i0 += BLOCK_ROWS) {
+		size_t rows = n - i0 < BLOCK_ROWS ? n - i0 : BLOCK_ROWS;
+
+		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (blasint)ndot,
+		            (blasint)rows, (blasint)dim, 1.0f, q, (blasint)dim,
+		            base + i0 * dim, (blasint)dim, 0.0f, c, (blasint)rows);
+		for (size_t r = 0; r < rows; r++)
+			inv_rn[r] = norms[i0 + r] != 0.0f ? 1.0f / norms[i0 + r] : 0.0f;
+		for (size_t j = 0; j < ndot; j++)
+			dot_offer_block(&dq[j], c + j * rows, i0, rows, norms + i0, inv_rn);
+	}
+	free(q);
+	free(c);
+	return 0;
+}
+
+int vec_topk_many_with(enum vec_kernel kern, struct vec_query *qs, size_t nq,
+                       const float *base, const float *norms, size_t n, size_t dim)
+{
+	const struct kernel_set *ks = kernels(kern);
+	struct dot_query *dq = NULL;
+	struct vec_hit *pool = NULL;
+	size_t *idx = NULL, ndot = 0, cap = 0;
+
+	if (n > UINT32_MAX)
+		n = UINT32_MAX;                   /* rows are uint32_t */
+	for (size_t j = 0; j < nq; j++) {
+		qs[j].nout = 0;
+		if (qs[j].k > 0 && dim > 0 && (unsigned)qs[j].metric < VEC_METRIC_COUNT &&
+		    via_dot(qs[j].metric) && norms != NULL)
+			cap += 2 * qs[j].k, ndot++;
+	}
+	if (ndot > 0 && ((dq = calloc(ndot, sizeof *dq)) == NULL ||
+	    (idx = calloc(ndot, sizeof *idx)) == NULL ||
+	    (pool = calloc(cap, sizeof *pool)) == NULL)) {
+		free(dq);
+		free(idx);
+		return -1;
+	}
+	/* The others one by one; each dot query a heap of 2k. */
+	cap = 0;
+	ndot = 0;
+	for (size_t j = 0; j < nq; j++) {
+		struct vec_query *x = &qs[j];
+		bool larger = vec_larger_is_better(x->metric);
+
+		if (x->k == 0 || dim == 0 || (unsigned)x->metric >= VEC_METRIC_COUNT)
+			continue;
+		if (!via_dot(x->metric) || norms == NULL) {
+			x->nout = vec_topk_with(kern, x->metric, x->q, x->qnorm, base, norms, n,
+			                        dim, x->keep, x->k, x->out);
+			continue;
+		}
+		dq[ndot] = (struct dot_query){ { pool + cap, 0, 2 * x->k, larger }, x->metric,
+		        x->qnorm != 0.0f ? 1.0f / x->qnorm : 0.0f, x->qnorm * x->qnorm,
+		        larger ? -INFINITY : INFINITY, x->keep };
+		idx[ndot++] = j;
+		cap += 2 * x->k;
+	}
+	/* The dot products of a block of rows with every query at once: a
+	 * matrix product, which OpenBLAS runs near the CPU's peak. */
+	if (ndot > 0 && scan_blocks(dq, ndot, qs, idx, base, norms, n, dim) != 0) {
+		free(dq);
+		free(idx);
+		free(pool);
+		return -1;
+	}
+	/* The kept rows scored exactly, the best k of them out. */
+	for (size_t h = 0; h < ndot; h++) {
+		struct vec_query *x = &qs[idx[h]];
+		struct heap *hp = &dq[h].hp;
+		size_t m = 0;
+
+		for (size_t e = 0; e < hp->n; e++) {
+			uint32_t row = hp->h[e].row;
+			float sc = score_with(ks, x->metric, x->q, x->qnorm,
+			                      base + (size_t)row * dim, norms[row], dim);
+			if (!isnan(sc))
+				hp->h[m++] = (struct vec_hit){ row, sc };
+		}
+		m = vec_hits_best(x->metric, hp->h, m, x->k);
+		memcpy(x->out, hp->h, m * sizeof *x->out);
+		x->nout = m;
+	}
+	free(dq);
+	free(idx);
+	free(pool);
+	return 0;
+}
+
+int vec_topk_many(struct vec_query *qs, size_t nq, const float *base,
+                  const float *norms, size_t n, size_t dim)
+{
+	return vec_topk_many_with(VEC_KERNEL_AUTO, qs, nq, base, norms, n, dim);
 }

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# bench/vec_batch.sh - exact vector top-k of many questions at once:
+# sluice's vec_topk_many (one matrix product per block of rows, OpenBLAS
+# kept to one thread) against FAISS IndexFlatIP on the same rows and
+# queries, in queries per second per batch size.
+#
+# FAISS runs with OpenBLAS on one thread and on two (its batched search
+# is a matrix product too; OPENBLAS_NUM_THREADS sets its threads).  The
+# packages it needs (python3-faiss, and libopenblas0-pthread, without
+# which FAISS gets the reference BLAS) are installed when missing.
+#
+# Environment: ROWS (100000), DIM (384), K (20), REPS (5), BATCHES
+# ("1 4 8 16 32 64 200").
+#   bench/vec_batch.sh | tee bench/results/vec-batch-<date>.txt
+set -euo pipefail
+
+ROOT=$(dirname "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")")
+ROWS=${ROWS:-100000}
+DIM=${DIM:-384}
+K=${K:-20}
+REPS=${REPS:-5}
+BATCHES=${BATCHES:-1 4 8 16 32 64 200}
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+
+need=()
+for p in python3-faiss python3-numpy libopenblas0-pthread libopenblas-serial-dev; do
+	dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null | grep -qx installed || need+=("$p")
+done
+if ((${#need[@]})); then
+	apt-get update -qq >/dev/null
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
+fi
+
+echo "== vec batch $(date -u +%Y-%m-%dT%H:%M:%SZ), $(nproc) CPUs," \
+	"$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), load $(cut -d' ' -f1-3 /proc/loadavg)"
+# shellcheck disable=SC2046
+gcc -O2 -std=gnu11 -Wall -Wextra -Werror -I"$ROOT/src" $(pkg-config --cflags openblas) \
+	-o "$TMP/vec_batch" "$ROOT/bench/vec_batch.c" "$ROOT/src/retrieval/vec.c" \
+	$(pkg-config --libs openblas) -lm
+# shellcheck disable=SC2086
+"$TMP/vec_batch" "$ROWS" "$DIM" "$REPS" "$K" "$TMP" $BATCHES
+for t in 1 2; do
+	echo "-- OpenBLAS threads: $t"
+	# shellcheck disable=SC2086
+	OPENBLAS_NUM_THREADS=$t /usr/bin/python3 "$ROOT/bench/vec_batch.py" "$TMP" "$ROWS" "$DIM" \
+		"$REPS" "$K" 1 $BATCHES
+done

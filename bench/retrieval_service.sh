@@ -15,7 +15,9 @@
 #       own elapsed_ms (created_at to finished_at, the ranking) and the
 #       latency minus that (the requests and the wait for the result).
 #       INLINE_MAX=0 has every question ranked by `sluice work` instead of
-#       the worker that took the POST (question_inline_max_snippets).
+#       the worker that took the POST (question_inline_max_snippets);
+#       QPARAMS (JSON) adds fields to every question, e.g. the exact vector
+#       path: QPARAMS='{"hybrid":false,"maximal_marginal_relevance":false}'.
 #   (3) the ingestion curve, when DOCS is set (e.g. DOCS="1000 10000
 #       100000"): for each N, a new dataset gets N one-snippet documents
 #       (300-600 characters of the same text) posted as JSON in batches of
@@ -30,7 +32,8 @@
 #
 # Environment: SLUICE_PORT (28443), WORKERS (8), CLIENTS (16), QUESTIONS (50
 # per client), SNIPPETS (20000), FILES (20), DOCS (unset), BATCH (1000),
-# CAP (600), INGEST_ONLY (0), KEEP (0), INLINE_MAX (unset: the config's).
+# CAP (600), INGEST_ONLY (0), KEEP (0), INLINE_MAX (unset: the config's),
+# QPARAMS (unset).
 #
 # The ingestion figures of docs/operations.md:
 #   SLUICE_PORT=41443 INGEST_ONLY=1 DOCS="1000 10000 100000" \
@@ -84,7 +87,7 @@ eval "$("$DEV" env bench)"
 		xargs -0 cat 2>/dev/null
 } | tr -d '\r' | iconv -f utf-8 -t utf-8 -c >"$TMP/corpus.txt"
 
-echo "host: $(nproc) CPUs, workers = $WORKERS, clients = $CLIENTS${INLINE_MAX:+, question_inline_max_snippets = $INLINE_MAX}"
+echo "host: $(nproc) CPUs, workers = $WORKERS, clients = $CLIENTS${INLINE_MAX:+, question_inline_max_snippets = $INLINE_MAX}${QPARAMS:+, question fields $QPARAMS}"
 perl -I"$ROOT/t/lib" - "$TMP/corpus.txt" "$SNIPPETS" "$FILES" "$CLIENTS" "$QUESTIONS" \
 	"${DOCS:-}" "${BATCH:-1000}" "${CAP:-600}" "${INGEST_ONLY:-0}" <<'PERL'
 use strict;
@@ -101,6 +104,9 @@ my ($corpus, $snippets, $files, $clients, $questions, $docs, $batch, $cap,
 my $url = $ENV{SLUICE_URL};
 my $auth = 'Basic ' . encode_base64($ENV{SLUICE_DEMO_BASIC}, '');
 my $json = JSON::PP->new->utf8;
+# QPARAMS: more fields of every question of (2), e.g. the exact vector path
+# '{"hybrid":false,"maximal_marginal_relevance":false}'.
+my $qparams = $json->decode($ENV{QPARAMS} || '{}');
 # A keep-alive HTTP/1.1 client that writes each request in one piece with
 # TCP_NODELAY: a request split into writes meets Nagle and delayed ACKs and
 # measures 40 ms of client stall instead of the server.
@@ -223,7 +229,7 @@ if ($ingest_only) {
 
 # (2) latency: warm the workers' index cache first
 for (1 .. 20) {
-	my (undef, $q) = call($ua, POST => "/dataset/$id/question", { question => 'warm up' });
+	my (undef, $q) = call($ua, POST => "/dataset/$id/question", { %$qparams, question => "warm up" });
 	call($ua, GET => "/dataset/$id/question/$q->{question_id}?wait=5");
 }
 $t0 = time;
@@ -244,8 +250,8 @@ for my $c (1 .. $clients) {
 		for (1 .. $questions) {
 			my $q = substr($lines[int rand @lines], 0, 200);
 			my $t1 = time;
-			my ($s, $p) = call($u, POST => "/dataset/$id/question", { question => $q },
-					   undef, 1);
+			my ($s, $p) = call($u, POST => "/dataset/$id/question",
+					   { %$qparams, question => $q }, undef, 1);
 			my ($qid) = $p =~ /"question_id":"([0-9a-f-]+)"/;
 			if ($s != 200 || !$qid) { print {$w} "err POST $s\n"; next }
 			my ($st, $el) = ('', -1);

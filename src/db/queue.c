@@ -63,6 +63,24 @@ long long queue_hurry(struct db *db, const char *kind, const char *ref_id)
 	    "AND available_at > UTC_TIMESTAMP(3)", "ss", kind, ref_id);
 }
 
+int queue_hold(struct db *db, long long id, int delay_s)
+{
+	long long n = db_exec(db, "UPDATE work_queue SET available_at = UTC_TIMESTAMP(3) "
+	    "+ INTERVAL ? SECOND WHERE id = ? AND status = 'queued'", "ii",
+	    (long long)delay_s, id);
+
+	return n < 0 ? (int)n : n > 0;
+}
+
+int queue_done_along(struct db *db, long long id, const char *process_id)
+{
+	long long n = db_exec(db, "UPDATE work_queue SET status = 'done', claimed_by = ?, "
+	    "claimed_at = UTC_TIMESTAMP(3), finished_at = UTC_TIMESTAMP(3) "
+	    "WHERE id = ? AND status = 'queued'", "si", process_id, id);
+
+	return n < 0 ? (int)n : n > 0;
+}
+
 int queue_status(struct db *db, long long id, char *status, size_t scap,
                  char *err, size_t ecap, char **payload)
 {

@@ -88,6 +88,14 @@ static struct cached_index *cache_slot(const char *dataset_id)
 	return NULL;
 }
 
+void rag_index_ranked(const char *dataset_id, double ms)
+{
+	struct cached_index *slot = cache_slot(dataset_id);
+
+	if (slot != NULL)
+		slot->rank_ms = ms;
+}
+
 const struct rindex *rag_index_get(struct db *db, const struct config *cfg,
                                    const char *dataset_id, size_t dim, bool may_build,
                                    char *err, size_t errlen)
@@ -259,170 +267,6 @@ static struct json_object *question_params(const struct question_in *in)
 	return p;
 }
 
-/* Stored parameters into rank_params; *filter is the caller's to free.
- * 0 or -1 (stored parameters are ours, so only a damaged row fails). */
-static int params_to_rank(struct json_object *p, struct rank_params *rp,
-                          struct meta_filter **filter, char *err, size_t errlen)
-{
-	struct json_object *v;
-
-	*filter = NULL;
-	rank_params_default(rp);
-	if (p == NULL || !json_object_is_type(p, json_type_object)) {
-		snprintf(err, errlen, "stored parameters are damaged");
-		return -1;
-	}
-	if (json_object_object_get_ex(p, "k", &v))
-		rp->k = (size_t)json_object_get_int64(v);
-	if (json_object_object_get_ex(p, "fetch_k", &v))
-		rp->fetch_k = (size_t)json_object_get_int64(v);
-	if (json_object_object_get_ex(p, "top_n", &v))
-		rp->top_n = (size_t)json_object_get_int64(v);
-	if (json_object_object_get_ex(p, "distance_metric", &v) &&
-	    vec_metric_parse(json_object_get_string(v), &rp->metric) != 0) {
-		snprintf(err, errlen, "stored parameters are damaged");
-		return -1;
-	}
-	if (json_object_object_get_ex(p, "maximal_marginal_relevance", &v))
-		rp->mmr = json_object_get_boolean(v);
-	if (json_object_object_get_ex(p, "hybrid", &v))
-		rp->hybrid = json_object_get_boolean(v);
-	if (json_object_object_get_ex(p, "lambda_mult", &v))
-		rp->lambda_mult = json_object_get_double(v);
-	if (json_object_object_get_ex(p, "score_threshold", &v) && v != NULL) {
-		rp->has_threshold = true;
-		/* Scores are float32 and shown with a float's digits: a score
-		 * copied back as the threshold must keep its own snippet. */
-		rp->score_threshold = (double)(float)json_object_get_double(v);
-	}
-	if (json_object_object_get_ex(p, "metadata_filter", &v) && v != NULL) {
-		char why[256];
-
-		if ((*filter = meta_filter_parse(v, why, sizeof why)) == NULL) {
-			snprintf(err, errlen, "stored parameters are damaged: metadata_filter %s",
-			         why);
-			return -1;
-		}
-		rp->filter = *filter;
-	}
-	return 0;
-}
-
-/* --- answering ------------------------------------------------------------------------ */
-
-/* A float as JSON with the digits a float has, not seventeen. */
-static struct json_object *json_score(float s)
-{
-	char buf[32];
-
-	snprintf(buf, sizeof buf, "%.9g", (double)s);
-	return json_object_new_double_s((double)s, buf);
-}
-
-int rag_question_answer(struct db *db, const struct config *cfg,
-                        const char *question_id, bool in_serve,
-                        char *err, size_t errlen)
-{
-	char dataset_id[RAG_ID_LEN + 1], embedder[64];
-	char *question = NULL;
-	struct json_object *params = NULL, *docs = NULL;
-	struct meta_filter *filter = NULL;
-	struct vec_hit *hits = NULL;
-	const struct rindex *ix;
-	struct rank_params rp;
-	struct db_stmt *st;
-	struct cached_index *slot;
-	float *qvec = NULL;
-	size_t dim, qlen, n;
-	long long upd;
-	double t0;
-	int rc = -1, f;
-
-	st = db_query(db, "SELECT q.dataset_id, q.question_text, q.params, q.status, "
-	              "d.embedder, d.dimensions FROM rag_questions q JOIN rag_datasets d "
-	              "ON d.id = q.dataset_id WHERE q.id = ?", "s", question_id);
-	if (st == NULL) {
-		snprintf(err, errlen, "database error");
-		return -1;
-	}
-	if ((f = db_fetch(st)) != 1 || strcmp(db_col_str(st, 3), "processing") != 0) {
-		db_done(st);
-		if (f < 0)
-			snprintf(err, errlen, "database error");
-		return f < 0 ? -1 : 0;
-	}
-	snprintf(dataset_id, sizeof dataset_id, "%s", db_col_str(st, 0));
-	question = strdup(db_col_str(st, 1));
-	qlen = db_col_len(st, 1);
-	params = json_tokener_parse(db_col_str(st, 2));
-	snprintf(embedder, sizeof embedder, "%s", db_col_str(st, 4));
-	dim = (size_t)db_col_ll(st, 5);
-	db_done(st);
-	if (question == NULL || dim == 0 || dim > 16384) {
-		snprintf(err, errlen, "question row is damaged");
-		goto out;
-	}
-	if (params_to_rank(params, &rp, &filter, err, errlen) != 0)
-		goto out;
-	rank_params_embedder(&rp, strcmp(embedder, "builtin") == 0);
-	if (in_serve && strcmp(embedder, "builtin") != 0) {
-		snprintf(err, errlen, "a network embedder is not called from a worker");
-		goto out;
-	}
-	if ((ix = rag_index_get(db, cfg, dataset_id, dim, !in_serve, err, errlen)) == NULL)
-		goto out;
-	qvec = malloc(dim * sizeof *qvec);
-	hits = malloc(rp.top_n * sizeof *hits);
-	if (qvec == NULL || hits == NULL) {
-		snprintf(err, errlen, "out of memory");
-		goto out;
-	}
-	if (rag_embed(cfg, embedder, dim, (const char *const *)&question, &qlen, 1,
-	              qvec, err, errlen) != 0)
-		goto out;
-	t0 = time_mono_ms();
-	n = rank_question(ix, qvec, question, qlen, &rp, hits, rp.top_n);
-	if ((slot = cache_slot(dataset_id)) != NULL)
-		slot->rank_ms = time_mono_ms() - t0;
-
-	docs = json_object_new_array();
-	for (size_t i = 0; i < n; i++) {
-		struct json_object *s = json_object_new_object();
-		struct json_object *meta = json_tokener_parse(rindex_metadata(ix, hits[i].row));
-
-		json_object_object_add(s, "snippet_id",
-		    json_object_new_string(rindex_snippet_id(ix, hits[i].row)));
-		json_object_object_add(s, "page_content",
-		    json_object_new_string(rindex_text(ix, hits[i].row)));
-		json_object_object_add(s, "metadata", meta != NULL ? meta
-		                       : json_object_new_object());
-		json_object_object_add(s, "score", json_score(hits[i].score));
-		json_object_array_add(docs, s);
-	}
-	upd = db_exec(db, "UPDATE rag_questions SET status = 'success', "
-	              "relevant_documents = ?, error = NULL, finished_at = UTC_TIMESTAMP(3) "
-	              "WHERE id = ? AND status = 'processing'", "ss",
-	              json_object_to_json_string_ext(docs, JSON_C_TO_STRING_PLAIN),
-	              question_id);
-	if (upd < 0) {
-		snprintf(err, errlen, "database error");
-		goto out;
-	}
-	if (upd > 0)
-		wake_send(cfg, WAKE_WAITER, "question", question_id);
-	/* The fallback is not needed any more. */
-	queue_cancel(db, "rag_question", question_id);
-	rc = 1;
-out:
-	json_object_put(params);
-	json_object_put(docs);
-	meta_filter_free(filter);
-	free(question);
-	free(qvec);
-	free(hits);
-	return rc;
-}
-
 /* What the worker does after answering POST question. */
 struct after_answer {
 	struct db *db;
@@ -448,34 +292,6 @@ static void answer_after_response(void *arg)
 	}
 	log_kv(LOG_DEBUG, "question answered", "question=%s ms=%.1f",
 	       a->question_id, time_mono_ms() - t0);
-}
-
-int rag_question_work(struct work_ctx *w, const struct work_item *it,
-                      char *err, size_t errlen)
-{
-	char id[RAG_ID_LEN + 1];
-
-	if (rag_id_parse(it->ref_id, id) != 0) {
-		snprintf(err, errlen, "bad question id");
-		return -1;
-	}
-	if (rag_question_answer(w->db, w->cfg, id, false, err, errlen) >= 0)
-		return 0;
-	if (it->attempts >= it->max_attempts)
-		rag_question_give_up(w, it, err);
-	return -1;
-}
-
-int rag_question_give_up(struct work_ctx *w, const struct work_item *it,
-                         const char *reason)
-{
-	long long n = db_exec(w->db, "UPDATE rag_questions SET status = 'failed', error = ?, "
-	                      "finished_at = UTC_TIMESTAMP(3) WHERE id = ? AND "
-	                      "status = 'processing'", "ss", reason, it->ref_id);
-
-	if (n > 0)
-		wake_send(w->cfg, WAKE_WAITER, "question", it->ref_id);
-	return n < 0 ? -1 : 0;
 }
 
 /* Is ranking ds here, after the answer, cheap and bounded?  The built-in

@@ -77,6 +77,26 @@ void rank_params_embedder(struct rank_params *p, bool builtin)
 	p->vec_search = !builtin;
 }
 
+bool rank_found_needed(const struct rank_params *p)
+{
+	return p->filter == NULL && (!p->hybrid || p->vec_search);
+}
+
+/* The exact vector top-k: the one found for this question beforehand, or
+ * a scan. */
+static size_t vector_topk(const struct rindex *ix, const struct rank_params *p,
+                          const float *q, float qnorm, const uint8_t *keep, size_t k,
+                          struct vec_hit *out)
+{
+	if (p->found != NULL && keep == NULL) {
+		size_t n = p->nfound < k ? p->nfound : k;
+		memcpy(out, p->found, n * sizeof *out);
+		return n;
+	}
+	return vec_topk(p->metric, q, qnorm, rindex_vectors(ix), rindex_norms(ix),
+	                rindex_count(ix), rindex_dim(ix), keep, k, out);
+}
+
 /* keep[i] = the filter matches row i's metadata; the number kept, or -1. */
 static long filter_mask(const struct rindex *ix, const struct meta_filter *f, uint8_t *keep)
 {
@@ -127,7 +147,7 @@ static long hybrid_rank(const struct rindex *ix, const float *q, float qnorm,
                         const char *question, size_t qlen, const struct rank_params *p,
                         const uint8_t *keep, size_t k, struct vec_hit *pool, double *rel)
 {
-	size_t n = rindex_count(ix), dim = rindex_dim(ix), nc, ncap;
+	size_t nc, ncap;
 	const struct rank_weights *w = &p->w;
 	struct tok_words *tw = NULL;
 	struct lex_question lq;
@@ -150,8 +170,7 @@ static long hybrid_rank(const struct rindex *ix, const float *q, float qnorm,
 		c[nc] = (struct cand){ best[nc].row, best[nc].score, 0 };
 	/* The vector top-k joins when it may matter. */
 	if (p->vec_search || nc < k) {
-		size_t nv = vec_topk(p->metric, q, qnorm, rindex_vectors(ix), rindex_norms(ix), n,
-		                     dim, keep, k, best);
+		size_t nv = vector_topk(ix, p, q, qnorm, keep, k, best);
 
 		for (size_t i = 0; i < nv; i++) {
 			size_t j = 0;
@@ -251,8 +270,7 @@ size_t rank_question(const struct rindex *ix, const float *qvec, const char *que
 			goto out;
 		np = (size_t)nf;
 	} else {
-		np = vec_topk(p->metric, qvec, qnorm, rindex_vectors(ix), rindex_norms(ix),
-		              n, dim, keep, k, pool);
+		np = vector_topk(ix, p, qvec, qnorm, keep, k, pool);
 	}
 	if (p->mmr) {
 		size_t nc = p->fetch_k < np ? p->fetch_k : np;

@@ -95,6 +95,9 @@ int rag_id_parse(const char *in, char out[RAG_ID_LEN + 1]);
 #define RAG_K_MAX 1000                      /* k and fetch_k of a question */
 #define RAG_TOP_N_MAX 100                   /* top_n of a question */
 #define RAG_QUESTION_FALLBACK_S 5           /* queue row's head start for the worker */
+#define RAG_QUESTION_BATCH 64               /* questions sluice work answers at once */
+#define RAG_QUESTION_ROUNDS_MS 1000         /* ... and keeps answering of one dataset */
+#define RAG_QUESTION_LINGER_MS 50           /* ... while new ones came this recently */
 
 /* --- the caller's dataset --------------------------------------------------- */
 struct rag_dataset {
@@ -138,9 +141,12 @@ const struct rindex *rag_index_get(struct db *db, const struct config *cfg,
                                    char *err, size_t errlen);
 /* Close and forget the cached index of a dataset (after DELETE). */
 void rag_index_forget(const char *dataset_id);
+/* A question of dataset_id was just ranked here in ms (a batch's time per
+ * question): what decides whether a worker ranks the next one itself. */
+void rag_index_ranked(const char *dataset_id, double ms);
 
 /* --- questions ---------------------------------------------------------------- */
-/* Rank a processing question and store its result.  in_serve: in a serve
+/* Rank a processing question and store its result (answer.c).  in_serve: in a serve
  * worker, so no index rebuild and no network embedder (those fail with
  * err).  1 answered now, 0 when it was not processing any more (answered
  * elsewhere, or gone), -1 on failure with err (the question stays

@@ -149,6 +149,7 @@ struct config {
 	int rag_test_ingest_delay_ms;
 	int rag_test_index_delay_ms;
 	int rag_test_give_up_delay_ms;  /* before an ingestion gives up */
+	int rag_test_batch_delay_ms;    /* after sluice work took a question's riders */
 #endif
 
 	/* runner: singer and file_storage connectors */

@@ -1,0 +1,465 @@
+/* answer.c - ranking questions and storing their results: one at a time
+ * in the worker that took the POST, several of a dataset at once in
+ * `sluice work`.
+ *
+ * A question `sluice work` claims brings along the other questions of its
+ * dataset and tenant whose queue rows wait, up to RAG_QUESTION_BATCH: the
+ * index file is opened and checked once, the embedder called once (one
+ * request to a network embedder), and the questions that read every
+ * vector (hybrid off, or a learned embedder) read them once together
+ * (vec_topk_many: a matrix product, where each alone is bound by memory
+ * bandwidth).  Those riders' queue rows are not claimed but held back
+ * RAG_QUESTION_FALLBACK_S, as a worker's head start is: each is cancelled
+ * once its result is stored, hurried back when its own ranking failed, and
+ * comes due by itself should this child die first.  Once its own batch
+ * is answered, the child takes the next riders, and again, while they keep
+ * coming and for at most RAG_QUESTION_ROUNDS_MS, with the index open and
+ * the connection made.  A result is stored only while its question is
+ * processing, so a question answered twice is harmless. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <json-c/json.h>
+
+#include "db/db.h"
+#include "db/queue.h"
+#include "retrieval/filter.h"
+#include "retrieval/index.h"
+#include "retrieval/rank.h"
+#include "retrieval/retrieval.h"
+#include "retrieval/vec.h"
+#include "util/config.h"
+#include "util/log.h"
+#include "util/test_hooks.h"
+#include "util/timeutil.h"
+#include "util/wake.h"
+
+/* One question being answered. */
+struct asked {
+	char id[RAG_ID_LEN + 1];
+	long long item;                  /* a rider's queue row, else 0 */
+	char *text;
+	size_t len;
+	struct json_object *params;
+	struct meta_filter *filter;
+	struct rank_params rp;
+	struct vec_hit *found;           /* its share of the batch's scan, or NULL */
+	bool failed;                     /* its own ranking failed (why in err) */
+	char err[256];
+};
+
+/* The dataset every question of a batch belongs to. */
+struct batch_of {
+	char dataset_id[RAG_ID_LEN + 1];
+	char embedder[64];
+	size_t dim;
+};
+
+/* Stored parameters into rank_params; *filter is the caller's to free.
+ * 0 or -1 (stored parameters are ours, so only a damaged row fails). */
+static int params_to_rank(struct json_object *p, struct rank_params *rp,
+                          struct meta_filter **filter, char *err, size_t errlen)
+{
+	struct json_object *v;
+
+	*filter = NULL;
+	rank_params_default(rp);
+	if (p == NULL || !json_object_is_type(p, json_type_object)) {
+		snprintf(err, errlen, "stored parameters are damaged");
+		return -1;
+	}
+	if (json_object_object_get_ex(p, "k", &v))
+		rp->k = (size_t)json_object_get_int64(v);
+	if (json_object_object_get_ex(p, "fetch_k", &v))
+		rp->fetch_k = (size_t)json_object_get_int64(v);
+	if (json_object_object_get_ex(p, "top_n", &v))
+		rp->top_n = (size_t)json_object_get_int64(v);
+	if (json_object_object_get_ex(p, "distance_metric", &v) &&
+	    vec_metric_parse(json_object_get_string(v), &rp->metric) != 0) {
+		snprintf(err, errlen, "stored parameters are damaged");
+		return -1;
+	}
+	if (json_object_object_get_ex(p, "maximal_marginal_relevance", &v))
+		rp->mmr = json_object_get_boolean(v);
+	if (json_object_object_get_ex(p, "hybrid", &v))
+		rp->hybrid = json_object_get_boolean(v);
+	if (json_object_object_get_ex(p, "lambda_mult", &v))
+		rp->lambda_mult = json_object_get_double(v);
+	if (json_object_object_get_ex(p, "score_threshold", &v) && v != NULL) {
+		rp->has_threshold = true;
+		/* Scores are float32 and shown with a float's digits: a score
+		 * copied back as the threshold must keep its own snippet. */
+		rp->score_threshold = (double)(float)json_object_get_double(v);
+	}
+	if (json_object_object_get_ex(p, "metadata_filter", &v) && v != NULL) {
+		char why[256];
+
+		if ((*filter = meta_filter_parse(v, why, sizeof why)) == NULL) {
+			snprintf(err, errlen, "stored parameters are damaged: metadata_filter %s",
+			         why);
+			return -1;
+		}
+		rp->filter = *filter;
+	}
+	return 0;
+}
+
+/* A float as JSON with the digits a float has, not seventeen. */
+static struct json_object *json_score(float s)
+{
+	char buf[32];
+
+	snprintf(buf, sizeof buf, "%.9g", (double)s);
+	return json_object_new_double_s((double)s, buf);
+}
+
+static void asked_free(struct asked *a)
+{
+	free(a->text);
+	json_object_put(a->params);
+	meta_filter_free(a->filter);
+	free(a->found);
+}
+
+/* Question a->id, while processing, with its dataset into *b (the first of
+ * a batch sets it; the others must match it).  1 loaded, 0 not processing
+ * any more or of another dataset, -1 on error (err). */
+static int load_asked(struct db *db, struct asked *a, struct batch_of *b, bool first,
+                      char *err, size_t errlen)
+{
+	struct db_stmt *st;
+	int f;
+
+	st = db_query(db, "SELECT q.dataset_id, q.question_text, q.params, q.status, "
+	              "d.embedder, d.dimensions FROM rag_questions q JOIN rag_datasets d "
+	              "ON d.id = q.dataset_id WHERE q.id = ?", "s", a->id);
+	if (st == NULL) {
+		snprintf(err, errlen, "database error");
+		return -1;
+	}
+	if ((f = db_fetch(st)) != 1 || strcmp(db_col_str(st, 3), "processing") != 0 ||
+	    (!first && strcmp(db_col_str(st, 0), b->dataset_id) != 0)) {
+		db_done(st);
+		if (f < 0)
+			snprintf(err, errlen, "database error");
+		return f < 0 ? -1 : 0;
+	}
+	if (first) {
+		snprintf(b->dataset_id, sizeof b->dataset_id, "%s", db_col_str(st, 0));
+		snprintf(b->embedder, sizeof b->embedder, "%s", db_col_str(st, 4));
+		b->dim = (size_t)db_col_ll(st, 5);
+	}
+	a->text = strdup(db_col_str(st, 1));
+	a->len = db_col_len(st, 1);
+	a->params = json_tokener_parse(db_col_str(st, 2));
+	db_done(st);
+	if (a->text == NULL || b->dim == 0 || b->dim > 16384) {
+		snprintf(err, errlen, "question row is damaged");
+		return -1;
+	}
+	if (params_to_rank(a->params, &a->rp, &a->filter, err, errlen) != 0)
+		return -1;
+	rank_params_embedder(&a->rp, strcmp(b->embedder, "builtin") == 0);
+	return 1;
+}
+
+/* One pass over the vectors for every question that reads them all.  0, or
+ * -1 when out of memory (each then scans alone). */
+static int scan_together(const struct rindex *ix, struct asked *as, size_t n,
+                         const float *qvecs)
+{
+	size_t rows = rindex_count(ix), dim = rindex_dim(ix), nq = 0;
+	struct vec_query qs[RAG_QUESTION_BATCH];
+	size_t who[RAG_QUESTION_BATCH];
+
+	for (size_t i = 0; i < n; i++)
+		if (!as[i].failed && rank_found_needed(&as[i].rp) && as[i].rp.k > 0)
+			who[nq++] = i;
+	if (nq < 2)
+		return 0;                /* one scans as fast alone */
+	for (size_t j = 0; j < nq; j++) {
+		struct asked *a = &as[who[j]];
+		const float *q = qvecs + who[j] * dim;
+		size_t k = a->rp.k < rows ? a->rp.k : rows;
+
+		if ((a->found = malloc(k * sizeof *a->found)) == NULL)
+			return -1;
+		qs[j] = (struct vec_query){ a->rp.metric, q, vec_norm(q, dim), NULL, k, a->found, 0 };
+	}
+	if (vec_topk_many(qs, nq, rindex_vectors(ix), rindex_norms(ix), rows, dim) != 0)
+		return -1;
+	for (size_t j = 0; j < nq; j++) {
+		as[who[j]].rp.found = as[who[j]].found;
+		as[who[j]].rp.nfound = qs[j].nout;
+	}
+	return 0;
+}
+
+/* Rank a and store its result; wake its waiter, settle its queue row (a
+ * rider's as done by process by).  The ranking's time is added to
+ * *rank_ms.  0 or -1 (a->err). */
+static int rank_and_store(struct db *db, const struct config *cfg, const struct rindex *ix,
+                          struct asked *a, const float *qvec, const char *by,
+                          double *rank_ms)
+{
+	struct vec_hit *hits = malloc(a->rp.top_n * sizeof *hits);
+	struct json_object *docs;
+	long long upd;
+	double t0 = time_mono_ms();
+	size_t n;
+
+	if (hits == NULL) {
+		snprintf(a->err, sizeof a->err, "out of memory");
+		return -1;
+	}
+	n = rank_question(ix, qvec, a->text, a->len, &a->rp, hits, a->rp.top_n);
+	*rank_ms += time_mono_ms() - t0;
+	docs = json_object_new_array();
+	for (size_t i = 0; i < n; i++) {
+		struct json_object *s = json_object_new_object();
+		struct json_object *meta = json_tokener_parse(rindex_metadata(ix, hits[i].row));
+
+		json_object_object_add(s, "snippet_id",
+		    json_object_new_string(rindex_snippet_id(ix, hits[i].row)));
+		json_object_object_add(s, "page_content",
+		    json_object_new_string(rindex_text(ix, hits[i].row)));
+		json_object_object_add(s, "metadata", meta != NULL ? meta
+		                       : json_object_new_object());
+		json_object_object_add(s, "score", json_score(hits[i].score));
+		json_object_array_add(docs, s);
+	}
+	free(hits);
+	upd = db_exec(db, "UPDATE rag_questions SET status = 'success', "
+	              "relevant_documents = ?, error = NULL, finished_at = UTC_TIMESTAMP(3) "
+	              "WHERE id = ? AND status = 'processing'", "ss",
+	              json_object_to_json_string_ext(docs, JSON_C_TO_STRING_PLAIN), a->id);
+	json_object_put(docs);
+	if (upd < 0) {
+		snprintf(a->err, sizeof a->err, "database error");
+		return -1;
+	}
+	if (upd > 0)
+		wake_send(cfg, WAKE_WAITER, "question", a->id);
+	/* Its queue row is not needed any more: a rider's says who did it. */
+	if (a->item > 0 && by != NULL)
+		queue_done_along(db, a->item, by);
+	else
+		queue_cancel(db, "rag_question", a->id);
+	return 0;
+}
+
+/* Answer as[0..n): as[0] is the question asked for, the others ride along
+ * with the item process by runs; a rider not answered here goes back to its
+ * own queue row.  1 as[0] answered, 0 it was not processing any more, -1 on
+ * failure with err. */
+static int answer_batch(struct db *db, const struct config *cfg, const char *by,
+                        struct asked *as, size_t n, bool in_serve, char *err, size_t errlen)
+{
+	struct batch_of b = { "", "", 0 };
+	const struct rindex *ix;
+	const char *texts[RAG_QUESTION_BATCH];
+	size_t lens[RAG_QUESTION_BATCH], live = 0;
+	float *qvecs = NULL;
+	double t0, rank_ms = 0;
+	int rc;
+
+	if ((rc = load_asked(db, &as[0], &b, true, err, errlen)) != 1)
+		goto out;
+	rc = -1;
+	for (size_t i = 1; i < n; i++)
+		as[i].failed = load_asked(db, &as[i], &b, false, as[i].err,
+		                          sizeof as[i].err) != 1;
+	if (in_serve && strcmp(b.embedder, "builtin") != 0) {
+		snprintf(err, errlen, "a network embedder is not called from a worker");
+		goto out;
+	}
+	if ((ix = rag_index_get(db, cfg, b.dataset_id, b.dim, !in_serve, err, errlen)) == NULL)
+		goto out;
+	/* The texts of those still asked, embedded in one call. */
+	if ((qvecs = malloc(n * b.dim * sizeof *qvecs)) == NULL) {
+		snprintf(err, errlen, "out of memory");
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++)
+		if (!as[i].failed) {
+			texts[live] = as[i].text;
+			lens[live++] = as[i].len;
+		}
+	if (rag_embed(cfg, b.embedder, b.dim, texts, lens, live, qvecs, err, errlen) != 0)
+		goto out;
+	/* Back to each question's own slot (j <= i: from the top down). */
+	for (size_t i = n, j = live; i-- > 0;)
+		if (!as[i].failed && --j != i)
+			memmove(qvecs + i * b.dim, qvecs + j * b.dim, b.dim * sizeof *qvecs);
+	t0 = time_mono_ms();
+	if (scan_together(ix, as, n, qvecs) != 0)
+		log_kv(LOG_WARN, "questions scanned one by one", "dataset=%s reason=%s",
+		       b.dataset_id, "out of memory");
+	rank_ms = time_mono_ms() - t0;
+	for (size_t i = 0; i < n; i++)
+		if (!as[i].failed)
+			as[i].failed = rank_and_store(db, cfg, ix, &as[i], qvecs + i * b.dim,
+			                              by, &rank_ms) != 0;
+	/* What a worker's next inline ranking of this dataset may cost. */
+	rag_index_ranked(b.dataset_id, rank_ms / (double)live);
+	if (n > 1)
+		log_kv(LOG_DEBUG, "questions answered together", "dataset=%s questions=%zu "
+		       "rank_ms=%.1f ms=%.1f", b.dataset_id, live, rank_ms, time_mono_ms() - t0);
+	if (as[0].failed)
+		snprintf(err, errlen, "%s", as[0].err);
+	rc = as[0].failed ? -1 : 1;
+out:
+	for (size_t i = 0; i < n; i++)
+		if ((rc != 1 || as[i].failed) && as[i].item > 0)
+			queue_hurry(db, "rag_question", as[i].id);
+	free(qvecs);
+	return rc;
+}
+
+int rag_question_answer(struct db *db, const struct config *cfg,
+                        const char *question_id, bool in_serve,
+                        char *err, size_t errlen)
+{
+	struct asked a;
+	int rc;
+
+	memset(&a, 0, sizeof a);
+	snprintf(a.id, sizeof a.id, "%s", question_id);
+	rc = answer_batch(db, cfg, NULL, &a, 1, in_serve, err, errlen);
+	asked_free(&a);
+	return rc;
+}
+
+/* --- sluice work ------------------------------------------------------------------------ */
+
+struct riders {
+	const struct work_item *it;
+	const char *dataset_id;
+	struct asked *as;               /* filled from as[first] */
+	size_t first, n;
+};
+
+/* The queued questions of it's dataset and tenant, held back for this
+ * child (see the head of this file). */
+static int take_riders_body(struct db *db, void *arg)
+{
+	struct riders *r = arg;
+	struct db_stmt *st;
+	int rc = 0;
+
+	r->n = r->first;
+	st = db_query(db, "SELECT w.id, w.ref_id FROM work_queue w JOIN rag_questions q "
+	    "ON q.id = w.ref_id WHERE w.status = 'queued' AND w.kind = 'rag_question' "
+	    "AND w.tenant = ? AND w.available_at <= UTC_TIMESTAMP(3) "
+	    "AND w.give_up_reason IS NULL AND q.dataset_id = ? AND q.status = 'processing' "
+	    "AND w.ref_id <> ? ORDER BY w.available_at, w.id LIMIT ? "
+	    "FOR UPDATE SKIP LOCKED", "sssi", r->it->tenant != NULL ? r->it->tenant : "",
+	    r->dataset_id, r->it->ref_id, (long long)(RAG_QUESTION_BATCH - r->first));
+	if (st == NULL)
+		return db_last_err(db);
+	while (r->n < RAG_QUESTION_BATCH && (rc = db_fetch(st)) == 1) {
+		struct asked *a = &r->as[r->n];
+
+		if (rag_id_parse(db_col_str(st, 1), a->id) != 0)
+			continue;
+		a->item = db_col_ll(st, 0);
+		r->n++;
+	}
+	db_done(st);
+	if (rc < 0)
+		return rc;
+	for (size_t i = r->first; i < r->n; i++)
+		if ((rc = queue_hold(db, r->as[i].item, RAG_QUESTION_FALLBACK_S)) < 0)
+			return rc;
+	return 0;
+}
+
+/* Answer the riders r takes, batch after batch, for at most
+ * RAG_QUESTION_ROUNDS_MS, while they keep coming (none for
+ * RAG_QUESTION_LINGER_MS ends it): the index is open, the connection made,
+ * and a client that got its answer is often about to ask the next. */
+static void more_rounds(struct work_ctx *w, struct riders *r)
+{
+	double now = time_mono_ms(), until = now + RAG_QUESTION_ROUNDS_MS;
+	double idle_until = now + RAG_QUESTION_LINGER_MS;
+	char err[256];
+
+	r->first = 0;
+	while (!work_stopping(w) && (now = time_mono_ms()) < until && now < idle_until) {
+		memset(r->as, 0, RAG_QUESTION_BATCH * sizeof *r->as);
+		if (db_tx(w->db, "question riders", take_riders_body, r) < 0)
+			break;
+		if (r->n == 0) {
+			nanosleep(&(struct timespec){ 0, RAG_QUESTION_LINGER_MS * 100000L }, NULL);
+			continue;
+		}
+		answer_batch(w->db, w->cfg, w->process_id, r->as, r->n, false, err, sizeof err);
+		for (size_t i = 0; i < r->n; i++)
+			asked_free(&r->as[i]);
+		idle_until = time_mono_ms() + RAG_QUESTION_LINGER_MS;
+	}
+}
+
+/* The dataset of question id, or "" when it is gone. */
+static int dataset_of(struct db *db, const char *id, char *out, size_t cap)
+{
+	struct db_stmt *st = db_query(db, "SELECT dataset_id FROM rag_questions WHERE id = ?",
+	                              "s", id);
+	int rc;
+
+	*out = '\0';
+	if (st == NULL)
+		return db_last_err(db);
+	if ((rc = db_fetch(st)) == 1)
+		snprintf(out, cap, "%s", db_col_str(st, 0));
+	db_done(st);
+	return rc < 0 ? rc : 0;
+}
+
+int rag_question_work(struct work_ctx *w, const struct work_item *it,
+                      char *err, size_t errlen)
+{
+	struct asked as[RAG_QUESTION_BATCH];
+	char dataset_id[RAG_ID_LEN + 1] = "";
+	struct riders r = { it, dataset_id, as, 1, 1 };
+	/* Riders only on a first attempt: a question that failed before is
+	 * tried alone. */
+	bool along = it->attempts <= 1;
+	int rc;
+
+	memset(as, 0, sizeof as);
+	if (rag_id_parse(it->ref_id, as[0].id) != 0) {
+		snprintf(err, errlen, "bad question id");
+		return -1;
+	}
+	if (along && dataset_of(w->db, as[0].id, dataset_id, sizeof dataset_id) != 0)
+		dataset_id[0] = '\0';
+	along = along && dataset_id[0] != '\0';
+	if (along && db_tx(w->db, "question riders", take_riders_body, &r) < 0)
+		r.n = 1;
+	TEST_HOOK_PAUSE(w->cfg, rag_test_batch_delay_ms);
+	rc = answer_batch(w->db, w->cfg, w->process_id, as, r.n, false, err, errlen);
+	for (size_t i = 0; i < r.n; i++)
+		asked_free(&as[i]);
+	if (rc >= 0 && along)
+		more_rounds(w, &r);
+	if (rc >= 0)
+		return 0;
+	if (it->attempts >= it->max_attempts)
+		rag_question_give_up(w, it, err);
+	return -1;
+}
+
+int rag_question_give_up(struct work_ctx *w, const struct work_item *it,
+                         const char *reason)
+{
+	long long n = db_exec(w->db, "UPDATE rag_questions SET status = 'failed', error = ?, "
+	                      "finished_at = UTC_TIMESTAMP(3) WHERE id = ? AND "
+	                      "status = 'processing'", "ss", reason, it->ref_id);
+
+	if (n > 0)
+		wake_send(w->cfg, WAKE_WAITER, "question", it->ref_id);
+	return n < 0 ? -1 : 0;
+}

@@ -33,7 +33,7 @@
 # Environment: SLUICE_PORT (28443), WORKERS (8), CLIENTS (16), QUESTIONS (50
 # per client), SNIPPETS (20000), FILES (20), DOCS (unset), BATCH (1000),
 # CAP (600), INGEST_ONLY (0), KEEP (0), INLINE_MAX (unset: the config's),
-# QPARAMS (unset).
+# QPARAMS (unset), EMBED (unset; stub: the local embeddings stub).
 #
 # The ingestion figures of docs/operations.md:
 #   SLUICE_PORT=41443 INGEST_ONLY=1 DOCS="1000 10000 100000" \
@@ -52,7 +52,9 @@ DEV=$ROOT/scripts/dev
 VAR=$ROOT/var/bench
 TMP=$(mktemp -d)
 
+STUB_PID=
 cleanup() {
+	[[ -z $STUB_PID ]] || kill "$STUB_PID" 2>/dev/null || true
 	rm -rf "$TMP"
 	[[ ${KEEP:-0} == 1 ]] || "$DEV" down bench >/dev/null 2>&1 || true
 }
@@ -74,9 +76,35 @@ elif grep -q '^question_inline_max_snippets' "$conf"; then
 	sed -i -e '/^question_inline_max_snippets *=/d' "$conf"
 	changed=1
 fi
+# EMBED=stub: datasets embedded by a learned-embedder stand-in, the tests'
+# local OpenAI-compatible server (t/lib/EmbedStub.pm: hashed words, 384
+# dimensions), so every question goes through sluice work and reads every
+# vector (hybrid with vec_search).
+stub_keys=(embedding_provider openai_base_url openai_model openai_batch_size)
+work_changed=0
+if [[ ${EMBED:-} == stub ]]; then
+	perl -I"$ROOT/t/lib" -MEmbedStub -e '$SIG{TERM} = sub { exit 0 }; $s = EmbedStub->start(dim => 384);
+		open my $f, ">", $ARGV[0] or die; print {$f} $s->url; close $f; sleep' \
+		"$TMP/stub.url" &
+	STUB_PID=$!
+	for _ in $(seq 50); do [[ -s $TMP/stub.url ]] && break; sleep 0.1; done
+	setconf embedding_provider openai && changed=1
+	setconf openai_base_url "$(cat "$TMP/stub.url")" && changed=1
+	setconf openai_model stub-embed && changed=1
+	setconf openai_batch_size 256 && changed=1
+	work_changed=1
+elif grep -q '^embedding_provider' "$conf"; then
+	sed -i -e "$(printf '/^%s *=/d;' "${stub_keys[@]}")" "$conf"
+	changed=1
+	work_changed=1
+fi
 if [[ $changed == 1 ]]; then
 	"$DEV" serve-stop >/dev/null 2>&1
 	"$DEV" serve-start >/dev/null 2>&1
+fi
+if [[ $work_changed == 1 ]]; then
+	"$DEV" work-stop >/dev/null 2>&1
+	"$DEV" work-start >/dev/null 2>&1
 fi
 eval "$("$DEV" env bench)"
 
@@ -87,7 +115,7 @@ eval "$("$DEV" env bench)"
 		xargs -0 cat 2>/dev/null
 } | tr -d '\r' | iconv -f utf-8 -t utf-8 -c >"$TMP/corpus.txt"
 
-echo "host: $(nproc) CPUs, workers = $WORKERS, clients = $CLIENTS${INLINE_MAX:+, question_inline_max_snippets = $INLINE_MAX}${QPARAMS:+, question fields $QPARAMS}"
+echo "host: $(nproc) CPUs, workers = $WORKERS, clients = $CLIENTS${INLINE_MAX:+, question_inline_max_snippets = $INLINE_MAX}${QPARAMS:+, question fields $QPARAMS}${EMBED:+, embedder $EMBED}"
 perl -I"$ROOT/t/lib" - "$TMP/corpus.txt" "$SNIPPETS" "$FILES" "$CLIENTS" "$QUESTIONS" \
 	"${DOCS:-}" "${BATCH:-1000}" "${CAP:-600}" "${INGEST_ONLY:-0}" <<'PERL'
 use strict;

@@ -350,8 +350,12 @@ static int take_riders_body(struct db *db, void *arg)
 	int rc = 0;
 
 	r->n = r->first;
-	st = db_query(db, "SELECT w.id, w.ref_id FROM work_queue w JOIN rag_questions q "
-	    "ON q.id = w.ref_id WHERE w.status = 'queued' AND w.kind = 'rag_question' "
+	/* ref_id is utf8mb4 text, question ids ASCII (sql/018): compared
+	 * as they are, the question would be found by scanning its dataset's
+	 * questions; converted, by its primary key. */
+	st = db_query(db, "SELECT w.id, w.ref_id FROM work_queue w STRAIGHT_JOIN rag_questions q "
+	    "FORCE INDEX (PRIMARY) ON q.id = CONVERT(w.ref_id USING ascii) "
+	    "WHERE w.status = 'queued' AND w.kind = 'rag_question' "
 	    "AND w.tenant = ? AND w.available_at <= UTC_TIMESTAMP(3) "
 	    "AND w.give_up_reason IS NULL AND q.dataset_id = ? AND q.status = 'processing' "
 	    "AND w.ref_id <> ? ORDER BY w.available_at, w.id LIMIT ? "

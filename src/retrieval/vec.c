@@ -455,7 +455,7 @@ size_t vec_topk(enum vec_metric m, const float *q, float qnorm,
 
 /* ---- many queries in one pass ------------------------------------------------------- */
 
-/* Scored through a dot product: the metrics a tile serves. */
+/* Scored through a dot product: the metrics the matrix product serves. */
 static bool via_dot(enum vec_metric m)
 {
 	return m == VEC_L2 || m == VEC_COS || m == VEC_DOT;

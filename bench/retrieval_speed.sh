@@ -37,9 +37,8 @@ mkdir -p "$RESULTS"
 		"$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')"
 	echo "== part 1: exact top-10 scan vs memory read bound"
 	# shellcheck disable=SC2086
-	$CC $CFLAGS -I"$ROOT/src" $(pkg-config --cflags openblas) -o "$TMP/vec_speed" \
-		"$ROOT/bench/vec_speed.c" "$ROOT/src/retrieval/vec.c" \
-		$(pkg-config --libs openblas) -lm
+	$CC $CFLAGS -I"$ROOT/src" -o "$TMP/vec_speed" \
+		"$ROOT/bench/vec_speed.c" "$ROOT/src/retrieval/vec.c" -lm
 	"$TMP/vec_speed" "$ROWS" "$DIM" "$REPS"
 	echo "== part 2: POST-to-success latency and ingestion throughput (service)"
 	if [[ -x $ROOT/bench/retrieval_service.sh ]]; then

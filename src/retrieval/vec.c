@@ -24,11 +24,9 @@
  * scores (a corrupt or hostile vector) are skipped: they have no order.
  * max ignores NaN components rather than propagating them (maxps keeps
  * the accumulator); rindex_write refuses non-finite vectors anyway. */
-#include <cblas.h>
 #include <immintrin.h>
 #include <math.h>
 #include <stdatomic.h>
-#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -273,17 +271,73 @@ AVX2 static float max_avx2(const float *a, const float *b, size_t dim)
 	return s;
 }
 
+/* ---- tiles of four queries by two rows ------------------------------------------------
+ *
+ * d[r][j] = the dot product of row r (r0 or r1) and query q[j].  A row is
+ * loaded once for four queries, and eight independent sums keep both FMA
+ * units busy: a scan of many queries is bound by arithmetic, not by
+ * reading the rows again for each. */
+
+#define TILE_Q 4
+
+AVX2 static void tile_avx2(const float *const q[TILE_Q], const float *r0, const float *r1,
+                           size_t dim, float d[2][TILE_Q])
+{
+	__m256 a00 = _mm256_setzero_ps(), a01 = a00, a02 = a00, a03 = a00;
+	__m256 a10 = a00, a11 = a00, a12 = a00, a13 = a00;
+	size_t i = 0;
+
+	for (; i + 8 <= dim; i += 8) {
+		__m256 x0 = _mm256_loadu_ps(r0 + i), x1 = _mm256_loadu_ps(r1 + i), y;
+
+		y = _mm256_loadu_ps(q[0] + i);
+		a00 = _mm256_fmadd_ps(x0, y, a00);
+		a10 = _mm256_fmadd_ps(x1, y, a10);
+		y = _mm256_loadu_ps(q[1] + i);
+		a01 = _mm256_fmadd_ps(x0, y, a01);
+		a11 = _mm256_fmadd_ps(x1, y, a11);
+		y = _mm256_loadu_ps(q[2] + i);
+		a02 = _mm256_fmadd_ps(x0, y, a02);
+		a12 = _mm256_fmadd_ps(x1, y, a12);
+		y = _mm256_loadu_ps(q[3] + i);
+		a03 = _mm256_fmadd_ps(x0, y, a03);
+		a13 = _mm256_fmadd_ps(x1, y, a13);
+	}
+	d[0][0] = hsum256(a00); d[0][1] = hsum256(a01);
+	d[0][2] = hsum256(a02); d[0][3] = hsum256(a03);
+	d[1][0] = hsum256(a10); d[1][1] = hsum256(a11);
+	d[1][2] = hsum256(a12); d[1][3] = hsum256(a13);
+	for (; i < dim; i++)
+		for (size_t j = 0; j < TILE_Q; j++) {
+			d[0][j] += r0[i] * q[j][i];
+			d[1][j] += r1[i] * q[j][i];
+		}
+}
+
+/* The rows stay in the first-level cache across the four queries. */
+static void tile_portable(const float *const q[TILE_Q], const float *r0, const float *r1,
+                          size_t dim, float d[2][TILE_Q])
+{
+	for (size_t j = 0; j < TILE_Q; j++) {
+		d[0][j] = dot_portable(r0, q[j], dim);
+		d[1][j] = dot_portable(r1, q[j], dim);
+	}
+}
+
 /* ---- dispatch ---------------------------------------------------------------- */
 
 typedef float (*vec_kernel_fn)(const float *, const float *, size_t);
 
-struct kernel_set { vec_kernel_fn dot, l2sq, l1, max; };
+typedef void (*vec_tile_fn)(const float *const q[TILE_Q], const float *r0,
+                            const float *r1, size_t dim, float d[2][TILE_Q]);
+
+struct kernel_set { vec_kernel_fn dot, l2sq, l1, max; vec_tile_fn tile; };
 
 static const struct kernel_set portable_set = {
-	dot_portable, l2sq_portable, l1_portable, max_portable,
+	dot_portable, l2sq_portable, l1_portable, max_portable, tile_portable,
 };
 static const struct kernel_set avx2_set = {
-	dot_avx2, l2sq_avx2, l1_avx2, max_avx2,
+	dot_avx2, l2sq_avx2, l1_avx2, max_avx2, tile_avx2,
 };
 
 bool vec_have_avx2(void)
@@ -455,7 +509,7 @@ size_t vec_topk(enum vec_metric m, const float *q, float qnorm,
 
 /* ---- many queries in one pass ------------------------------------------------------- */
 
-/* Scored through a dot product: the metrics the matrix product serves. */
+/* Scored through a dot product: the metrics a tile serves. */
 static bool via_dot(enum vec_metric m)
 {
 	return m == VEC_L2 || m == VEC_COS || m == VEC_DOT;
@@ -473,74 +527,56 @@ struct dot_query {
 	const uint8_t *keep;
 };
 
-/* Row i0 + r's dot product with x's query is d[r]: into x's metric (in
- * place), then into its heap when it beats the heap's worst.  Two plain
- * loops: the first vectorises, the second is one well-predicted
- * comparison a row. */
-static void dot_offer_block(struct dot_query *x, float *d, size_t i0, size_t rows,
-                            const float *rn, const float *inv_rn)
+/* Row row's dot product with x's query is d: into x's metric, then into
+ * its heap when it beats the heap's worst (most rows fail that one
+ * comparison). */
+static void dot_offer(struct dot_query *x, uint32_t row, float d, float rn, float inv_rn)
 {
-	if (x->m == VEC_COS)
-		for (size_t r = 0; r < rows; r++)
-			d[r] = d[r] * x->inv_qn * inv_rn[r];     /* 0 when either norm is 0 */
-	else if (x->m == VEC_L2)
-		for (size_t r = 0; r < rows; r++)
-			d[r] = x->qn2 + rn[r] * rn[r] - 2.0f * d[r];
-	for (size_t r = 0; r < rows; r++) {
-		/* Equal is not better: rows come in order, the kept one is lower. */
-		if (!(x->hp.larger ? d[r] > x->lim : d[r] < x->lim))
-			continue;                /* NaN too */
-		if (x->keep != NULL && !x->keep[i0 + r])
-			continue;
-		heap_offer(&x->hp, (uint32_t)(i0 + r), d[r]);
-		if (x->hp.n == x->hp.k)
-			x->lim = x->hp.h[0].score;
-	}
+	float sc;
+
+	if (x->m == VEC_DOT)
+		sc = d;
+	else if (x->m == VEC_COS)
+		sc = d * x->inv_qn * inv_rn;       /* 0 when either norm is 0 */
+	else
+		sc = x->qn2 + rn * rn - 2.0f * d;
+	/* Equal is not better: rows come in order, the kept one is lower. */
+	if (!(x->hp.larger ? sc > x->lim : sc < x->lim))
+		return;                          /* NaN too */
+	if (x->keep != NULL && !x->keep[row])
+		return;
+	heap_offer(&x->hp, row, sc);
+	if (x->hp.n == x->hp.k)
+		x->lim = x->hp.h[0].score;
 }
 
-/* Rows per block: the block (1.5 MB at 384 dimensions) and its products
- * stay in the second-level cache while every query's offers read them. */
-#define BLOCK_ROWS 1024
-
-static void blas_one_thread(void)
+/* Every dot query against every row, two rows and four queries at a time:
+ * two rows stay in the first-level cache while all the queries pass. */
+static void scan_tiles(const struct kernel_set *ks, struct dot_query *dq, size_t ndot,
+                       const struct vec_query *qs, const size_t *idx, const float *base,
+                       const float *norms, size_t n, size_t dim)
 {
-	static atomic_bool done;
+	for (size_t i = 0; i < n; i += 2) {
+		const float *r0 = base + i * dim, *r1 = i + 1 < n ? r0 + dim : r0;
+		size_t rows = i + 1 < n ? 2 : 1;
+		float rn[2] = { norms[i], norms[i + rows - 1] }, inv_rn[2];
 
-	/* Each process ranks on one core: the pool and the machine are sized
-	 * by processes, and OpenBLAS's own threads would fight them. */
-	if (!atomic_exchange(&done, true))
-		openblas_set_num_threads(1);
-}
+		for (size_t r = 0; r < 2; r++)
+			inv_rn[r] = rn[r] != 0.0f ? 1.0f / rn[r] : 0.0f;
+		for (size_t g = 0; g < ndot; g += TILE_Q) {
+			const float *q[TILE_Q];
+			float d[2][TILE_Q];
+			size_t nt = ndot - g < TILE_Q ? ndot - g : TILE_Q;
 
-static int scan_blocks(struct dot_query *dq, size_t ndot, const struct vec_query *qs,
-                       const size_t *idx, const float *base, const float *norms,
-                       size_t n, size_t dim)
-{
-	float *q = malloc(ndot * dim * sizeof *q), *c = malloc(ndot * BLOCK_ROWS * sizeof *c);
-	float inv_rn[BLOCK_ROWS];
-
-	if (q == NULL || c == NULL) {
-		free(q);
-		free(c);
-		return -1;
+			for (size_t t = 0; t < TILE_Q; t++)    /* a short tile repeats its first */
+				q[t] = qs[idx[g + (t < nt ? t : 0)]].q;
+			ks->tile(q, r0, r1, dim, d);
+			for (size_t t = 0; t < nt; t++)
+				for (size_t r = 0; r < rows; r++)
+					dot_offer(&dq[g + t], (uint32_t)(i + r), d[r][t], rn[r],
+					          inv_rn[r]);
+		}
 	}
-	blas_one_thread();
-	for (size_t j = 0; j < ndot; j++)
-		memcpy(q + j * dim, qs[idx[j]].q, dim * sizeof *q);
-	for (size_t i0 = 0; i0 < n; i0 += BLOCK_ROWS) {
-		size_t rows = n - i0 < BLOCK_ROWS ? n - i0 : BLOCK_ROWS;
-
-		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (blasint)ndot,
-		            (blasint)rows, (blasint)dim, 1.0f, q, (blasint)dim,
-		            base + i0 * dim, (blasint)dim, 0.0f, c, (blasint)rows);
-		for (size_t r = 0; r < rows; r++)
-			inv_rn[r] = norms[i0 + r] != 0.0f ? 1.0f / norms[i0 + r] : 0.0f;
-		for (size_t j = 0; j < ndot; j++)
-			dot_offer_block(&dq[j], c + j * rows, i0, rows, norms + i0, inv_rn);
-	}
-	free(q);
-	free(c);
-	return 0;
 }
 
 int vec_topk_many_with(enum vec_kernel kern, struct vec_query *qs, size_t nq,
@@ -586,14 +622,8 @@ int vec_topk_many_with(enum vec_kernel kern, struct vec_query *qs, size_t nq,
 		idx[ndot++] = j;
 		cap += 2 * x->k;
 	}
-	/* The dot products of a block of rows with every query at once: a
-	 * matrix product, which OpenBLAS runs near the CPU's peak. */
-	if (ndot > 0 && scan_blocks(dq, ndot, qs, idx, base, norms, n, dim) != 0) {
-		free(dq);
-		free(idx);
-		free(pool);
-		return -1;
-	}
+	if (ndot > 0)
+		scan_tiles(ks, dq, ndot, qs, idx, base, norms, n, dim);
 	/* The kept rows scored exactly, the best k of them out. */
 	for (size_t h = 0; h < ndot; h++) {
 		struct vec_query *x = &qs[idx[h]];

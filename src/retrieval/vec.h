@@ -63,13 +63,12 @@ struct vec_query {
 /* vec_topk for each of nq queries over the same rows, reading the rows
  * once for all the L2, cos and dot queries: one scan is bound by memory
  * bandwidth, so one pass for many questions costs far less than a pass
- * each.  Those three metrics come from dot products computed as one matrix
- * product (OpenBLAS sgemm) per block of rows; the best 2k by them are
- * scored again with the metric's own kernel, so each hit's score is
- * exactly vec_topk's and the hits are the same unless k rows lie within
- * float rounding of the k-th.  L1 and max queries are scanned one by one.
- * 0, or -1 when out of memory (the L2, cos and dot queries then have
- * nout 0). */
+ * each.  Those three metrics come from dot products computed four queries
+ * by two rows at a time (AVX2 and FMA when the CPU has them); the best 2k
+ * by them are scored again with the metric's own kernel, so each hit's
+ * score is exactly vec_topk's and the hits are the same unless k rows lie
+ * within float rounding of the k-th.  L1 and max queries are scanned one
+ * by one.  0, or -1 when out of memory (nothing written). */
 int vec_topk_many(struct vec_query *qs, size_t nq, const float *base,
                   const float *norms, size_t n, size_t dim);
 /* As vec_topk_many with an explicit kernel (tests, the benchmark). */

@@ -7,11 +7,11 @@
  * index file is opened and checked once, the embedder called once (one
  * request to a network embedder), and the questions that read every
  * vector (hybrid off, or a learned embedder) read them once together
- * (vec_topk_many: a matrix product, where each alone is bound by memory
- * bandwidth).  Those riders' queue rows are not claimed but held back
- * RAG_QUESTION_FALLBACK_S, as a worker's head start is: each is cancelled
- * once its result is stored, hurried back when its own ranking failed, and
- * comes due by itself should this child die first.  Once its own batch
+ * (vec_topk_many, four questions by two rows at a time: each alone is
+ * bound by memory bandwidth).  Those riders' queue rows are not claimed
+ * but held back RAG_QUESTION_FALLBACK_S, as a worker's head start is: each
+ * is marked done once its result is stored, hurried back when its own
+ * ranking failed, and comes due by itself should this child die first.  Once its own batch
  * is answered, the child takes the next riders, and again, while they keep
  * coming and for at most RAG_QUESTION_ROUNDS_MS, with the index open and
  * the connection made.  A result is stored only while its question is

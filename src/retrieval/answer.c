@@ -336,12 +336,12 @@ int rag_question_answer(struct db *db, const struct config *cfg,
 
 struct riders {
 	const struct work_item *it;
-	const char *dataset_id;
 	struct asked *as;               /* filled from as[first] */
 	size_t first, n;
 };
 
-/* The queued questions of it's dataset and tenant, held back for this
+/* The queued questions of it's question's dataset and tenant (none once
+ * that question is gone), held back for this
  * child (see the head of this file). */
 static int take_riders_body(struct db *db, void *arg)
 {
@@ -357,10 +357,11 @@ static int take_riders_body(struct db *db, void *arg)
 	    "FORCE INDEX (PRIMARY) ON q.id = CONVERT(w.ref_id USING ascii) "
 	    "WHERE w.status = 'queued' AND w.kind = 'rag_question' "
 	    "AND w.tenant = ? AND w.available_at <= UTC_TIMESTAMP(3) "
-	    "AND w.give_up_reason IS NULL AND q.dataset_id = ? AND q.status = 'processing' "
+	    "AND w.give_up_reason IS NULL AND q.status = 'processing' AND q.dataset_id = "
+	    "(SELECT o.dataset_id FROM rag_questions o WHERE o.id = ?) "
 	    "AND w.ref_id <> ? ORDER BY w.available_at, w.id LIMIT ? "
 	    "FOR UPDATE SKIP LOCKED", "sssi", r->it->tenant != NULL ? r->it->tenant : "",
-	    r->dataset_id, r->it->ref_id, (long long)(RAG_QUESTION_BATCH - r->first));
+	    r->it->ref_id, r->it->ref_id, (long long)(RAG_QUESTION_BATCH - r->first));
 	if (st == NULL)
 		return db_last_err(db);
 	while (r->n < RAG_QUESTION_BATCH && (rc = db_fetch(st)) == 1) {
@@ -406,28 +407,11 @@ static void more_rounds(struct work_ctx *w, struct riders *r)
 	}
 }
 
-/* The dataset of question id, or "" when it is gone. */
-static int dataset_of(struct db *db, const char *id, char *out, size_t cap)
-{
-	struct db_stmt *st = db_query(db, "SELECT dataset_id FROM rag_questions WHERE id = ?",
-	                              "s", id);
-	int rc;
-
-	*out = '\0';
-	if (st == NULL)
-		return db_last_err(db);
-	if ((rc = db_fetch(st)) == 1)
-		snprintf(out, cap, "%s", db_col_str(st, 0));
-	db_done(st);
-	return rc < 0 ? rc : 0;
-}
-
 int rag_question_work(struct work_ctx *w, const struct work_item *it,
                       char *err, size_t errlen)
 {
 	struct asked as[RAG_QUESTION_BATCH];
-	char dataset_id[RAG_ID_LEN + 1] = "";
-	struct riders r = { it, dataset_id, as, 1, 1 };
+	struct riders r = { it, as, 1, 1 };
 	/* Riders only on a first attempt: a question that failed before is
 	 * tried alone. */
 	bool along = it->attempts <= 1;
@@ -438,9 +422,6 @@ int rag_question_work(struct work_ctx *w, const struct work_item *it,
 		snprintf(err, errlen, "bad question id");
 		return -1;
 	}
-	if (along && dataset_of(w->db, as[0].id, dataset_id, sizeof dataset_id) != 0)
-		dataset_id[0] = '\0';
-	along = along && dataset_id[0] != '\0';
 	if (along && db_tx(w->db, "question riders", take_riders_body, &r) < 0)
 		r.n = 1;
 	TEST_HOOK_PAUSE(w->cfg, rag_test_batch_delay_ms);

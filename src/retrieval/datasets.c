@@ -228,14 +228,11 @@ static int dataset_post(struct req *r)
  * rag_snippets_dataset_idx, never by reading the rows (clients poll this
  * while a large dataset is ingested).  The caller's user id first, then
  * what the WHERE clause that follows binds. */
+#define DOCS_WITH "(SELECT COUNT(*) FROM rag_documents x FORCE INDEX " \
+	"(rag_documents_pending_idx) WHERE x.dataset_id = d.id AND x.status = "
 #define DATASET_SELECT "SELECT d.id, d.name, d.status, d.error, d.embedder, " \
 	"d.dimensions, d.created_at, d.updated_at, " \
-	"(SELECT COUNT(*) FROM rag_documents x WHERE x.dataset_id = d.id " \
-	"AND x.status = 'processing'), " \
-	"(SELECT COUNT(*) FROM rag_documents x WHERE x.dataset_id = d.id " \
-	"AND x.status = 'success'), " \
-	"(SELECT COUNT(*) FROM rag_documents x WHERE x.dataset_id = d.id " \
-	"AND x.status = 'failed'), " \
+	DOCS_WITH "'processing'), " DOCS_WITH "'success'), " DOCS_WITH "'failed'), " \
 	"IF(d.status = 'success', d.snippet_count, (SELECT COUNT(*) FROM rag_snippets s " \
 	"FORCE INDEX (rag_snippets_dataset_idx) WHERE s.dataset_id = d.id)) " \
 	"FROM rag_datasets d WHERE d.owner_user_id = ? "

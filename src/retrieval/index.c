@@ -184,9 +184,9 @@ static uint64_t align_up(uint64_t n)
 	return (n + RINDEX_ALIGN - 1) & ~(uint64_t)(RINDEX_ALIGN - 1);
 }
 
-static const char *str_or(const char *const *v, size_t i, const char *dflt)
+static const char *str_or(const char *s, const char *dflt)
 {
-	return v != NULL && v[i] != NULL ? v[i] : dflt;
+	return s != NULL ? s : dflt;
 }
 
 /* The header for these sections, laid out one after the other. */
@@ -229,23 +229,27 @@ struct derived {
 };
 
 static int write_body(struct out *o, const struct rindex_hdr *h, size_t n, size_t dim,
-                      const float *vecs, const char *const *ids, const char *const *meta,
-                      const char *const *texts, const struct derived *dv)
+                      const struct rindex_row *rows, const struct derived *dv)
 {
 	uint64_t off = 0;
 
-	if (out_write(o, h, sizeof *h) != 0 || out_pad(o) != 0 ||
-	    out_write(o, vecs, n * dim * sizeof(float)) != 0 || out_pad(o) != 0)
+	if (out_write(o, h, sizeof *h) != 0 || out_pad(o) != 0)
+		return -1;
+	for (size_t i = 0; i < n; i++)
+		if (out_write(o, rows[i].vec, dim * sizeof(float)) != 0)
+			return -1;
+	if (out_pad(o) != 0)
 		return -1;
 	for (size_t i = 0; i < n; i++) {
-		float nv = vec_norm(vecs + i * dim, dim);
+		float nv = vec_norm(rows[i].vec, dim);
 		if (out_write(o, &nv, sizeof nv) != 0)
 			return -1;
 	}
 	if (out_pad(o) != 0)
 		return -1;
 	for (size_t i = 0; i < n; i++) {
-		const char *s[3] = { str_or(ids, i, ""), str_or(meta, i, "{}"), str_or(texts, i, "") };
+		const char *s[3] = { str_or(rows[i].id, ""), str_or(rows[i].meta, "{}"),
+		                     str_or(rows[i].text, "") };
 		for (int j = 0; j < 3; j++) {
 			if (out_write(o, &off, sizeof off) != 0)
 				return -1;
@@ -255,7 +259,8 @@ static int write_body(struct out *o, const struct rindex_hdr *h, size_t n, size_
 	if (out_pad(o) != 0)
 		return -1;
 	for (size_t i = 0; i < n; i++) {
-		const char *s[3] = { str_or(ids, i, ""), str_or(meta, i, "{}"), str_or(texts, i, "") };
+		const char *s[3] = { str_or(rows[i].id, ""), str_or(rows[i].meta, "{}"),
+		                     str_or(rows[i].text, "") };
 		for (int j = 0; j < 3; j++)
 			if (out_write(o, s[j], strlen(s[j]) + 1) != 0)
 				return -1;
@@ -280,11 +285,11 @@ static void derived_free(struct derived *dv)
 	free(dv->blob_docs);
 }
 
-/* The document map (rows with equal consecutive doc_ids are one document)
+/* The document map (rows with equal consecutive docs are one document)
  * and both BM25 indexes with their serialised blobs; the documents' index
  * is counted from the rows' words, not tokenised again.  0, or -1 when out
  * of memory. */
-static int derive(size_t n, const char *const *doc_ids, const char *const *tx,
+static int derive(size_t n, const struct rindex_row *rows, const char *const *tx,
                   const size_t *lens, struct derived *dv)
 {
 	dv->row_doc = malloc((n ? n : 1) * sizeof *dv->row_doc);
@@ -292,8 +297,8 @@ static int derive(size_t n, const char *const *doc_ids, const char *const *tx,
 	if (dv->row_doc == NULL || dv->doc_first == NULL)
 		return -1;
 	for (size_t i = 0; i < n; i++) {
-		if (i == 0 || doc_ids == NULL || doc_ids[i] == NULL || doc_ids[i - 1] == NULL ||
-		    strcmp(doc_ids[i], doc_ids[i - 1]) != 0)
+		if (i == 0 || rows[i].doc == NULL || rows[i - 1].doc == NULL ||
+		    strcmp(rows[i].doc, rows[i - 1].doc) != 0)
 			dv->doc_first[dv->ndocs++] = (uint32_t)i;
 		dv->row_doc[i] = (uint32_t)(dv->ndocs - 1);
 	}
@@ -324,66 +329,48 @@ static int fsync_dir_of(const char *path)
 	return rc;
 }
 
-/* rindex_sort_rows: documents in id order, each one's rows by position. */
-struct snippet_order { const char *const *docs; const long *pos; };
-
-static int by_document(const void *a, const void *b, void *arg)
+/* rindex_sort: documents in id order, each one's rows by position. */
+static int by_document(const void *a, const void *b)
 {
-	const struct snippet_order *o = arg;
-	size_t x = *(const size_t *)a, y = *(const size_t *)b;
-	int c = strcmp(o->docs[x], o->docs[y]);
+	const struct rindex_row *x = a, *y = b;
+	int c = strcmp(x->doc, y->doc);
 
-	return c != 0 ? c : (o->pos[x] > o->pos[y]) - (o->pos[x] < o->pos[y]);
+	return c != 0 ? c : (x->pos > y->pos) - (x->pos < y->pos);
 }
 
-/* The permutation is followed cycle by cycle, so an embedding is copied
- * once and no second array of them is needed. */
-int rindex_sort_rows(size_t n, size_t dim, float *vecs, char **ids, char **meta,
-                     char **texts, char **docs, long *pos)
+void rindex_sort(struct rindex_row *rows, size_t n)
 {
-	size_t *from = malloc(n * sizeof *from);
-	float *tmp = malloc(dim * sizeof *tmp);
-
-	if (from == NULL || tmp == NULL) {
-		free(from);
-		free(tmp);
-		return n == 0 ? 0 : -1;
-	}
-	for (size_t i = 0; i < n; i++)
-		from[i] = i;
-	qsort_r(from, n, sizeof *from, by_document,
-	        &(struct snippet_order){ (const char *const *)docs, pos });
-	/* Row i takes row from[i]; a row moved is marked from[i] = i. */
-	for (size_t start = 0; start < n; start++) {
-		if (from[start] == start)
-			continue;
-		char *id = ids[start], *m = meta[start], *t = texts[start], *d = docs[start];
-		long p = pos[start];
-		size_t i = start;
-
-		memcpy(tmp, vecs + start * dim, dim * sizeof *tmp);
-		while (from[i] != start) {
-			size_t j = from[i];
-
-			ids[i] = ids[j], meta[i] = meta[j], texts[i] = texts[j], docs[i] = docs[j];
-			pos[i] = pos[j];
-			memcpy(vecs + i * dim, vecs + j * dim, dim * sizeof *vecs);
-			from[i] = i;
-			i = j;
-		}
-		ids[i] = id, meta[i] = m, texts[i] = t, docs[i] = d, pos[i] = p;
-		memcpy(vecs + i * dim, tmp, dim * sizeof *tmp);
-		from[i] = i;
-	}
-	free(from);
-	free(tmp);
-	return 0;
+	if (n > 1)
+		qsort(rows, n, sizeof *rows, by_document);
 }
 
 int rindex_write(const char *path, size_t n, size_t dim, const float *vecs,
                  const char *const *snippet_ids, const char *const *metadata_json,
                  const char *const *texts, const char *const *doc_ids,
                  char *err, size_t errlen)
+{
+	struct rindex_row *rows = calloc(n ? n : 1, sizeof *rows);
+	int rc;
+
+	if (rows == NULL) {
+		snprintf(err, errlen, "index: out of memory");
+		return -1;
+	}
+	for (size_t i = 0; i < n; i++)
+		rows[i] = (struct rindex_row){
+			.vec = vecs + i * dim,
+			.id = snippet_ids != NULL ? snippet_ids[i] : NULL,
+			.meta = metadata_json != NULL ? metadata_json[i] : NULL,
+			.text = texts != NULL ? texts[i] : NULL,
+			.doc = doc_ids != NULL ? doc_ids[i] : NULL,
+		};
+	rc = rindex_write_rows(path, n, dim, rows, err, errlen);
+	free(rows);
+	return rc;
+}
+
+int rindex_write_rows(const char *path, size_t n, size_t dim, const struct rindex_row *rows,
+                      char *err, size_t errlen)
 {
 	struct rindex_hdr h;
 	struct out o = { NULL, { { 0 }, { 0 }, 0, 0 }, 0 };
@@ -398,23 +385,24 @@ int rindex_write(const char *path, size_t n, size_t dim, const float *vecs,
 		snprintf(err, errlen, "index: dim %zu or count %zu out of range", dim, n);
 		return -1;
 	}
-	for (size_t i = 0; i < n * dim; i++)
-		if (!isfinite(vecs[i])) {
-			snprintf(err, errlen, "index: vector %zu has a value that is not a finite number",
-			         i / dim);
-			return -1;
-		}
+	for (size_t i = 0; i < n; i++)
+		for (size_t k = 0; k < dim; k++)
+			if (!isfinite(rows[i].vec[k])) {
+				snprintf(err, errlen, "index: vector %zu has a value that is not a "
+				         "finite number", i);
+				return -1;
+			}
 	lens = calloc(n ? n : 1, sizeof *lens);
 	tx = calloc(n ? n : 1, sizeof *tx);
 	if (lens == NULL || tx == NULL)
 		goto nomem;
 	for (size_t i = 0; i < n; i++) {
-		tx[i] = str_or(texts, i, "");
+		tx[i] = str_or(rows[i].text, "");
 		lens[i] = strlen(tx[i]);
-		strbytes += strlen(str_or(snippet_ids, i, "")) + strlen(str_or(metadata_json, i, "{}")) +
+		strbytes += strlen(str_or(rows[i].id, "")) + strlen(str_or(rows[i].meta, "{}")) +
 		            lens[i] + 3;
 	}
-	if (derive(n, doc_ids, tx, lens, &dv) != 0)
+	if (derive(n, rows, tx, lens, &dv) != 0)
 		goto nomem;
 	plan(&h, n, dim, dv.ndocs, strbytes, bm25_serialized_size(dv.bm),
 	     bm25_serialized_size(dv.bm_docs));
@@ -434,7 +422,7 @@ int rindex_write(const char *path, size_t n, size_t dim, const float *vecs,
 	fd = -1;                                  /* o.f owns it now */
 	setvbuf(o.f, NULL, _IOFBF, 1 << 20);
 	hasher_init(&o.hs);
-	if (write_body(&o, &h, n, dim, vecs, snippet_ids, metadata_json, texts, &dv) != 0 ||
+	if (write_body(&o, &h, n, dim, rows, &dv) != 0 ||
 	    fflush(o.f) != 0)
 		goto io;
 	h.checksum = hasher_final(&o.hs);

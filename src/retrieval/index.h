@@ -22,16 +22,23 @@ struct rindex;
  * doc_ids[i] names row i's document: consecutive rows with the same id are
  * one document's snippets in order (the caller sorts by document, then
  * position); NULL makes every row a document of its own. */
-/* Rows read in another order (a table's key) put in rindex_write's, in
- * place: by document id, then by pos[i] within a document.  The six
- * arrays are permuted together (vecs by dim floats a row).  0, or -1 when
- * out of memory (the rows are then as they were). */
-int rindex_sort_rows(size_t n, size_t dim, float *vecs, char **ids, char **meta,
-                     char **texts, char **docs, long *pos);
 int rindex_write(const char *path, size_t n, size_t dim, const float *vecs,
                  const char *const *snippet_ids, const char *const *metadata_json,
                  const char *const *texts, const char *const *doc_ids,
                  char *err, size_t errlen);
+/* The same from rows whose values lie anywhere (an ingestion's kept rows
+ * and rows read back, without copying them together first); pos orders a
+ * document's rows for rindex_sort and is not written. */
+struct rindex_row {
+	const float *vec;
+	const char *id, *meta, *text, *doc;
+	long pos;
+};
+int rindex_write_rows(const char *path, size_t n, size_t dim, const struct rindex_row *rows,
+                      char *err, size_t errlen);
+/* Rows read in another order (a table's key) put in rindex_write's: by
+ * document id, then by pos within a document. */
+void rindex_sort(struct rindex_row *rows, size_t n);
 struct rindex *rindex_open(const char *path, char *err, size_t errlen);  /* NULL: missing/corrupt */
 void rindex_close(struct rindex *ix);
 size_t rindex_count(const struct rindex *ix);

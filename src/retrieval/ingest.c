@@ -1,23 +1,22 @@
-/* ingest.c - a dataset's embedder, ingestion in `sluice work`, and the
- * index file built from MariaDB.
+/* ingest.c - a dataset's embedder and ingestion in `sluice work`.
  *
  * Ingestion is idempotent, so a claim that a dead process left behind can
  * simply run again: a group of documents has its snippets replaced in the
  * same transaction that marks those documents success, and the index file
- * is rewritten whole (atomically) from the rows.  A named lock per dataset
- * keeps two work processes from ingesting one dataset at the same time. */
-#include <errno.h>
+ * is rewritten whole (atomically, build.c) from the rows, those this
+ * ingestion stored taken from memory.  A lease per dataset keeps two work
+ * processes from ingesting one dataset at the same time. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <json-c/json.h>
 
 #include "db/db.h"
+#include "retrieval/build.h"
 #include "retrieval/chunk.h"
 #include "retrieval/embed.h"
 #include "retrieval/index.h"
@@ -67,41 +66,8 @@ int rag_embed(const struct config *cfg, const char *embedder, size_t dim,
 	return -1;
 }
 
-/* --- index files ------------------------------------------------------------------ */
-
-int rag_index_path(const struct config *cfg, const char *dataset_id,
-                   char *buf, size_t cap)
-{
-	char dir[CONFIG_PATH_MAX + 32];
-	int n;
-
-	if (config_rag_index_dir(cfg, dir, sizeof dir) != 0)
-		return -1;
-	n = snprintf(buf, cap, "%s/%s.idx", dir, dataset_id);
-	return n < 0 || (size_t)n >= cap ? -1 : 0;
-}
-
-/* mkdir -p for the index directory (0750). */
-static int make_dirs(const char *path)
-{
-	char tmp[CONFIG_PATH_MAX + 32];
-	size_t n = strlen(path);
-
-	if (n == 0 || n >= sizeof tmp)
-		return -1;
-	memcpy(tmp, path, n + 1);
-	for (char *p = tmp + 1; *p != '\0'; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		if (mkdir(tmp, 0750) != 0 && errno != EEXIST)
-			return -1;
-		*p = '/';
-	}
-	return mkdir(tmp, 0750) != 0 && errno != EEXIST ? -1 : 0;
-}
-
-/* Embeddings are stored as float32 little-endian, whatever the host. */
+/* Embeddings are stored as float32 little-endian, whatever the host
+ * (build.c reads them back). */
 static void f32_le_put(unsigned char *dst, const float *src, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
@@ -115,18 +81,8 @@ static void f32_le_put(unsigned char *dst, const float *src, size_t n)
 	}
 }
 
-static void f32_le_get(float *dst, const unsigned char *src, size_t n)
-{
-	for (size_t i = 0; i < n; i++) {
-		uint32_t u = (uint32_t)src[4 * i] | (uint32_t)src[4 * i + 1] << 8 |
-		             (uint32_t)src[4 * i + 2] << 16 | (uint32_t)src[4 * i + 3] << 24;
-
-		memcpy(&dst[i], &u, 4);
-	}
-}
-
-static int dataset_dim(struct db *db, const char *dataset_id, size_t *dim,
-                       char *embedder, size_t ecap)
+int rag_dataset_dim(struct db *db, const char *dataset_id, size_t *dim,
+                    char *embedder, size_t ecap)
 {
 	struct db_stmt *st = db_query(db, "SELECT dimensions, embedder FROM "
 	                              "rag_datasets WHERE id = ?", "s", dataset_id);
@@ -141,122 +97,6 @@ static int dataset_dim(struct db *db, const char *dataset_id, size_t *dim,
 	}
 	db_done(st);
 	return rc;                        /* 1 found, 0 gone, < 0 error */
-}
-
-int rag_index_build(struct db *db, const struct config *cfg,
-                    const char *dataset_id, size_t *count,
-                    char *err, size_t errlen)
-{
-	char path[CONFIG_PATH_MAX + 64], dir[CONFIG_PATH_MAX + 32];
-	char **ids = NULL, **meta = NULL, **texts = NULL, **docs = NULL;
-	long *pos = NULL;
-	float *vecs = NULL;
-	size_t n = 0, cap = 0, dim = 0;
-	struct db_stmt *st = NULL;
-	int rc = -1, f;
-
-	*count = 0;
-	if ((f = dataset_dim(db, dataset_id, &dim, NULL, 0)) != 1) {
-		snprintf(err, errlen, f == 0 ? "dataset is gone" : "database error");
-		return -1;
-	}
-	if (rag_index_path(cfg, dataset_id, path, sizeof path) != 0 ||
-	    config_rag_index_dir(cfg, dir, sizeof dir) != 0) {
-		snprintf(err, errlen, "index path too long");
-		return -1;
-	}
-	if (make_dirs(dir) != 0) {
-		log_kv(LOG_ERROR, "cannot create index directory", "dir=%s errno=%d",
-		       LOG_Q(dir), errno);
-		snprintf(err, errlen, "cannot create the index directory");
-		return -1;
-	}
-	/* In the key's order, not by document: a server-side sort of rows this
-	 * wide (an embedding, a text) reads each row again at random after the
-	 * sort, which was most of a large dataset's build. */
-	st = db_query(db, "SELECT id, embedding, metadata, page_content, document_id, position "
-	              "FROM rag_snippets WHERE dataset_id = ? ORDER BY id", "s", dataset_id);
-	if (st == NULL) {
-		snprintf(err, errlen, "database error");
-		return -1;
-	}
-	while ((f = db_fetch(st)) == 1) {
-		if (n == cap) {
-			size_t nc = cap == 0 ? 1024 : cap * 2;
-			char **a = realloc(ids, nc * sizeof *a), **b, **c, **d;
-			long *o = realloc(pos, nc * sizeof *o);
-			float *v;
-
-			if (a != NULL)
-				ids = a;
-			if (o != NULL)
-				pos = o;
-			b = realloc(meta, nc * sizeof *b);
-			if (b != NULL)
-				meta = b;
-			c = realloc(texts, nc * sizeof *c);
-			if (c != NULL)
-				texts = c;
-			d = realloc(docs, nc * sizeof *d);
-			if (d != NULL)
-				docs = d;
-			v = realloc(vecs, nc * dim * sizeof *v);
-			if (v != NULL)
-				vecs = v;
-			if (a == NULL || b == NULL || c == NULL || d == NULL || o == NULL || v == NULL) {
-				snprintf(err, errlen, "out of memory");
-				goto out;
-			}
-			cap = nc;
-		}
-		if (db_col_len(st, 1) != dim * 4) {
-			snprintf(err, errlen, "a snippet's embedding does not have %zu dimensions", dim);
-			goto out;
-		}
-		f32_le_get(vecs + n * dim, (const unsigned char *)db_col_str(st, 1), dim);
-		ids[n] = strdup(db_col_str(st, 0));
-		meta[n] = strdup(db_col_str(st, 2));
-		texts[n] = strdup(db_col_str(st, 3));
-		docs[n] = strdup(db_col_str(st, 4));
-		pos[n] = db_col_ll(st, 5);
-		n++;
-		if (ids[n - 1] == NULL || meta[n - 1] == NULL || texts[n - 1] == NULL ||
-		    docs[n - 1] == NULL) {
-			snprintf(err, errlen, "out of memory");
-			goto out;
-		}
-	}
-	db_done(st);
-	st = NULL;
-	if (f < 0) {
-		snprintf(err, errlen, "database error");
-		goto out;
-	}
-	if (rindex_sort_rows(n, dim, vecs, ids, meta, texts, docs, pos) != 0) {
-		snprintf(err, errlen, "out of memory");
-		goto out;
-	}
-	if (rindex_write(path, n, dim, vecs, (const char *const *)ids,
-	                 (const char *const *)meta, (const char *const *)texts,
-	                 (const char *const *)docs, err, errlen) != 0)
-		goto out;
-	*count = n;
-	rc = 0;
-out:
-	db_done(st);
-	for (size_t i = 0; i < n; i++) {
-		free(ids[i]);
-		free(meta[i]);
-		free(texts[i]);
-		free(docs[i]);
-	}
-	free(ids);
-	free(meta);
-	free(texts);
-	free(docs);
-	free(pos);
-	free(vecs);
-	return rc;
 }
 
 /* --- ingestion ----------------------------------------------------------------------- */
@@ -585,6 +425,8 @@ struct group_store {
 	const struct doc *d;        /* the group's documents, d[0..n) */
 	size_t n;
 	struct snippet_rows *rows;
+	struct rag_rows *kept;      /* the rows stored, for the index build */
+	size_t kept_before;         /* its count before this group */
 };
 
 /* The body of the group's transaction (db_tx): lock the window's rows
@@ -606,6 +448,7 @@ static int group_store_tx(struct db *db, void *arg)
 	struct db_stmt *st = NULL;
 	int rc;
 
+	rag_rows_truncate(x->kept, x->kept_before);     /* an attempt that did not commit */
 	if (metas == NULL || live == NULL) {
 		rc = DB_ERR;
 		goto out;
@@ -650,6 +493,10 @@ static int group_store_tx(struct db *db, void *arg)
 		                           x->g->pos[i], x->g->texts[i], x->g->lens[i],
 		                           x->g->vecs + i * x->dim, metas[di])) != 0)
 			goto out;
+		/* Out of memory here only means the build reads the row back. */
+		(void)rag_rows_add(x->kept, x->rows->ids[x->rows->n - 1], d[di].id,
+		                   (long)x->g->pos[i], x->rows->meta[x->rows->n - 1],
+		                   x->g->texts[i], x->g->lens[i], x->g->vecs + i * x->dim);
 	}
 	if ((rc = snippet_rows_flush(db, x->rows)) != 0)
 		goto out;
@@ -672,7 +519,8 @@ out:
 /* Ingest every processing document of the dataset, in claims from a
  * cursor and groups of claims: 0, or -1 with err. */
 static int ingest_documents(struct work_ctx *w, const char *dataset_id,
-                            const char *embedder, size_t dim, char *err, size_t errlen)
+                            const char *embedder, size_t dim, struct rag_rows *kept,
+                            char *err, size_t errlen)
 {
 	struct doc *d = calloc(INGEST_CLAIM, sizeof *d), last = { 0 };
 	struct snippet_rows *rows = calloc(1, sizeof *rows);
@@ -698,7 +546,7 @@ static int ingest_documents(struct work_ctx *w, const char *dataset_id,
 		from_start = false;
 		while (i < n) {
 			/* a group: d[i..j) */
-			size_t j = i, text = 0;
+			size_t j = i, text = 0, before;
 			double t0 = time_mono_ms();
 
 			do {
@@ -722,9 +570,13 @@ static int ingest_documents(struct work_ctx *w, const char *dataset_id,
 			         time_mono_ms() - t0 < INGEST_GROUP_MS);
 			if (group_embed(&g, w->cfg, embedder, dim, err, errlen) != 0)
 				goto out;
+			before = rag_rows_count(kept);
 			f = db_tx(w->db, "ingestion group", group_store_tx,
-			          &(struct group_store){ dataset_id, dim, &g, d + i, j - i, rows });
+			          &(struct group_store){ dataset_id, dim, &g, d + i, j - i, rows,
+			                                 kept, before });
 			group_free(&g);
+			if (f != GROUP_STORED)
+				rag_rows_truncate(kept, before);
 			if (f < 0)
 				goto dberr;
 			if (f == GROUP_INTRUDER) {
@@ -907,10 +759,13 @@ static int dataset_settled(struct db *db, const char *dataset_id)
 }
 
 /* Rounds of storing the processing documents and building the index, until
- * the dataset is settled.  0; INGEST_LEASE_LOST when another process took
- * the lease (this one stalled past QUEUE_LEASE_S); -1 with err. */
-static int ingest(struct work_ctx *w, const struct work_item *it, const char *lease,
-                  const char *dataset_id, char *err, size_t errlen)
+ * the dataset is settled; *kept gets the rows stored (NULL when out of
+ * memory: the builds then read every row).  0; INGEST_LEASE_LOST when
+ * another process took the lease (this one stalled past QUEUE_LEASE_S);
+ * -1 with err. */
+static int ingest_rounds(struct work_ctx *w, const struct work_item *it, const char *lease,
+                         const char *dataset_id, struct rag_rows **kept,
+                         char *err, size_t errlen)
 {
 	char embedder[64];
 	size_t dim = 0, snippets;
@@ -934,13 +789,15 @@ static int ingest(struct work_ctx *w, const struct work_item *it, const char *le
 	for (;;) {
 		double t0 = time_mono_ms(), t1;
 
-		if ((f = dataset_dim(w->db, dataset_id, &dim, embedder, sizeof embedder)) <= 0) {
+		if ((f = rag_dataset_dim(w->db, dataset_id, &dim, embedder, sizeof embedder)) <= 0) {
 			if (f == 0)
 				return 0;         /* deleted: nothing to do */
 			snprintf(err, errlen, "database error");
 			return -1;
 		}
-		if (ingest_documents(w, dataset_id, embedder, dim, err, errlen) != 0)
+		if (*kept == NULL)
+			*kept = rag_rows_new(dim);
+		if (ingest_documents(w, dataset_id, embedder, dim, *kept, err, errlen) != 0)
 			return -1;
 		t1 = time_mono_ms();
 		/* Documents that came in while this round ran (a client posting
@@ -970,8 +827,8 @@ static int ingest(struct work_ctx *w, const struct work_item *it, const char *le
 			                             : "database error");
 			return f == 0 ? INGEST_LEASE_LOST : -1;
 		}
-		if (rag_index_build(w->db, w->cfg, dataset_id, &snippets, err, errlen) != 0) {
-			if (dataset_dim(w->db, dataset_id, &dim, NULL, 0) == 0)
+		if (rag_index_build(w->db, w->cfg, dataset_id, *kept, &snippets, err, errlen) != 0) {
+			if (rag_dataset_dim(w->db, dataset_id, &dim, NULL, 0) == 0)
 				return 0;         /* deleted while we worked */
 			return -1;
 		}
@@ -1009,6 +866,16 @@ static int ingest(struct work_ctx *w, const struct work_item *it, const char *le
 		}
 		/* DATASET_MORE: documents came in or went while this round ran. */
 	}
+}
+
+static int ingest(struct work_ctx *w, const struct work_item *it, const char *lease,
+                  const char *dataset_id, char *err, size_t errlen)
+{
+	struct rag_rows *kept = NULL;
+	int rc = ingest_rounds(w, it, lease, dataset_id, &kept, err, errlen);
+
+	rag_rows_free(kept);
+	return rc;
 }
 
 int rag_ingest_work(struct work_ctx *w, const struct work_item *it,

@@ -134,7 +134,7 @@ const struct rindex *rag_index_get(struct db *db, const struct config *cfg,
 		/* Missing or corrupt: MariaDB has every snippet. */
 		log_kv(LOG_WARN, "rebuilding index file", "dataset=%s reason=%s",
 		       dataset_id, LOG_Q(oerr));
-		if (rag_index_build(db, cfg, dataset_id, &count, err, errlen) != 0)
+		if (rag_index_build(db, cfg, dataset_id, NULL, &count, err, errlen) != 0)
 			return NULL;
 		if ((ix = rindex_open(path, err, errlen)) == NULL)
 			return NULL;

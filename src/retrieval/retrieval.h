@@ -27,6 +27,7 @@ struct config;
 struct db;
 struct json_object;
 struct req;
+struct rag_rows;
 struct rindex;
 struct verror;
 
@@ -127,11 +128,17 @@ int rag_embed(const struct config *cfg, const char *embedder, size_t dim,
 /* <rag_index_dir>/<dataset_id>.idx; 0 or -1 when the path is too long. */
 int rag_index_path(const struct config *cfg, const char *dataset_id,
                    char *buf, size_t cap);
-/* Write a dataset's index file from its snippets in MariaDB (atomic).
- * *count gets the number of snippets.  0 or -1 with err. */
+/* A dataset's dimensions and (when embedder is not NULL) embedder: 1,
+ * 0 when the dataset is gone, < 0 enum db_err. */
+int rag_dataset_dim(struct db *db, const char *dataset_id, size_t *dim,
+                    char *embedder, size_t ecap);
+/* Write a dataset's index file from its snippets (atomic): those in kept
+ * (rows an ingestion stored, build.h; may be NULL) that MariaDB still
+ * lists, and the others read from MariaDB.  *count gets the number of
+ * snippets.  0 or -1 with err. */
 int rag_index_build(struct db *db, const struct config *cfg,
-                    const char *dataset_id, size_t *count,
-                    char *err, size_t errlen);
+                    const char *dataset_id, const struct rag_rows *kept,
+                    size_t *count, char *err, size_t errlen);
 /* The open index of a dataset, cached per process: reopened when the file
  * was replaced; rebuilt from MariaDB when missing or corrupt only with
  * may_build (never in a serve worker).  Owned by the cache (valid until the

@@ -178,46 +178,46 @@ static void test_refused(void)
 }
 
 /* Row i of a sort's input: its id, text and metadata name i, and its
- * vector is i, i + 0.5, ..., so every array can be checked to follow. */
+ * vector is i, i + 0.5, ..., so every field can be checked to follow. */
 #define SORT_DIM 3
-static void sort_rows_of(size_t n, const char *const *doc, const long *at, float *v,
-                         char **id, char **m, char **t, char **d, long *p)
+#define SORT_MAX 600
+static char sort_names[SORT_MAX][3][16];
+static float sort_vecs[SORT_MAX][SORT_DIM];
+
+static void sort_rows_of(size_t n, const char *const *doc, const long *at,
+                         struct rindex_row *rows)
 {
 	for (size_t i = 0; i < n; i++) {
-		char buf[32];
-
-		snprintf(buf, sizeof buf, "%zu", i);
-		id[i] = strdup(buf), m[i] = strdup(buf), t[i] = strdup(buf);
-		d[i] = strdup(doc[i]);
-		p[i] = at[i];
+		for (int j = 0; j < 3; j++)
+			snprintf(sort_names[i][j], sizeof sort_names[i][j], "%zu", i);
 		for (size_t k = 0; k < SORT_DIM; k++)
-			v[i * SORT_DIM + k] = (float)i + 0.5f * (float)k;
+			sort_vecs[i][k] = (float)i + 0.5f * (float)k;
+		rows[i] = (struct rindex_row){ sort_vecs[i], sort_names[i][0], sort_names[i][1],
+		                               sort_names[i][2], doc[i], at[i] };
 	}
 }
 
 /* Rows sorted by (document, position), each still whole. */
-static void check_sorted(size_t n, const char *const *doc, const long *at, const float *v,
-                         char **id, char **m, char **t, char **d, const long *p)
+static void check_sorted(size_t n, const char *const *doc, const long *at,
+                         const struct rindex_row *rows)
 {
 	for (size_t r = 0; r < n; r++) {
-		size_t was = strtoul(id[r], NULL, 10);
+		size_t was = strtoul(rows[r].id, NULL, 10);
 
 		CU_ASSERT_TRUE(was < n);
 		if (was >= n)
 			return;
-		CU_ASSERT_STRING_EQUAL(m[r], id[r]);
-		CU_ASSERT_STRING_EQUAL(t[r], id[r]);
-		CU_ASSERT_STRING_EQUAL(d[r], doc[was]);
-		CU_ASSERT_EQUAL(p[r], at[was]);
+		CU_ASSERT_STRING_EQUAL(rows[r].meta, rows[r].id);
+		CU_ASSERT_STRING_EQUAL(rows[r].text, rows[r].id);
+		CU_ASSERT_STRING_EQUAL(rows[r].doc, doc[was]);
+		CU_ASSERT_EQUAL(rows[r].pos, at[was]);
 		for (size_t k = 0; k < SORT_DIM; k++)
-			CU_ASSERT_EQUAL(v[r * SORT_DIM + k], (float)was + 0.5f * (float)k);
+			CU_ASSERT_EQUAL(rows[r].vec[k], (float)was + 0.5f * (float)k);
 		if (r > 0) {
-			int c = strcmp(d[r - 1], d[r]);
-			CU_ASSERT_TRUE(c < 0 || (c == 0 && p[r - 1] < p[r]));
+			int c = strcmp(rows[r - 1].doc, rows[r].doc);
+			CU_ASSERT_TRUE(c < 0 || (c == 0 && rows[r - 1].pos < rows[r].pos));
 		}
 	}
-	for (size_t r = 0; r < n; r++)
-		free(id[r]), free(m[r]), free(t[r]), free(d[r]);
 }
 
 static void test_sort_rows(void)
@@ -226,26 +226,22 @@ static void test_sort_rows(void)
 	static const char *const doc[] = { "b", "a", "b", "c", "a", "b", "a" };
 	static const long at[] = { 2, 1, 0, 0, 0, 1, 2 };
 	enum { n = 7 };
-	float v[n * SORT_DIM];
-	char *id[n], *m[n], *t[n], *d[n];
-	long p[n];
+	struct rindex_row rows[n];
 
-	sort_rows_of(n, doc, at, v, id, m, t, d, p);
-	CU_ASSERT_EQUAL(rindex_sort_rows(n, SORT_DIM, v, id, m, t, d, p), 0);
-	CU_ASSERT_STRING_EQUAL(id[0], "4");                /* a, 0 */
-	CU_ASSERT_STRING_EQUAL(id[2], "6");                /* a, 2 */
-	CU_ASSERT_STRING_EQUAL(id[3], "2");                /* b, 0 */
-	CU_ASSERT_STRING_EQUAL(id[6], "3");                /* c, 0 */
-	check_sorted(n, doc, at, v, id, m, t, d, p);
+	sort_rows_of(n, doc, at, rows);
+	rindex_sort(rows, n);
+	CU_ASSERT_STRING_EQUAL(rows[0].id, "4");           /* a, 0 */
+	CU_ASSERT_STRING_EQUAL(rows[2].id, "6");           /* a, 2 */
+	CU_ASSERT_STRING_EQUAL(rows[3].id, "2");           /* b, 0 */
+	CU_ASSERT_STRING_EQUAL(rows[6].id, "3");           /* c, 0 */
+	check_sorted(n, doc, at, rows);
 
 	/* 600 rows of 37 documents in a shuffled order, and already sorted. */
-	enum { big = 600, ndocs = 37 };
+	enum { big = SORT_MAX, ndocs = 37 };
 	static char names[ndocs][8];
 	static const char *bdoc[big];
 	static long bat[big], next[ndocs];
-	static float bv[big * SORT_DIM];
-	static char *bid[big], *bm[big], *bt[big], *bd[big];
-	static long bp[big];
+	static struct rindex_row brows[big];
 	unsigned seed = 7;
 
 	for (size_t i = 0; i < ndocs; i++)
@@ -264,18 +260,18 @@ static void test_sort_rows(void)
 		bdoc[i] = bdoc[j], bat[i] = bat[j];
 		bdoc[j] = x, bat[j] = y;
 	}
-	sort_rows_of(big, bdoc, bat, bv, bid, bm, bt, bd, bp);
-	CU_ASSERT_EQUAL(rindex_sort_rows(big, SORT_DIM, bv, bid, bm, bt, bd, bp), 0);
-	check_sorted(big, bdoc, bat, bv, bid, bm, bt, bd, bp);
+	sort_rows_of(big, bdoc, bat, brows);
+	rindex_sort(brows, big);
+	check_sorted(big, bdoc, bat, brows);
 	/* Sorted input stays as it is. */
 	for (size_t i = 0; i < big; i++)
 		bdoc[i] = names[i * ndocs / big], bat[i] = (long)i;
-	sort_rows_of(big, bdoc, bat, bv, bid, bm, bt, bd, bp);
-	CU_ASSERT_EQUAL(rindex_sort_rows(big, SORT_DIM, bv, bid, bm, bt, bd, bp), 0);
+	sort_rows_of(big, bdoc, bat, brows);
+	rindex_sort(brows, big);
 	for (size_t i = 0; i < big; i++)
-		CU_ASSERT_EQUAL(strtoul(bid[i], NULL, 10), i);
-	check_sorted(big, bdoc, bat, bv, bid, bm, bt, bd, bp);
-	CU_ASSERT_EQUAL(rindex_sort_rows(0, SORT_DIM, bv, bid, bm, bt, bd, bp), 0);
+		CU_ASSERT_EQUAL(strtoul(brows[i].id, NULL, 10), i);
+	check_sorted(big, bdoc, bat, brows);
+	rindex_sort(brows, 0);
 }
 
 int suite_index(void)
@@ -283,7 +279,7 @@ int suite_index(void)
 	static const struct test_case tests[] = {
 		{ "write, open, read back", test_round_trip },
 		{ "truncated, flipped, foreign, missing refused", test_refused },
-		{ "rows sorted by document and position, every array with them", test_sort_rows },
+		{ "rows sorted by document and position, each row whole", test_sort_rows },
 		{ NULL, NULL },
 	};
 	return suite_add("index", tests);

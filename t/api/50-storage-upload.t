@@ -19,13 +19,6 @@ my $ro = token(customer => 'st-upload', permissions => 'STORAGE_EXPLORER.READ');
 my $dir = storage_dir($cid);
 my $uuid_re = qr/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
-sub slurp {
-	my ($f) = @_;
-	open my $fh, '<:raw', $f or return undef;
-	local $/;
-	return scalar <$fh>;
-}
-
 sub counts {
 	return mysql("SELECT (SELECT COUNT(*) FROM uploads WHERE customer_id = '$cid'), "
 		     . "(SELECT COUNT(*) FROM datasets WHERE customer_id = '$cid')");

@@ -27,13 +27,6 @@ END {
 	} or print STDERR "# restoring the stack failed: $@";
 }
 
-sub slurp {
-	my ($f) = @_;
-	open my $fh, '<:raw', $f or return undef;
-	local $/;
-	return scalar <$fh>;
-}
-
 # The last "index file written" line of the dataset since $offset: its
 # key=value pairs.
 sub last_build {

@@ -38,7 +38,7 @@ our @EXPORT = qw(
 	start_requests parallel_requests
 	conf_read conf_write conf_with reload_serve reload_stack
 	json_encode json_decode
-	wh_schema
+	wh_schema slurp
 );
 
 our $LAST_WAIT_ERROR;
@@ -420,11 +420,14 @@ sub run_cmd {
 	return \%r;
 }
 
-sub _slurp {
+sub _slurp { slurp($_[0]) // '' }
+
+# slurp($file): its bytes, or undef when it cannot be read.
+sub slurp {
 	my ($f) = @_;
-	open my $fh, '<:raw', $f or return '';
+	open my $fh, '<:raw', $f or return undef;
 	local $/;
-	return scalar(<$fh>) // '';
+	return scalar <$fh>;
 }
 
 # mysql($sql): rows as array refs (list context) or the output (scalar).

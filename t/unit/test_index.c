@@ -44,9 +44,31 @@ static void write_ok(void)
 	CU_ASSERT_EQUAL_FATAL(rindex_write(path, N, DIM, vecs, ids, meta, texts, NULL, err, sizeof err), 0);
 }
 
+/* A file's bytes (*len of them), or NULL. */
+static char *slurp(const char *f, size_t *len)
+{
+	FILE *fp = fopen(f, "rb");
+	char *buf = NULL;
+	long n;
+
+	*len = 0;
+	if (fp == NULL)
+		return NULL;
+	if (fseek(fp, 0, SEEK_END) == 0 && (n = ftell(fp)) > 0 && fseek(fp, 0, SEEK_SET) == 0 &&
+	    (buf = malloc((size_t)n)) != NULL && fread(buf, 1, (size_t)n, fp) == (size_t)n)
+		*len = (size_t)n;
+	fclose(fp);
+	if (*len == 0) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
 static void test_round_trip(void)
 {
 	char err[256] = "";
+	size_t wlen, glen;
 	struct rindex *ix;
 	struct vec_hit h[2];
 
@@ -99,6 +121,26 @@ static void test_round_trip(void)
 	CU_ASSERT_EQUAL(bm25_topk(rindex_bm25_docs(ix), "dog", 3, NULL, 3, h), 1);
 	CU_ASSERT_EQUAL(h[0].row, 0);
 	rindex_close(ix);
+	/* The same rows given by pointers into memory of their own, shuffled
+	 * and put back in order by rindex_sort: the same file, byte for byte. */
+	char *want = slurp(path, &wlen), *got;
+	static float own[N][DIM];
+	static const int shuffle[N] = { 3, 0, 4, 2, 1 };
+	struct rindex_row rows[N];
+	for (int i = 0; i < N; i++) {
+		int j = shuffle[i];
+		memcpy(own[i], vecs + j * DIM, sizeof own[i]);
+		rows[i] = (struct rindex_row){ own[i], ids[j], meta[j], texts[j], docs[j], j };
+	}
+	rindex_sort(rows, N);
+	CU_ASSERT_EQUAL_FATAL(rindex_write_rows(path, N, DIM, rows, err, sizeof err), 0);
+	got = slurp(path, &glen);
+	CU_ASSERT_PTR_NOT_NULL(want);
+	CU_ASSERT_PTR_NOT_NULL(got);
+	CU_ASSERT_EQUAL(glen, wlen);
+	CU_ASSERT(want != NULL && got != NULL && glen == wlen && memcmp(want, got, wlen) == 0);
+	free(want);
+	free(got);
 	/* Only the index is left: the temporary file was renamed. */
 	DIR *d = opendir(dir);
 	struct dirent *e;

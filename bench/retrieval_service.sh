@@ -33,7 +33,9 @@
 # Environment: SLUICE_PORT (28443), WORKERS (8), CLIENTS (16), QUESTIONS (50
 # per client), SNIPPETS (20000), FILES (20), DOCS (unset), BATCH (1000),
 # CAP (600), INGEST_ONLY (0), KEEP (0), INLINE_MAX (unset: the config's),
-# QPARAMS (unset), EMBED (unset; stub: the local embeddings stub).
+# QPARAMS (unset), EMBED (unset; stub: the local embeddings stub), POLL
+# (0.05: seconds between the GETs of a dataset's progress while it is
+# ingested; each GET counts the dataset's documents and snippets).
 #
 # The ingestion figures of docs/operations.md:
 #   SLUICE_PORT=41443 INGEST_ONLY=1 DOCS="1000 10000 100000" \
@@ -135,6 +137,7 @@ my $json = JSON::PP->new->utf8;
 # QPARAMS: more fields of every question of (2), e.g. the exact vector path
 # '{"hybrid":false,"maximal_marginal_relevance":false}'.
 my $qparams = $json->decode($ENV{QPARAMS} || '{}');
+my $poll = $ENV{POLL} || 0.05;
 # A keep-alive HTTP/1.1 client that writes each request in one piece with
 # TCP_NODELAY: a request split into writes meets Nagle and delayed ACKs and
 # measures 40 ms of client stall instead of the server.
@@ -203,7 +206,7 @@ my $ds;
 while (1) {
 	(undef, $ds) = call($ua, GET => "/dataset/$id");
 	last if $ds->{status} ne 'processing';
-	sleep 0.05;
+	sleep $poll;
 }
 my $t = time - $t0;
 die "ingestion ended $ds->{status}: " . ($ds->{error} // '') unless $ds->{status} eq 'success';
@@ -232,7 +235,7 @@ for my $n (split ' ', $docs) {
 	while (1) {
 		(undef, $dsn) = call($ua, GET => "/dataset/$did");
 		last if $dsn->{status} ne 'processing' || time - $t1 > $cap;
-		sleep 0.05;
+		sleep $poll;
 	}
 	my $tn = time - $t1;
 	if ($dsn->{status} eq 'processing') {

@@ -123,6 +123,24 @@ static void asked_free(struct asked *a)
 	free(a->found);
 }
 
+/* a's text and stored parameters (params_json), for a question of b.  1,
+ * or -1 (err). */
+static int asked_set(struct asked *a, const struct batch_of *b, const char *text,
+                     size_t len, const char *params_json, char *err, size_t errlen)
+{
+	a->text = strndup(text, len);
+	a->len = len;
+	a->params = json_tokener_parse(params_json);
+	if (a->text == NULL || b->dim == 0 || b->dim > 16384) {
+		snprintf(err, errlen, "question row is damaged");
+		return -1;
+	}
+	if (params_to_rank(a->params, &a->rp, &a->filter, err, errlen) != 0)
+		return -1;
+	rank_params_embedder(&a->rp, strcmp(b->embedder, "builtin") == 0);
+	return 1;
+}
+
 /* Question a->id, while processing, with its dataset into *b (the first of
  * a batch sets it; the others must match it).  1 loaded, 0 not processing
  * any more or of another dataset, -1 on error (err). */
@@ -151,18 +169,10 @@ static int load_asked(struct db *db, struct asked *a, struct batch_of *b, bool f
 		snprintf(b->embedder, sizeof b->embedder, "%s", db_col_str(st, 4));
 		b->dim = (size_t)db_col_ll(st, 5);
 	}
-	a->text = strdup(db_col_str(st, 1));
-	a->len = db_col_len(st, 1);
-	a->params = json_tokener_parse(db_col_str(st, 2));
+	f = asked_set(a, b, db_col_str(st, 1), db_col_len(st, 1), db_col_str(st, 2),
+	              err, errlen);
 	db_done(st);
-	if (a->text == NULL || b->dim == 0 || b->dim > 16384) {
-		snprintf(err, errlen, "question row is damaged");
-		return -1;
-	}
-	if (params_to_rank(a->params, &a->rp, &a->filter, err, errlen) != 0)
-		return -1;
-	rank_params_embedder(&a->rp, strcmp(b->embedder, "builtin") == 0);
-	return 1;
+	return f;
 }
 
 /* One pass over the vectors for every question that reads them all.  0, or
@@ -252,10 +262,12 @@ static int rank_and_store(struct db *db, const struct config *cfg, const struct 
 
 /* Answer as[0..n): as[0] is the question asked for, the others ride along
  * with the item process by runs; a rider not answered here goes back to its
- * own queue row.  1 as[0] answered, 0 it was not processing any more, -1 on
- * failure with err. */
+ * own queue row.  With given, as[0] and its dataset are given (the worker
+ * that took the POST has them), not read.  1 as[0] answered, 0 it was not
+ * processing any more, -1 on failure with err. */
 static int answer_batch(struct db *db, const struct config *cfg, const char *by,
-                        struct asked *as, size_t n, bool in_serve, char *err, size_t errlen)
+                        struct asked *as, size_t n, const struct batch_of *given,
+                        bool in_serve, char *err, size_t errlen)
 {
 	struct batch_of b = { "", "", 0 };
 	const struct rindex *ix;
@@ -265,7 +277,9 @@ static int answer_batch(struct db *db, const struct config *cfg, const char *by,
 	double t0, rank_ms = 0;
 	int rc;
 
-	if ((rc = load_asked(db, &as[0], &b, true, err, errlen)) != 1)
+	if (given != NULL)
+		b = *given;
+	else if ((rc = load_asked(db, &as[0], &b, true, err, errlen)) != 1)
 		goto out;
 	rc = -1;
 	for (size_t i = 1; i < n; i++)
@@ -327,7 +341,26 @@ int rag_question_answer(struct db *db, const struct config *cfg,
 
 	memset(&a, 0, sizeof a);
 	snprintf(a.id, sizeof a.id, "%s", question_id);
-	rc = answer_batch(db, cfg, NULL, &a, 1, in_serve, err, errlen);
+	rc = answer_batch(db, cfg, NULL, &a, 1, NULL, in_serve, err, errlen);
+	asked_free(&a);
+	return rc;
+}
+
+int rag_question_answer_posted(struct db *db, const struct config *cfg,
+                               const struct rag_posted_question *q,
+                               char *err, size_t errlen)
+{
+	struct batch_of b = { "", "", (size_t)q->dimensions };
+	struct asked a;
+	int rc;
+
+	memset(&a, 0, sizeof a);
+	snprintf(a.id, sizeof a.id, "%s", q->id);
+	snprintf(b.dataset_id, sizeof b.dataset_id, "%s", q->dataset_id);
+	snprintf(b.embedder, sizeof b.embedder, "%s", q->embedder);
+	rc = asked_set(&a, &b, q->text, strlen(q->text), q->params, err, errlen);
+	if (rc == 1)
+		rc = answer_batch(db, cfg, NULL, &a, 1, &b, true, err, errlen);
 	asked_free(&a);
 	return rc;
 }
@@ -400,7 +433,7 @@ static void more_rounds(struct work_ctx *w, struct riders *r)
 			nanosleep(&(struct timespec){ 0, RAG_QUESTION_LINGER_MS * 100000L }, NULL);
 			continue;
 		}
-		answer_batch(w->db, w->cfg, w->process_id, r->as, r->n, false, err, sizeof err);
+		answer_batch(w->db, w->cfg, w->process_id, r->as, r->n, NULL, false, err, sizeof err);
 		for (size_t i = 0; i < r->n; i++)
 			asked_free(&r->as[i]);
 		idle_until = time_mono_ms() + RAG_QUESTION_LINGER_MS;
@@ -425,7 +458,7 @@ int rag_question_work(struct work_ctx *w, const struct work_item *it,
 	if (along && db_tx(w->db, "question riders", take_riders_body, &r) < 0)
 		r.n = 1;
 	TEST_HOOK_PAUSE(w->cfg, rag_test_batch_delay_ms);
-	rc = answer_batch(w->db, w->cfg, w->process_id, as, r.n, false, err, errlen);
+	rc = answer_batch(w->db, w->cfg, w->process_id, as, r.n, NULL, false, err, errlen);
 	for (size_t i = 0; i < r.n; i++)
 		asked_free(&as[i]);
 	if (rc >= 0 && along)

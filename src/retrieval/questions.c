@@ -267,11 +267,12 @@ static struct json_object *question_params(const struct question_in *in)
 	return p;
 }
 
-/* What the worker does after answering POST question. */
+/* What the worker does after answering POST question: the question as it
+ * was stored (copies in the request's arena), so that it is not read back. */
 struct after_answer {
 	struct db *db;
 	const struct config *cfg;
-	char question_id[RAG_ID_LEN + 1];
+	struct rag_posted_question q;
 };
 
 static void answer_after_response(void *arg)
@@ -282,16 +283,16 @@ static void answer_after_response(void *arg)
 
 	TEST_HOOK_PAUSE(a->cfg, rag_test_question_delay_ms);
 	if (db_ensure(a->db) != DB_OK ||
-	    rag_question_answer(a->db, a->cfg, a->question_id, true, err, sizeof err) < 0) {
+	    rag_question_answer_posted(a->db, a->cfg, &a->q, err, sizeof err) < 0) {
 		/* The queue row is still there: sluice work answers it, now. */
 		log_kv(LOG_WARN, "question left to sluice work", "question=%s error=%s",
-		       a->question_id, LOG_Q(err));
-		if (queue_hurry(a->db, "rag_question", a->question_id) >= 0)
+		       a->q.id, LOG_Q(err));
+		if (queue_hurry(a->db, "rag_question", a->q.id) >= 0)
 			wake_send(a->cfg, WAKE_WORK, "rag_question", NULL);
 		return;
 	}
 	log_kv(LOG_DEBUG, "question answered", "question=%s ms=%.1f",
-	       a->question_id, time_mono_ms() - t0);
+	       a->q.id, time_mono_ms() - t0);
 }
 
 /* Is ranking ds here, after the answer, cheap and bounded?  The built-in
@@ -366,8 +367,8 @@ int rag_question_post(struct req *r)
 	/* Ranked here: sluice work takes it only should this worker not. */
 	ins.delay_s = here ? RAG_QUESTION_FALLBACK_S : 0;
 	rc = db_tx(db, "question", question_insert_body, &ins);
-	json_object_put(params);
 	if (rc < 0) {
+		json_object_put(params);
 		if (rc == DB_ERR_UNAVAILABLE)
 			return resp_db_error(r, DB_ERR_UNAVAILABLE);
 		log_kv(LOG_ERROR, "cannot register question", "error=%s", LOG_Q(db_error(db)));
@@ -380,9 +381,17 @@ int rag_question_post(struct req *r)
 		a = arena_alloc(r->arena, sizeof *a);
 		a->db = db;
 		a->cfg = r->cfg;
-		snprintf(a->question_id, sizeof a->question_id, "%s", qid);
+		a->q = (struct rag_posted_question){
+			.id = arena_strdup(r->arena, qid),
+			.dataset_id = arena_strdup(r->arena, ds.id),
+			.embedder = arena_strdup(r->arena, ds.embedder),
+			.dimensions = ds.dimensions,
+			.text = arena_strdup(r->arena, in.question),
+			.params = arena_strdup(r->arena, ins.params),
+		};
 		req_after(r, answer_after_response, a);
 	}
+	json_object_put(params);
 
 	o = json_object_new_object();
 	json_object_object_add(o, "dataset_id", json_object_new_string(ds.id));
@@ -392,8 +401,8 @@ int rag_question_post(struct req *r)
 
 /* --- GET /dataset/{id}/question/{qid} ------------------------------------------------------- */
 
-int rag_question_render(struct db *db, const char *dataset_id, const char *question_id,
-                        struct json_object **out)
+int rag_question_render(struct db *db, const char *owner, const char *dataset_id,
+                        const char *question_id, struct json_object **out)
 {
 	struct json_object *o;
 	struct db_stmt *st;
@@ -401,11 +410,15 @@ int rag_question_render(struct db *db, const char *dataset_id, const char *quest
 	int rc;
 
 	*out = NULL;
-	st = db_query(db, "SELECT question_text, status, params, "
-	              "relevant_documents, error, created_at, finished_at, "
-	              "TIMESTAMPDIFF(MICROSECOND, created_at, finished_at) "
-	              "FROM rag_questions WHERE id = ? AND dataset_id = ?",
-	              "ss", question_id, dataset_id);
+	/* The owner's check and the question in one statement: a GET of a
+	 * question is what a client polls. */
+	st = db_query(db, "SELECT q.question_text, q.status, q.params, "
+	              "q.relevant_documents, q.error, q.created_at, q.finished_at, "
+	              "TIMESTAMPDIFF(MICROSECOND, q.created_at, q.finished_at) "
+	              "FROM rag_questions q JOIN rag_datasets d ON d.id = q.dataset_id "
+	              "WHERE q.id = ? AND q.dataset_id = ? "
+	              "AND CONCAT('user:', d.owner_user_id) = ?",
+	              "sss", question_id, dataset_id, owner);
 	if (st == NULL)
 		return db_last_err(db);
 	if ((rc = db_fetch(st)) != 1) {
@@ -447,26 +460,31 @@ int rag_question_get(struct req *r)
 {
 	struct vfield query[sizeof rag_question_query / sizeof rag_question_query[0]];
 	struct rag_question_query in = { 0 };
-	char qid[RAG_ID_LEN + 1], owner[QUEUE_TENANT_MAX + 1];
-	struct rag_dataset ds;
-	struct json_object *o, *status;
+	char ds[RAG_ID_LEN + 1], qid[RAG_ID_LEN + 1], owner[QUEUE_TENANT_MAX + 1];
+	struct rag_dataset found;
+	struct json_object *o = NULL, *status;
+	struct db *db;
 	int rc;
 
 	memcpy(query, rag_question_query, sizeof query);
 	query[0].max = r->cfg->question_wait_max_s;
-	if (rag_query_or_reply(r, query, &in) != 0 ||
-	    rag_dataset_of_caller(r, req_param(r, "dataset_id"), &ds) != 0)
+	if (rag_query_or_reply(r, query, &in) != 0 || (db = req_db_or_reply(r)) == NULL)
 		return -1;
-	if (rag_id_parse(req_param(r, "question_id"), qid) != 0)
-		return rag_reply(r, RAG_QUESTION_NOT_FOUND);
-	if ((rc = rag_question_render(r->db, ds.id, qid, &o)) != 1)
-		return rc < 0 ? resp_db_error(r, rc) : rag_reply(r, RAG_QUESTION_NOT_FOUND);
+	rag_tenant(owner, sizeof owner, r->id.user_id);
+	rc = 0;
+	if (rag_id_parse(req_param(r, "dataset_id"), ds) == 0 &&
+	    rag_id_parse(req_param(r, "question_id"), qid) == 0 &&
+	    (rc = rag_question_render(db, owner, ds, qid, &o)) < 0)
+		return resp_db_error(r, rc);
+	/* Not found: which 404 says the dataset's check, made only now. */
+	if (rc == 0)
+		return rag_dataset_of_caller(r, req_param(r, "dataset_id"), &found) != 0 ? -1
+		       : rag_reply(r, RAG_QUESTION_NOT_FOUND);
 	/* Still processing and the caller will wait: the waiter holds the
 	 * request, not this worker. */
 	if (in.wait > 0 && json_object_object_get_ex(o, "status", &status) &&
 	    strcmp(json_object_get_string(status), "processing") == 0) {
-		rag_tenant(owner, sizeof owner, r->id.user_id);
-		if (wait_redirect(r, "question", owner, ds.id, qid, in.wait * 1000) == 0) {
+		if (wait_redirect(r, "question", owner, ds, qid, in.wait * 1000) == 0) {
 			json_object_put(o);
 			return 0;
 		}
@@ -485,23 +503,14 @@ int rag_question_wait_answer(struct db *db, const char *owner, const char *datas
                              struct json_object **body)
 {
 	char ds[RAG_ID_LEN + 1], qid[RAG_ID_LEN + 1];
-	struct db_stmt *st;
 	int rc;
 
 	*body = NULL;
 	*status = 404;
 	if (rag_id_parse(dataset_id, ds) != 0 || rag_id_parse(question_id, qid) != 0)
 		return 0;
-	/* The dataset is still the owner's (deleted while waiting: 404). */
-	st = db_query(db, "SELECT 1 FROM rag_datasets WHERE id = ? "
-	              "AND CONCAT('user:', owner_user_id) = ?", "ss", ds, owner);
-	if (st == NULL)
-		return db_last_err(db);
-	rc = db_fetch(st);
-	db_done(st);
-	if (rc < 0)
-		return rc;
-	if (rc == 1 && (rc = rag_question_render(db, ds, qid, body)) < 0)
+	/* Gone while waiting (the dataset deleted, or no longer owner's): 404. */
+	if ((rc = rag_question_render(db, owner, ds, qid, body)) < 0)
 		return rc;
 	if (rc == 1)
 		*status = 200;

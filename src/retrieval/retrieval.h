@@ -161,10 +161,23 @@ void rag_index_ranked(const char *dataset_id, double ms);
 int rag_question_answer(struct db *db, const struct config *cfg,
                         const char *question_id, bool in_serve,
                         char *err, size_t errlen);
-/* The GET question body of question_id in dataset_id into *out.  1, 0 when
- * there is no such question, < 0 enum db_err. */
-int rag_question_render(struct db *db, const char *dataset_id, const char *question_id,
-                        struct json_object **out);
+/* A question just registered by POST, as it was stored: what the worker
+ * that took the POST ranks without reading it back. */
+struct rag_posted_question {
+	const char *id, *dataset_id, *embedder;
+	int dimensions;
+	const char *text;
+	const char *params;        /* the stored parameters' JSON */
+};
+/* rag_question_answer in a serve worker for q. */
+int rag_question_answer_posted(struct db *db, const struct config *cfg,
+                               const struct rag_posted_question *q,
+                               char *err, size_t errlen);
+/* The GET question body of question_id in dataset_id, while the dataset
+ * is owner's ("user:<id>"), into *out.  1, 0 when there is no such
+ * question of owner's, < 0 enum db_err. */
+int rag_question_render(struct db *db, const char *owner, const char *dataset_id,
+                        const char *question_id, struct json_object **out);
 
 /* For the waiter (serve/waiter.c): which questions of ids (n <=
  * DB_IN_BATCH) are no longer processing, and the GET answer of one

@@ -90,6 +90,31 @@ is($got->{json}{relevant_documents}[0]{metadata}{source}, 'salmon.txt',
    'with the right snippet first');
 is(waiter_pid(), $waiter, 'the waiter survived the junk');
 
+# The dataset deleted while a GET waits for its question: the answer is a
+# 404, not the question as it was.  The owner's check is made with the
+# question's read (src/retrieval/questions.c), by the worker and by the
+# waiter alike.
+my $gone = ready_dataset([ { text => 'Salmon swim upstream to spawn.' } ], name => 'gone');
+$res = ask($gone, { question => $question{salmon} });
+my $gone_qid = $res->{json}{question_id};
+pipe(my $gr, my $gw) or die "pipe: $!";
+$pid = fork // die "fork: $!";
+if (!$pid) {
+	close $gr;
+	my $g = answer_of($gone, $gone_qid, 3);
+	print {$gw} join ' ', $g->{status}, $g->{json}{detail} // $g->{json}{status} // '-';
+	close $gw;
+	POSIX::_exit(0);
+}
+close $gw;
+sleep 0.5;
+is(rag(DELETE => "/dataset/$gone")->{status}, 204, 'its dataset deleted while a GET waits');
+my $gone_got = do { local $/; <$gr> };
+waitpid($pid, 0);
+is($gone_got, '404 Question not found', 'the waiting GET answers 404 Question not found');
+json_response_is(answer_of($gone, $gone_qid, 0), 404, { detail => 'Dataset not found' },
+		 'and a GET after it: 404 Dataset not found');
+
 # A wake for a question of no one: nothing happens, the next is answered.
 send_wakes($waiter_wake, 'question 00000000-0000-4000-8000-000000000000');
 $got = answer_of($id, ask($id, { question => $question{granite} })->{json}{question_id}, 20);

@@ -18,6 +18,9 @@
 #       the worker that took the POST (question_inline_max_snippets);
 #       QPARAMS (JSON) adds fields to every question, e.g. the exact vector
 #       path: QPARAMS='{"hybrid":false,"maximal_marginal_relevance":false}'.
+#       The clock starts once every client is connected; MariaDB's
+#       statements, commits and rows per question are printed too (its
+#       global counters, so sluice work's idle polling is in them).
 #   (3) the ingestion curve, when DOCS is set (e.g. DOCS="1000 10000
 #       100000"): for each N, a new dataset gets N one-snippet documents
 #       (300-600 characters of the same text) posted as JSON in batches of
@@ -360,14 +363,14 @@ printf "target: p50 <= 20 ms: %s\n", $pct->(0.5) <= 20 ? 'met' : 'NOT met';
 # are what clients sent (Questions), commits every engine commit, an
 # autocommitted statement's included.
 my %db1 = db_status();
-my $per = sub { my $n = 0; $n += ($db1{$_} // 0) - ($db0{$_} // 0) for @_; $n / (@all || 1) };
+my $each = sub { my $n = 0; $n += ($db1{$_} // 0) - ($db0{$_} // 0) for @_; $n / (@all || 1) };
 printf "MariaDB per question: %.1f statements (%.1f prepared executions), %.1f commits, " .
 	"%.1f rows written (%.1f inserted, %.1f updated, %.1f deleted), %.1f rows read, " .
 	"%.2f redo log fsyncs\n",
-	$per->('Questions'), $per->('Com_stmt_execute'), $per->('Handler_commit'),
-	$per->(qw(Handler_write Handler_update Handler_delete)),
-	$per->('Handler_write'), $per->('Handler_update'), $per->('Handler_delete'),
-	$per->(map { "Handler_read_$_" } qw(first key last next prev rnd rnd_next)),
-	$per->('Innodb_os_log_fsyncs');
+	$each->('Questions'), $each->('Com_stmt_execute'), $each->('Handler_commit'),
+	$each->(qw(Handler_write Handler_update Handler_delete)),
+	$each->('Handler_write'), $each->('Handler_update'), $each->('Handler_delete'),
+	$each->(map { "Handler_read_$_" } qw(first key last next prev rnd rnd_next)),
+	$each->('Innodb_os_log_fsyncs');
 call($ua, DELETE => "/dataset/$id");
 PERL

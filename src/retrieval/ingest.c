@@ -275,7 +275,11 @@ static int group_chunk(struct group *g, const struct config *cfg, const struct d
                        size_t di)
 {
 	struct chunk *chunks = NULL;
-	size_t n, cap = 64;
+	/* Room for chunks a third shorter than the stride: prose cuts at
+	 * about the stride (chunk_size - chunk_overlap), so a long document is
+	 * chunked once, not counted and chunked again. */
+	size_t stride = (size_t)(cfg->chunk_size - cfg->chunk_overlap), n;
+	size_t cap = stride > 3 ? d->len / (stride - stride / 3) + 1 : 64;
 	int rc = -1;
 
 	for (;;) {

@@ -227,14 +227,25 @@ void tok_words(struct tok_words *tw, const char *text, size_t len)
 		tw->len[tw->n] = (unsigned char)tok_stem(tw->w[tw->n], n), tw->n++;
 }
 
-static int cmp_word(const void *key, const void *elem)
+/* A word of at most 7 bytes as a number: its bytes, then zeros.  Tokens
+ * hold no NUL, so two words are equal when their numbers are. */
+static uint64_t word_bits(const char *tok, size_t len)
 {
-	return strcmp(key, *(const char *const *)elem);
+	uint64_t w = 0;
+
+	memcpy(&w, tok, len);
+	return w;
+}
+
+static int cmp_bits(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
 }
 
 bool tok_is_stopword(const char *tok, size_t len)
 {
-	/* Sorted for bsearch. */
 	static const char *const stop[] = {
 		"a", "an", "and", "are", "as", "at", "be", "been", "but", "by",
 		"can", "do", "for", "from", "had", "has", "have", "he", "her",
@@ -243,12 +254,29 @@ bool tok_is_stopword(const char *tok, size_t len)
 		"then", "there", "these", "they", "this", "to", "was", "we",
 		"were", "which", "will", "with", "would", "you",
 	};
-	char w[8];
+	enum { NSTOP = sizeof stop / sizeof stop[0] };
+	/* Compared as numbers, not strings: every word of every text asks. */
+	static uint64_t bits[NSTOP];
+	static bool sorted;
+	size_t lo = 0, hi = NSTOP;
+	uint64_t w;
 
 	if (len == 0 || len >= sizeof w)
 		return false;
-	memcpy(w, tok, len);
-	w[len] = '\0';
-	return bsearch(w, stop, sizeof stop / sizeof stop[0], sizeof stop[0],
-	               cmp_word) != NULL;
+	if (!sorted) {
+		for (size_t i = 0; i < NSTOP; i++)
+			bits[i] = word_bits(stop[i], strlen(stop[i]));
+		qsort(bits, NSTOP, sizeof bits[0], cmp_bits);
+		sorted = true;
+	}
+	w = word_bits(tok, len);
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (bits[mid] < w)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < NSTOP && bits[lo] == w;
 }

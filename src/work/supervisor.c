@@ -76,6 +76,7 @@ struct child {
 	size_t got;                       /* bytes of res read */
 	enum queue_outcome outcome;       /* C_RECORDING */
 	long rss_kb;                      /* the child's peak RSS */
+	double cpu_ms;                    /* the child's CPU time, user and system */
 	char why[600];
 };
 
@@ -260,10 +261,11 @@ static void record(struct work_ctx *w, struct child *c)
 	log_set_request_id(c->it.request_id);
 	log_kv(c->outcome == QUEUE_DONE || c->outcome == QUEUE_RELEASE ? LOG_INFO
 	       : LOG_WARN, "work finished", "id=%lld kind=%s outcome=%s ms=%.0f "
-	       "rss_kb=%ld%s%s", c->it.id, c->kind->name,
+	       "cpu_ms=%.0f rss_kb=%ld%s%s", c->it.id, c->kind->name,
 	       c->outcome == QUEUE_DONE ? "done" : c->outcome == QUEUE_RELEASE
 	       ? "released" : c->outcome == QUEUE_FAILED ? "failed" : "crashed",
-	       time_mono_ms() - c->started_ms, c->rss_kb, c->why[0] != '\0' ? " error=" : "",
+	       time_mono_ms() - c->started_ms, c->cpu_ms, c->rss_kb,
+	       c->why[0] != '\0' ? " error=" : "",
 	       c->why[0] != '\0' ? LOG_Q(c->why) : "");
 	if (rc == 0)
 		log_kv(LOG_WARN, "work outcome not recorded: the claim was taken back",
@@ -293,6 +295,8 @@ static void reap(struct work_ctx *w)
 			c->fd = -1;
 			judge(w->cfg, c, status);
 			c->rss_kb = ru.ru_maxrss;
+			c->cpu_ms = (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e3 +
+			            (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e3;
 			c->state = C_RECORDING;
 		}
 		if (c->state == C_RECORDING && db_connected(w->db))

@@ -430,16 +430,20 @@ sub proc_kb {
 	is($ds->{schema}{row_count}, $mib * 16384, 'with the exact row count');
 	# The child settles the dataset before it exits; the supervisor logs
 	# the child's end when it reaps it, a moment later.
-	my $rss;
+	my ($ms, $cpu, $rss);
 	wait_until(30, sub {
-		($rss) = map { /kind=storage_infer .*rss_kb=(\d+)/ ? $1 : () }
+		($ms, $cpu, $rss) = map { /kind=storage_infer .* ms=(\d+) cpu_ms=(\d+) rss_kb=(\d+)/ }
 			grep { /msg="work finished"/ && /outcome=done/ } work_log_lines($work_log0);
 		defined $rss;
 	});
-	diag sprintf('sluice work: its child peaked at %s kB RSS inferring it (%.1f s after '
-		     . 'the upload)', $rss // '?', time - $t0 - $secs);
-	ok(defined $rss, 'the inference is logged with its peak RSS');
+	diag sprintf('sluice work: its child peaked at %s kB RSS inferring it, %s ms of CPU '
+		     . 'in %s ms (%.1f s after the upload)', $rss // '?', $cpu // '?', $ms // '?',
+		     time - $t0 - $secs);
+	ok(defined $rss, 'the inference is logged with its CPU time and peak RSS');
 	cmp_ok($rss // 1e9, '<', 256 * 1024, 'the inferring child stayed under 256 MiB');
+	# Reading 1 GiB takes CPU; one thread cannot take more than the time.
+	cmp_ok($cpu // 0, '>', 100, 'its CPU time is counted');
+	cmp_ok($cpu // 1e9, '<=', ($ms // 0) + 20, 'and is no more than its time');
 	unlink "$dir/huge/big.csv";
 }
 

@@ -91,22 +91,41 @@ static void test_embed(void)
  * of repeated words, stopwords and n-grams shared across them (so runs of
  * equal features with different weights), against the FNV-1a of the
  * vector that qsort by (hash, weight) gave.  Stored snippets and new
- * questions must keep meeting in the same space. */
+ * questions must keep meeting in the same space.  Dimension 7 has every
+ * feature radix sorted at once, 384 and 4096 bucket by bucket; and two
+ * words repeated 100 times each fill a few of 4096 buckets past an
+ * insertion sort's bound (each of those is radix sorted). */
 static void test_embed_bits(void)
 {
-	char text[4096];
-	float v[EMBED_DIM_DEFAULT];
+	static const struct { size_t dim; uint64_t fnv; } want[] = {
+		{ 7, 0xd50981ce52cc1e79ull },
+		{ EMBED_DIM_DEFAULT, 0xaa293e4db766d220ull },
+		{ EMBED_DIM_MAX, 0x653194cffc4ced13ull },
+	};
+	static float v[EMBED_DIM_MAX];
 	const unsigned char *p = (const unsigned char *)v;
-	uint64_t h = 0xcbf29ce484222325ull;
+	char text[4096];
 	size_t n = 0;
 
 	for (int i = 0; n < 3000; i++)
 		n += (size_t)snprintf(text + n, sizeof text - n, "Word%d the other harbour%d "
 		                      "ships grain, caf\xC3\xA9 %d; ", i % 37, i % 11, i);
-	CU_ASSERT_EQUAL_FATAL(embed_builtin(text, n, v, EMBED_DIM_DEFAULT), 0);
-	for (size_t i = 0; i < sizeof v; i++)
+	for (size_t k = 0; k < sizeof want / sizeof want[0]; k++) {
+		uint64_t h = 0xcbf29ce484222325ull;
+
+		CU_ASSERT_EQUAL_FATAL(embed_builtin(text, n, v, want[k].dim), 0);
+		for (size_t i = 0; i < want[k].dim * sizeof *v; i++)
+			h = (h ^ p[i]) * 0x100000001b3ull;
+		CU_ASSERT_EQUAL(h, want[k].fnv);
+	}
+	n = 0;
+	for (int i = 0; i < 200; i++)
+		n += (size_t)snprintf(text + n, sizeof text - n, "harbour%s ", i % 2 ? "" : "s");
+	CU_ASSERT_EQUAL_FATAL(embed_builtin(text, n, v, EMBED_DIM_MAX), 0);
+	uint64_t h = 0xcbf29ce484222325ull;
+	for (size_t i = 0; i < EMBED_DIM_MAX * sizeof *v; i++)
 		h = (h ^ p[i]) * 0x100000001b3ull;
-	CU_ASSERT_EQUAL(h, 0xaa293e4db766d220ull);
+	CU_ASSERT_EQUAL(h, 0x218218c7a8461492ull);
 }
 
 int suite_embed(void)

@@ -27,8 +27,8 @@
  * dataset (and change with every upload); the fixed function-word list is
  * the dataset-independent stand-in, and BM25 (hybrid ranking) supplies real
  * IDF.  Deterministic: the same text and dim give the same bits on every
- * machine (integer hashing, each bucket's features summed in ascending hash order).  Only the
- * first EMBED_MAX_BYTES of a text are read. */
+ * machine (integer hashing, each bucket's features summed in ascending hash
+ * order).  Only the first EMBED_MAX_BYTES of a text are read. */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -165,8 +165,9 @@ static void radix_sort(struct feat *v, size_t n, struct feat *tmp)
  * sorting by bucket, then by h within each, gives every vector the bits a
  * full sort by h gives it.  That is a counting sort by bucket and an
  * insertion sort of each bucket: at 384 dimensions a snippet's 1,000 or so
- * features fill a bucket with 3 on average, and it takes 0.85 of a radix
- * sort's time (bench/embed_speed.sh).  Buckets fuller than BUCKET_MEAN_MAX
+ * features put 3 in a bucket on average, and a text is embedded in about
+ * 0.8 of the time a radix sort of every key took (bench/embed_speed.sh,
+ * which also checks the bits).  Buckets fuller than BUCKET_MEAN_MAX
  * on average (few dimensions, a long text) are radix sorted whole as
  * before, and so is a bucket of more than BUCKET_INSERTION_MAX (a text
  * made to fill one): no text costs more than the radix sort's passes.  The
@@ -192,7 +193,7 @@ static int feats_order(struct feats *f)
 		first[f->v[i].bucket + 1]++;
 	for (size_t b = 0; b < f->dim; b++)
 		first[b + 1] += first[b];
-	/* Each bucket's features to its place; first[b] ends at its end. */
+	/* Each feature to its bucket's place; first[b] then holds b's end. */
 	for (size_t i = 0; i < f->n; i++)
 		tmp[first[f->v[i].bucket]++] = f->v[i];
 	for (size_t b = 0, start = 0; b < f->dim; start = first[b++]) {

@@ -27,6 +27,7 @@
 #include "util/config.h"
 #include "util/log.h"
 #include "util/test_hooks.h"
+#include "util/thread.h"
 #include "util/timeutil.h"
 #include "util/uuid.h"
 
@@ -252,22 +253,36 @@ static int document_text(struct db *db, struct doc *d)
 	return rc;
 }
 
-/* A group's snippets, chunked and embedded before its transaction. */
+/* A group: its documents (moved out of the claim, so that the next claim
+ * may be read while the group is stored) and their snippets, chunked and
+ * embedded before its transaction, on the preparing thread. */
 struct group {
+	struct doc *d;
+	size_t nd;
 	const char **texts;               /* into the documents' texts */
 	size_t *lens, *doc, *pos;         /* length, document index, position */
 	float *vecs;
 	size_t n, cap;
+	/* what group_prepare needs, and its outcome */
+	const struct config *cfg;
+	const char *embedder;
+	size_t dim;
+	int rc;
+	char err[256];
 };
 
 static void group_free(struct group *g)
 {
+	if (g == NULL)
+		return;
+	docs_free(g->d, g->nd);
+	free(g->d);
 	free(g->texts);
 	free(g->lens);
 	free(g->doc);
 	free(g->pos);
 	free(g->vecs);
-	*g = (struct group){ 0 };
+	free(g);
 }
 
 /* Chunk document di's text into the group. */
@@ -326,24 +341,42 @@ out:
 	return rc;
 }
 
-static int group_embed(struct group *g, const struct config *cfg, const char *embedder,
-                       size_t dim, char *err, size_t errlen)
+static int group_embed(struct group *g)
 {
-	size_t batch = strcmp(embedder, "builtin") == 0 ? BUILTIN_BATCH
-	                                                : (size_t)cfg->openai_batch_size;
+	size_t batch = strcmp(g->embedder, "builtin") == 0 ? BUILTIN_BATCH
+	                                                   : (size_t)g->cfg->openai_batch_size;
 
-	if ((g->vecs = malloc((g->n + 1) * dim * sizeof *g->vecs)) == NULL) {
-		snprintf(err, errlen, "out of memory");
+	if ((g->vecs = malloc((g->n + 1) * g->dim * sizeof *g->vecs)) == NULL) {
+		snprintf(g->err, sizeof g->err, "out of memory");
 		return -1;
 	}
 	for (size_t i = 0; i < g->n; i += batch) {
 		size_t m = g->n - i < batch ? g->n - i : batch;
 
-		if (rag_embed(cfg, embedder, dim, g->texts + i, g->lens + i, m,
-		              g->vecs + i * dim, err, errlen) != 0)
+		if (rag_embed(g->cfg, g->embedder, g->dim, g->texts + i, g->lens + i, m,
+		              g->vecs + i * g->dim, g->err, sizeof g->err) != 0)
 			return -1;
 	}
 	return 0;
+}
+
+/* Chunk and embed the group's documents; g->rc 0, or -1 with g->err.  It
+ * touches nothing but the group (and the tokeniser's per-process state,
+ * which no other thread uses meanwhile), so it runs on the preparing
+ * thread while the main thread stores the group before. */
+static void *group_prepare(void *arg)
+{
+	struct group *g = arg;
+
+	g->rc = -1;
+	for (size_t i = 0; i < g->nd; i++)
+		if (group_chunk(g, g->cfg, &g->d[i], i) != 0) {
+			snprintf(g->err, sizeof g->err, "out of memory");
+			return NULL;
+		}
+	if (group_embed(g) == 0)
+		g->rc = 0;
+	return NULL;
 }
 
 /* Multi-row INSERTs of snippets: rows are added one by one and sent
@@ -520,82 +553,144 @@ out:
 	return rc;
 }
 
+/* The claims' cursor: documents d[i..n) of the current claim are not yet
+ * in a group; the next claim starts after last, or from the start. */
+struct claims {
+	struct doc d[INGEST_CLAIM];
+	size_t n, i;
+	struct doc last;                  /* its id and created only */
+	bool from_start;
+};
+
+enum { NEXT_NONE, NEXT_GROUP, NEXT_OOM };
+
+/* The next group's documents into a new *out (its texts read, not yet
+ * chunked): NEXT_GROUP, NEXT_NONE when no document is left, NEXT_OOM, or
+ * < 0 enum db_err. */
+static int group_next(struct work_ctx *w, const char *dataset_id, struct claims *c,
+                      struct group **out)
+{
+	struct doc *d = c->d;
+	size_t i, j, text = 0;
+	double t0 = time_mono_ms();
+	int f;
+
+	*out = NULL;
+	if (c->i == c->n) {
+		docs_free(d, c->n);
+		c->i = 0;
+		if ((f = documents_claim(w->db, dataset_id, c->from_start ? NULL : &c->last,
+		                         d, &c->n)) < 0)
+			return f;
+		if (c->n == 0)
+			return NEXT_NONE;
+		c->from_start = false;
+	}
+	i = j = c->i;
+	do {
+		if (d[j].text == NULL && j > i)
+			break;                    /* a long text is a group of its own */
+		TEST_HOOK_PAUSE(w->cfg, rag_test_ingest_delay_ms);
+		if (d[j].text == NULL) {
+			if ((f = document_text(w->db, &d[j])) < 0)
+				return f;
+			if (f == 0)
+				d[j].len = 0, d[j].text = strdup("");
+			if (d[j].text == NULL)
+				return NEXT_OOM;
+		}
+		text += d[j].len;
+		j++;
+	} while (j < c->n && j - i < INGEST_GROUP_DOCS && text < INGEST_GROUP_TEXT &&
+	         d[j - 1].len <= INGEST_INLINE_TEXT && time_mono_ms() - t0 < INGEST_GROUP_MS);
+	struct group *g = calloc(1, sizeof *g);
+	if (g == NULL || (g->d = malloc((j - i) * sizeof *g->d)) == NULL) {
+		free(g);
+		return NEXT_OOM;
+	}
+	/* The texts move into the group. */
+	memcpy(g->d, d + i, (j - i) * sizeof *g->d);
+	for (size_t k = i; k < j; k++)
+		d[k].text = d[k].meta = NULL;
+	g->nd = j - i;
+	c->last = d[j - 1];
+	c->i = j;
+	*out = g;
+	return NEXT_GROUP;
+}
+
 /* Ingest every processing document of the dataset, in claims from a
- * cursor and groups of claims: 0, or -1 with err. */
+ * cursor and groups of claims: 0, or -1 with err.  Two groups are in hand
+ * at a time: while the main thread stores one (MariaDB's work, mostly),
+ * the preparing thread chunks and embeds the next, which used to wait for
+ * it.  Only the main thread uses the connection. */
 static int ingest_documents(struct work_ctx *w, const char *dataset_id,
                             const char *embedder, size_t dim, struct rag_rows *kept,
                             char *err, size_t errlen)
 {
-	struct doc *d = calloc(INGEST_CLAIM, sizeof *d), last = { 0 };
+	struct claims *c = calloc(1, sizeof *c);
 	struct snippet_rows *rows = calloc(1, sizeof *rows);
-	struct group g = { 0 };
-	bool from_start = true;
-	size_t n = 0;
-	int rc = -1, f;
+	struct group *ready = NULL, *next = NULL;   /* prepared; being prepared */
+	pthread_t th;
+	bool running = false;
+	int rc = -1, f, stored;
 
-	if (d == NULL || rows == NULL ||
-	    (rows->blobs = malloc(SNIPPET_ROWS * dim * 4)) == NULL) {
-		snprintf(err, errlen, "out of memory");
-		goto out;
-	}
+	if (c == NULL || rows == NULL ||
+	    (rows->blobs = malloc(SNIPPET_ROWS * dim * 4)) == NULL)
+		goto oom;
+	c->from_start = true;
 	for (;;) {
-		size_t i = 0;
-
-		docs_free(d, n);
-		if ((f = documents_claim(w->db, dataset_id, from_start ? NULL : &last,
-		                         d, &n)) < 0)
+		if ((f = group_next(w, dataset_id, c, &next)) < 0)
 			goto dberr;
-		if (n == 0)
-			break;
-		from_start = false;
-		while (i < n) {
-			/* a group: d[i..j) */
-			size_t j = i, text = 0, before;
-			double t0 = time_mono_ms();
+		if (f == NEXT_OOM)
+			goto oom;
+		if (next != NULL) {
+			next->cfg = w->cfg;
+			next->embedder = embedder;
+			next->dim = dim;
+			if (!(running = thread_start(&th, group_prepare, next)))
+				group_prepare(next);      /* no thread: in turn, as before */
+		}
+		if (ready != NULL) {
+			size_t before = rag_rows_count(kept);
 
-			do {
-				if (d[j].text == NULL && j > i)
-					break;            /* a long text is a group of its own */
-				TEST_HOOK_PAUSE(w->cfg, rag_test_ingest_delay_ms);
-				if (d[j].text == NULL) {
-					if ((f = document_text(w->db, &d[j])) < 0)
-						goto dberr;
-					if (f == 0)
-						d[j].len = 0, d[j].text = strdup("");
-					if (d[j].text == NULL)
-						goto oom;
-				}
-				if (group_chunk(&g, w->cfg, &d[j], j - i) != 0)
-					goto oom;
-				text += d[j].len;
-				j++;
-			} while (j < n && j - i < INGEST_GROUP_DOCS && text < INGEST_GROUP_TEXT &&
-			         d[j - 1].len <= INGEST_INLINE_TEXT &&
-			         time_mono_ms() - t0 < INGEST_GROUP_MS);
-			if (group_embed(&g, w->cfg, embedder, dim, err, errlen) != 0)
-				goto out;
-			before = rag_rows_count(kept);
-			f = db_tx(w->db, "ingestion group", group_store_tx,
-			          &(struct group_store){ dataset_id, dim, &g, d + i, j - i, rows,
-			                                 kept, before });
-			group_free(&g);
-			if (f != GROUP_STORED)
+			stored = db_tx(w->db, "ingestion group", group_store_tx,
+			               &(struct group_store){ dataset_id, dim, ready, ready->d,
+			                                      ready->nd, rows, kept, before });
+			group_free(ready);
+			ready = NULL;
+			if (stored != GROUP_STORED)
 				rag_rows_truncate(kept, before);
-			if (f < 0)
+			if (stored < 0)
 				goto dberr;
-			if (f == GROUP_INTRUDER) {
-				from_start = true;
-				break;
+			if (stored == GROUP_INTRUDER) {
+				/* claim again from the start; the next group with it */
+				if (running)
+					pthread_join(th, NULL);
+				running = false;
+				group_free(next);
+				next = NULL;
+				c->i = c->n;
+				c->from_start = true;
+				continue;
 			}
-			last = d[j - 1];
-			last.text = last.meta = NULL;
-			i = j;
 			if (work_stopping(w)) {
 				/* SIGTERM: what is stored stays; the queue row runs again */
 				snprintf(err, errlen, "stopped before the end; will continue");
 				goto out;
 			}
 		}
+		if (next == NULL)
+			break;
+		if (running)
+			pthread_join(th, NULL);
+		running = false;
+		if (next->rc != 0) {
+			snprintf(err, errlen, "%s", next->err);
+			goto out;
+		}
+		ready = next;
+		next = NULL;
 	}
 	rc = 0;
 	goto out;
@@ -607,10 +702,13 @@ dberr:
 	       dataset_id, LOG_Q(db_error(w->db)));
 	snprintf(err, errlen, "database error while storing snippets");
 out:
-	group_free(&g);
-	if (d != NULL)
-		docs_free(d, n);
-	free(d);
+	if (running)
+		pthread_join(th, NULL);
+	group_free(next);
+	group_free(ready);
+	if (c != NULL)
+		docs_free(c->d, c->n);
+	free(c);
 	if (rows != NULL)
 		free(rows->blobs);
 	free(rows);

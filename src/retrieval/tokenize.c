@@ -170,8 +170,8 @@ struct stem_slot {
 
 static size_t stem_uncached(char buf[TOKEN_MAX], size_t n)
 {
-	/* One stemmer per process, made on first use: it is not shared
-	 * between threads, and sluice's processes have one thread. */
+	/* One stemmer per process, made on first use, unlocked (see
+	 * tokenize.h). */
 	static struct sb_stemmer *stemmer;
 	const sb_symbol *s;
 	int len;

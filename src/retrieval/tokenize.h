@@ -7,7 +7,12 @@
  * above U+0080 count as letters (Greek, Cyrillic, CJK, ... kept as they are,
  * not case-folded) except the Unicode punctuation and space blocks listed in
  * tokenize.c.  Invalid UTF-8 bytes separate tokens.  Tokens are cut at
- * TOKEN_MAX bytes, on a code-point boundary. */
+ * TOKEN_MAX bytes, on a code-point boundary.
+ *
+ * The stemmer, its cache and the stopword table (and the embedder's table
+ * of 1 + ln tf) are made on first use and kept per process, unlocked: one
+ * thread at a time may tokenise.  Ingestion's preparing thread does while
+ * it runs, and the main thread waits for it before it builds an index. */
 #ifndef SLUICE_TOKENIZE_H
 #define SLUICE_TOKENIZE_H
 

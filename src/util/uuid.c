@@ -40,8 +40,9 @@ int uuid_v7(char out[UUID_STR_LEN])
 	/* The last id's milliseconds and 12-bit counter (rand_a, RFC 9562
 	 * 6.2 method 1): ids of one millisecond count up from a random start
 	 * below 0x800, and a counter that runs out, or a clock set back,
-	 * carries on from the last millisecond.  Per process: sluice's
-	 * processes have one thread. */
+	 * carries on from the last millisecond.  Per process and unlocked:
+	 * only a process's main thread makes ids (ingestion's preparing
+	 * thread, the one other thread, makes none). */
 	static uint64_t last_ms;
 	static unsigned counter;
 	unsigned char b[16];

@@ -231,6 +231,35 @@ is($res->{json}{status}, 'failed', 'an oversized answer fails the dataset');
 like(reason_of($res), qr/larger than \d+ bytes/, 'naming the limit') or diag describe($res);
 $attempts = ingest_attempts($ds);
 is(scalar @{ $stub->requests($mark) }, $attempts, 'and is not retried');
+
+# A group whose embedding fails after a group stored.  Ingestion embeds a
+# group (at most 256 documents) while it stores the one before; here the
+# first 256 documents make the first group and the next 44 the second,
+# with one the stub will not embed.  The first group must stay stored,
+# and be embedded once only: a failure that threw it away would have
+# every later attempt embed it again.
+$stub->control(wrong_dim_on => 'unembeddable');
+$mark = @{ $stub->requests };
+my @texts = ((map { "kept document $_" } 0 .. 255),
+	     (map { $_ == 280 ? 'an unembeddable document' : "late document $_" } 256 .. 299));
+($ds, $res) = ingest('stub-second-group', @texts);
+is($res->{json}{status}, 'failed', 'a failing second group fails the dataset')
+	or diag describe($res);
+like(reason_of($res), qr/expected $DIM/, 'with the reason') or diag describe($res);
+my %by = map { $_->[0] => $_->[1] } mysql("SELECT status, COUNT(*) FROM rag_documents "
+	. "WHERE dataset_id = '$ds' GROUP BY status");
+is($by{success} // 0, 256, 'the first group is stored: 256 documents success');
+is($by{failed} // 0, 44, 'the second group failed: 44 documents');
+is(mysql("SELECT COUNT(*) FROM rag_snippets s JOIN rag_documents d ON d.id = s.document_id "
+	 . "WHERE d.dataset_id = '$ds' AND d.status = 'success'"), 256,
+   'with a snippet each');
+is(mysql("SELECT COUNT(*) FROM rag_snippets s JOIN rag_documents d ON d.id = s.document_id "
+	 . "WHERE d.dataset_id = '$ds' AND d.status = 'failed'"), 0,
+   'and none of the failed group');
+@reqs = @{ $stub->requests($mark) };
+is(sum(0, map { $_->{inputs} } grep { ($_->{first} // '') =~ /^kept / } @reqs), 256,
+   'each document of the first group was embedded once');
+cmp_ok(ingest_attempts($ds), '>=', 1, 'the ingestion ran');
 $stub->control();
 
 # --- the key stays secret -----------------------------------------------------------

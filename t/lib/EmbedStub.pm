@@ -7,7 +7,8 @@ package EmbedStub;
 #   my $stub = EmbedStub->start(dim => 64);
 #   $stub->url                      # http://127.0.0.1:PORT
 #   $stub->control(fail_first => 2, fail_status => 500, retry_after => 1,
-#                  delay_ms => 0, wrong_dim => 0, garbage => 0, pad => 0);
+#                  delay_ms => 0, wrong_dim => 0, wrong_dim_on => 'text',
+#                  garbage => 0, pad => 0);
 #   $stub->requests                 # [{inputs, auth, model, status, t}, ...]
 #   $stub->stop                     # also done at exit
 #
@@ -198,7 +199,10 @@ sub _one {
 		_reply($c, 200, '{"data": [');
 		return { %rec, status => 200 };
 	}
-	my $dim = $self->{dim} + ($k->{wrong_dim} ? 1 : 0);
+	# wrong_dim_on: only a request with an input containing this text
+	my $wrong = $k->{wrong_dim}
+		|| (defined $k->{wrong_dim_on} && grep { index($_, $k->{wrong_dim_on}) >= 0 } @in);
+	my $dim = $self->{dim} + ($wrong ? 1 : 0);
 	my @data;
 	for my $i (0 .. $#in) {
 		my $v = embed($in[$i], $dim);

@@ -6,9 +6,11 @@
  *     and bounded: the dataset's embedder is the built-in one (no network
  *     call), its index file is there (no rebuild from MariaDB) and holds at
  *     most question_inline_max_snippets snippets, and the last ranking of
- *     it in this worker took at most question_inline_budget_ms.  The queue
- *     row then waits RAG_QUESTION_FALLBACK_S: should the worker die or
- *     fail, `sluice work` answers the question instead.
+ *     it in this worker took at most question_inline_budget_ms of CPU
+ *     time (a wait for a core on a busy machine is no reason to move the
+ *     work somewhere costlier).  The queue row then waits
+ *     RAG_QUESTION_FALLBACK_S: should the worker die or fail, `sluice
+ *     work` answers the question instead.
  *   - otherwise `sluice work`, at once (the row is claimable now).
  * Either path stores the result only while the question is still
  * processing, so answering twice is harmless and a question is never lost.
@@ -59,7 +61,7 @@ struct cached_index {
 	struct timespec mtime;
 	off_t size;
 	double used_ms;
-	double rank_ms;                  /* the last ranking over it, here */
+	double rank_ms;                  /* the last ranking over it, here: CPU time */
 };
 
 static struct cached_index cache[INDEX_CACHE_SLOTS];
@@ -88,12 +90,12 @@ static struct cached_index *cache_slot(const char *dataset_id)
 	return NULL;
 }
 
-void rag_index_ranked(const char *dataset_id, double ms)
+void rag_index_ranked(const char *dataset_id, double cpu_ms)
 {
 	struct cached_index *slot = cache_slot(dataset_id);
 
 	if (slot != NULL)
-		slot->rank_ms = ms;
+		slot->rank_ms = cpu_ms;
 }
 
 const struct rindex *rag_index_get(struct db *db, const struct config *cfg,
@@ -297,7 +299,7 @@ static void answer_after_response(void *arg)
 
 /* Is ranking ds here, after the answer, cheap and bounded?  The built-in
  * embedder, at most question_inline_max_snippets snippets, and its last
- * ranking here within question_inline_budget_ms.  Nothing is opened before
+ * ranking here within question_inline_budget_ms of CPU time.  Nothing is opened before
  * the answer: should the index file not open without a rebuild, the
  * ranking falls to sluice work after it. */
 static bool rank_here(struct req *r, const struct rag_dataset *ds)

@@ -148,9 +148,10 @@ const struct rindex *rag_index_get(struct db *db, const struct config *cfg,
                                    char *err, size_t errlen);
 /* Close and forget the cached index of a dataset (after DELETE). */
 void rag_index_forget(const char *dataset_id);
-/* A question of dataset_id was just ranked here in ms (a batch's time per
- * question): what decides whether a worker ranks the next one itself. */
-void rag_index_ranked(const char *dataset_id, double ms);
+/* A question of dataset_id was just ranked here in cpu_ms of CPU time (a
+ * batch's per question): what decides whether a worker ranks the next one
+ * itself. */
+void rag_index_ranked(const char *dataset_id, double cpu_ms);
 
 /* --- questions ---------------------------------------------------------------- */
 /* Rank a processing question and store its result (answer.c).  in_serve: in a serve

@@ -139,7 +139,8 @@ struct config {
 	char rag_index_dir[CONFIG_PATH_MAX];  /* "" = <storage_root>/.rag-index */
 	int question_wait_max_s;              /* largest ?wait= of GET question */
 	int question_inline_max_snippets;     /* a worker ranks an index up to this */
-	int question_inline_budget_ms;        /* ... whose last ranking took this at most */
+	int question_inline_budget_ms;        /* ... whose last ranking took this much
+	                                       * CPU time at most */
 #ifdef SLUICE_TEST_HOOKS
 	/* Test builds only (util/test_hooks.h): a pause before a worker
 	 * answers a question / before each ingested document, so a test can
@@ -150,6 +151,7 @@ struct config {
 	int rag_test_index_delay_ms;
 	int rag_test_give_up_delay_ms;  /* before an ingestion gives up */
 	int rag_test_batch_delay_ms;    /* after sluice work took a question's riders */
+	int rag_test_rank_delay_ms;     /* inside a ranking: a core taken away */
 #endif
 
 	/* runner: singer and file_storage connectors */

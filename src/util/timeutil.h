@@ -7,6 +7,9 @@
 #include <time.h>
 
 double time_mono_ms(void);                 /* monotonic, for durations */
+/* The calling thread's CPU time: what a piece of work cost, which a busy
+ * machine's waits for a core do not inflate. */
+double time_cpu_ms(void);
 long long time_now_s(void);                /* wall clock, seconds */
 /* "2026-11-22T10:00:00Z" (or with .mmm when ms >= 0) into buf (>= 32 bytes). */
 char *time_iso8601(char *buf, size_t cap, time_t t, int ms);

@@ -323,7 +323,7 @@ static int answer_batch(struct db *db, const struct config *cfg, const char *by,
 	 * wait tens of ms for a core; measured by the clock, that sent the
 	 * worker's next questions to sluice work, whose child forks and
 	 * checks the whole index file first, which made the machine busier
-	 * still (5 % of all CPU samples at 16 clients, p99 151 ms). */
+	 * still (5 % of all CPU samples at 16 clients, and a p99 of 184 ms). */
 	rag_index_ranked(b.dataset_id, rank_ms / (double)live);
 	if (n > 1)
 		log_kv(LOG_DEBUG, "questions answered together", "dataset=%s questions=%zu "

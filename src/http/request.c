@@ -338,6 +338,12 @@ void req_after(struct req *r, req_after_fn fn, void *arg)
 	r->after_arg = arg;
 }
 
+void req_before_slow_work(struct req *r)
+{
+	if (r->slow_fn != NULL)
+		r->slow_fn(r->slow_ctx);
+}
+
 int req_read_some(struct req *r, char *buf, size_t cap, size_t *got)
 {
 	int n;

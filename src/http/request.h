@@ -33,6 +33,8 @@ struct identity {
 
 /* Work a handler leaves for after its answer has gone out (see req_after). */
 typedef void (*req_after_fn)(void *arg);
+/* The worker's part of req_before_slow_work. */
+typedef void (*req_slow_fn)(void *ctx);
 
 struct resp_header {
 	const char *name, *value;
@@ -67,6 +69,9 @@ struct req {
 	/* run by the worker after the response is finished */
 	req_after_fn after_fn;
 	void *after_arg;
+	/* set by the worker: req_before_slow_work calls it */
+	req_slow_fn slow_fn;
+	void *slow_ctx;
 
 	/* X-Request-Id of the answer and the log lines (req_take_request_id) */
 	char request_id[REQ_ID_MAX + 1];
@@ -140,6 +145,13 @@ int req_query_next(const struct req *r, const char **cursor,
  * returns; nothing else of the request may be used then.  One per request:
  * a second call replaces the first. */
 void req_after(struct req *r, req_after_fn fn, void *arg);
+
+/* Before work that may hold this request for seconds (a connection test
+ * waiting on a silent host): the worker gives the other connections it
+ * holds to idle workers, so that requests nginx sends on them meanwhile do
+ * not wait behind this one.  A message per connection held; nothing in
+ * unit tests. */
+void req_before_slow_work(struct req *r);
 
 /* Read up to cap bytes of the body into buf; *got is 0 at its end.
  * REQ_ERR_IO when the stream fails.  For parsers that stream the body

@@ -5,10 +5,13 @@
  * the connect (TCP, the server's greeting, the login) gives up after
  * connection_test_timeout_s, and at most a quarter of the workers test at
  * once (http/pool.h; past it 429), so hosts that never answer cannot take
- * the pool.  The clients are the jdbc drivers' own: MariaDB Connector/C for
- * mariadb and mysql, libpq for postgres.  The password is opened into a
- * stack buffer, wiped after the connect, and no answer or log line carries
- * it: a server message that happens to contain it is not passed on. */
+ * the pool.  Before it waits, the worker hands the other FastCGI
+ * connections it holds to idle workers (req_before_slow_work): requests
+ * nginx sends on them meanwhile are not held behind the test.  The clients
+ * are the jdbc drivers' own: MariaDB Connector/C for mariadb and mysql,
+ * libpq for postgres.  The password is opened into a stack buffer, wiped
+ * after the connect, and no answer or log line carries it: a server message
+ * that happens to contain it is not passed on. */
 #include <stdio.h>
 #include <string.h>
 
@@ -262,6 +265,7 @@ static int conn_check(struct req *r)
 		explicit_bzero(s.password, sizeof s.password);
 		return platform_reply(r, PLATFORM_CONNECTION_TESTS_BUSY);
 	}
+	req_before_slow_work(r);        /* seconds, on a host that never answers */
 	if (kind == DBKIND_B)
 		try_mariadb(&s, &o);
 	else

@@ -8,8 +8,10 @@
  * new one waiting in the backlog while a worker sleeps, whatever nginx's
  * keepalive and worker counts are.  The shared sockets are registered
  * EPOLLEXCLUSIVE, so the kernel wakes one idle worker for a connection, not
- * all.  A worker about to work after an answer (ranking a question) first
- * hands the connections it holds to the idle ones through the socket pair.
+ * all.  A worker about to do slow work, inside a request (a connection
+ * test, req_before_slow_work) or after its answer (ranking a question),
+ * first hands the other connections it holds to the idle workers through
+ * the socket pair.
  *
  * SIGTERM is blocked while a request is being handled and open only inside
  * epoll_pwait(): a stop request lets the current answer finish. */
@@ -111,6 +113,26 @@ static void dispatch(struct req *r, const struct route *routes, size_t nroutes)
 	}
 }
 
+/* Connections one worker holds at most.  nginx keeps at most its upstream
+ * `keepalive` idle connections per nginx process; a worker holding this many
+ * takes no new ones until one closes. */
+#define WORKER_CONNS 64
+
+struct worker {
+	const struct config *cfg;
+	const struct worker_fds *fds;
+	struct db *db;
+	struct arena *a;
+	const struct route *routes;
+	size_t nroutes;
+	sigset_t waitmask;              /* epoll_pwait()'s mask: SIGTERM open */
+	int ep;                         /* epoll: the connections held, and */
+	bool accepting;                 /* ... the shared sockets while not full */
+	FCGX_Request conn[WORKER_CONNS];
+	int nconn;
+	long served;
+};
+
 static const char *caller(const struct req *r)
 {
 	if (r->id.customer_id != NULL)
@@ -120,24 +142,40 @@ static const char *caller(const struct req *r)
 	return NULL;
 }
 
-/* Answers one request; returns the work it left for after the answer
- * (req_after), whose argument lives in the arena a. */
-static void serve_one(FCGX_Request *fr, struct arena *a,
-                      const struct config *cfg, struct db *db,
-                      const struct route *routes, size_t nroutes,
+static void hand_over_conns(struct worker *w, const FCGX_Request *busy);
+
+/* req_before_slow_work here: every connection but the request's own goes. */
+struct slow_ctx {
+	struct worker *w;
+	const FCGX_Request *busy;
+};
+
+static void before_slow_work(void *ctx)
+{
+	struct slow_ctx *c = ctx;
+
+	hand_over_conns(c->w, c->busy);
+}
+
+/* Answers the request on connection fr; returns the work it left for after
+ * the answer (req_after), whose argument lives in the worker's arena. */
+static void serve_one(struct worker *w, FCGX_Request *fr,
                       req_after_fn *after_fn, void **after_arg)
 {
+	struct slow_ctx slow = { .w = w, .busy = fr };
 	struct req r;
 	int rc;
 
 	memset(&r, 0, sizeof r);
-	rc = req_init(&r, a, cfg, db, fr);
+	rc = req_init(&r, w->a, w->cfg, w->db, fr);
 	req_take_request_id(&r);
 	log_set_request_id(r.request_id);
 	if (rc == REQ_OK) {
-		dispatch(&r, routes, nroutes);
+		r.slow_fn = before_slow_work;
+		r.slow_ctx = &slow;
+		dispatch(&r, w->routes, w->nroutes);
 	} else {
-		r.arena = a;
+		r.arena = w->a;
 		r.out = fr->out;
 		resp_detail(&r, 400, "Malformed request");
 	}
@@ -160,26 +198,6 @@ static void announce_ready(int ready_fd)
 	if (ready_fd >= 0 && write(ready_fd, &pid, sizeof pid) != sizeof pid)
 		log_warn("cannot tell the master this worker is ready");
 }
-
-/* Connections one worker holds at most.  nginx keeps at most its upstream
- * `keepalive` idle connections per nginx process; a worker holding this many
- * takes no new ones until one closes. */
-#define WORKER_CONNS 64
-
-struct worker {
-	const struct config *cfg;
-	const struct worker_fds *fds;
-	struct db *db;
-	struct arena *a;
-	const struct route *routes;
-	size_t nroutes;
-	sigset_t waitmask;              /* epoll_pwait()'s mask: SIGTERM open */
-	int ep;                         /* epoll: the connections held, and */
-	bool accepting;                 /* ... the shared sockets while not full */
-	FCGX_Request conn[WORKER_CONNS];
-	int nconn;
-	long served;
-};
 
 /* The shared sockets are watched only while this worker can take more. */
 static void set_accepting(struct worker *w, bool on)
@@ -225,13 +243,22 @@ static void hold_conn(struct worker *w, int fd)
 }
 
 /* Slot i no longer holds a connection (closed, which also took it out of
- * the epoll, or handed over): the last slot takes its place.  Between
- * requests a FCGX_Request holds no stream pointing back at it, so it may be
- * copied. */
+ * the epoll, or handed over): the last slot takes its place.  Only between
+ * requests: a FCGX_Request then holds no stream pointing back at it, so it
+ * may be copied. */
 static void drop_conn(struct worker *w, int i)
 {
 	w->conn[i] = w->conn[--w->nconn];
 	set_accepting(w, true);
+}
+
+/* Between requests: the slots whose connection was closed or handed over
+ * while a request ran leave. */
+static void drop_gone_conns(struct worker *w)
+{
+	for (int i = w->nconn - 1; i >= 0; i--)
+		if (w->conn[i].ipcFd < 0)
+			drop_conn(w, i);
 }
 
 static void take_new_conn(struct worker *w)
@@ -287,17 +314,23 @@ static void take_handed_conn(struct worker *w)
 	hold_conn(w, fd);
 }
 
-/* Before work that follows an answer (ranking a question), the worker gives
- * its kept connections to the others: nginx may send the next request on
- * any of them at once, and it must not wait for this work.  A connection
- * the socket has no room for stays here. */
-static void hand_over_conns(struct worker *w)
+/* Before slow work, the worker gives the connections it holds, all but
+ * the busy one (NULL: none is), to the others: nginx may send the next
+ * request on any of them at once, and it must not wait for this work.  A
+ * handed slot is only marked (its descriptor -1): a request may be running,
+ * whose FCGX_Request must not move; drop_gone_conns clears the slots after
+ * it.  A connection the socket has no room for stays here. */
+static void hand_over_conns(struct worker *w, const FCGX_Request *busy)
 {
-	for (int i = w->nconn - 1; i >= 0; i--) {
-		int fd = w->conn[i].ipcFd;
+	for (int i = 0; i < w->nconn; i++) {
+		FCGX_Request *fr = &w->conn[i];
+		int fd = fr->ipcFd;
 		struct fd_msg m;
-		struct cmsghdr *c = fd_msg_init(&m);
+		struct cmsghdr *c;
 
+		if (fr == busy || fd < 0)
+			continue;
+		c = fd_msg_init(&m);
 		c->cmsg_level = SOL_SOCKET;
 		c->cmsg_type = SCM_RIGHTS;
 		c->cmsg_len = CMSG_LEN(sizeof(int));
@@ -309,7 +342,7 @@ static void hand_over_conns(struct worker *w)
 		 * stays open, so it leaves the epoll by hand. */
 		epoll_ctl(w->ep, EPOLL_CTL_DEL, fd, NULL);
 		close(fd);
-		drop_conn(w, i);
+		fr->ipcFd = -1;
 	}
 }
 
@@ -336,19 +369,17 @@ static bool serve_conn(struct worker *w, int i)
 		drop_conn(w, i);
 		return false;
 	}
-	serve_one(fr, w->a, w->cfg, w->db, w->routes, w->nroutes,
-	          &after_fn, &after_arg);
+	serve_one(w, fr, &after_fn, &after_arg);
 	if (fr->keepConnection)
 		drain_body(fr);
 	FCGX_Finish_r(fr);
-	if (fr->ipcFd < 0)
-		drop_conn(w, i);
 	/* The client has its answer; SIGTERM stays blocked, so a stop
 	 * waits for this short work as it waits for a request. */
 	if (after_fn != NULL) {
-		hand_over_conns(w);
+		hand_over_conns(w, NULL);
 		after_fn(after_arg);
 	}
+	drop_gone_conns(w);
 	log_set_request_id(NULL);
 	arena_reset(w->a);
 	w->served++;

@@ -407,6 +407,7 @@ static int read_body(struct upload *u, const char *boundary)
 		multipart_free(m);
 		return resp_internal(r, "out of memory");
 	}
+	req_before_slow_work(r);        /* up to upload_max_bytes to disk */
 	for (;;) {
 		if (req_read_some(r, buf, cap, &got) != REQ_OK) {
 			r->status = 499;        /* the client is gone */

@@ -223,6 +223,9 @@ my $silent = IO::Socket::INET->new(LocalAddr => '127.0.0.1', LocalPort => 0, Lis
 	or die "listen: $!";
 is(patch($cid, { port => $silent->sockport })->{status}, 200,
    'set-up: the connection on a port that never answers');
+# Both workers hold several kept FastCGI connections (16 clients at once).
+my @warm = parallel_requests(clients => 16, requests => 2, path => '/_test/sleep?ms=100');
+is(scalar(grep { $_->{status} == 200 } @warm), 32, 'set-up: 32 requests on 16 connections');
 # While one test waits on it, the test stack's two workers have no second
 # test share (a quarter of the pool, at least one): another test answers
 # 429 at once instead of taking the other worker too.
@@ -235,6 +238,17 @@ json_response_is(check($eid), 429,
 	'a second test meanwhile: 429');
 is(http(GET => "/platform/connections/$cid", { token => $token })->{status}, 200,
    '... and the other worker still answers the rest');
+# nginx sends requests on any kept connection, those the waiting worker
+# holds too: it handed them to the other worker before it began to wait, so
+# none is held behind the test.  Were one held, it would be answered only
+# after the test's timeout, once the test itself was.
+my @meanwhile = parallel_requests(clients => 8, requests => 5, path => '/_test/pid');
+is(scalar(grep { $_->{status} == 200 } @meanwhile), 40,
+   '40 requests on 8 connections meanwhile: all 200');
+my %pids = map { $_->{content} => 1 } @meanwhile;
+is(scalar keys %pids, 1, '... all answered by the worker that is not waiting')
+	or diag join ', ', sort keys %pids;
+is($bg->answered, 0, '... while the test still waits');
 ($res) = $bg->finish;
 is($res->{status}, 422, 'a silent server: 422 within the timeout') or diag describe($res);
 is($res->{json}{detail}{error}, 'timeout', '... timeout');

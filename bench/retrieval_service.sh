@@ -20,7 +20,11 @@
 #       path: QPARAMS='{"hybrid":false,"maximal_marginal_relevance":false}'.
 #       The clock starts once every client is connected; MariaDB's
 #       statements, commits and rows per question are printed too (its
-#       global counters, so sluice work's idle polling is in them).
+#       global counters, so sluice work's idle polling is in them), and
+#       the CPU time per question of each program on the machine (the
+#       service's, the clients', anything else running): on two CPUs
+#       questions/s follows it, and it shows in which program a change
+#       saved time.
 #   (3) the ingestion curve, when DOCS is set (e.g. DOCS="1000 10000
 #       100000"): for each N, a new dataset gets N one-snippet documents
 #       (300-600 characters of the same text) posted as JSON in batches of
@@ -129,6 +133,7 @@ use Socket qw(IPPROTO_TCP TCP_NODELAY);
 use IO::Socket::SSL qw(SSL_VERIFY_NONE);
 use JSON::PP;
 use MIME::Base64 qw(encode_base64);
+use List::Util qw(sum0);
 use POSIX ();
 use Time::HiRes qw(time sleep);
 
@@ -177,6 +182,28 @@ sub call {
 	return ($status, $buf) if $raw;
 	my $d = length $buf ? eval { $json->decode($buf) } : undef;
 	return ($status, $d);
+}
+
+# CPU milliseconds used so far (user + system) by each process: [name, ms]
+# by pid.  The name is the one in /proc, the bench's clients' (pids given:
+# still unreaped, their time is theirs, not yet their parent's) "clients",
+# this process's "bench"; kernel threads are "kernel" (their names change
+# with their work).  Processes that ended in between are missed: none of
+# the service's do while questions run.
+sub cpu_by_pid {
+	my %client = map { $_ => 1 } @_;
+	my $hz = POSIX::sysconf(POSIX::_SC_CLK_TCK());
+	my %s;
+	for my $stat (glob '/proc/[0-9]*/stat') {
+		open my $fh, '<', $stat or next;
+		my $l = <$fh> // next;
+		my ($pid, $comm, $rest) = $l =~ /^(\d+) \((.*)\) (.*)$/ or next;
+		my @f = split ' ', $rest;    # from field 3 (state) on
+		my $who = $client{$pid} ? 'clients' : $pid == $$ ? 'bench'
+			: $f[6] & 0x00200000 ? 'kernel' : $comm;    # flags: PF_KTHREAD
+		$s{$pid} = [ $who, ($f[11] + $f[12]) / $hz * 1000 ];    # utime, stime
+	}
+	return %s;
 }
 
 # The server's counters (SHOW GLOBAL STATUS), through the instance's socket.
@@ -335,6 +362,7 @@ close $ready_w;
 close $go_r;
 sysread $ready_r, my $one, 1 for 1 .. $clients;
 my %db0 = db_status();
+my %cpu0 = cpu_by_pid(map { $_->[0] } @kids);
 $t0 = time;
 close $go_w;
 my (@all, @stored, @after, $errors);
@@ -348,8 +376,10 @@ for my $k (@kids) {
 		push @stored, $el;
 		push @after, $lat - $el;
 	}
-	waitpid($k->[0], 0);
 }
+# Read before the clients are reaped: a process reaped is not in /proc.
+my %cpu1 = cpu_by_pid(map { $_->[0] } @kids);
+waitpid($_->[0], 0) for @kids;
 @all = sort { $a <=> $b } @all;
 my $pct = sub { $all[ int($_[0] * $#all + 0.5) ] };
 my $pc = sub { my ($p, @v) = @_; @v = sort { $a <=> $b } @v; $v[ int($p * $#v + 0.5) ] };
@@ -379,5 +409,13 @@ printf "MariaDB per question: %.1f statements (%.1f prepared executions), %.1f c
 	$each->('Handler_write'), $each->('Handler_update'), $each->('Handler_delete'),
 	$each->(map { "Handler_read_$_" } qw(first key last next prev rnd rnd_next)),
 	$each->('Innodb_os_log_fsyncs');
+# CPU per question by program: far steadier than questions/s on a shared
+# machine, and what the throughput on two CPUs follows.
+my %per;
+$per{ $cpu1{$_}[0] } += ($cpu1{$_}[1] - ($cpu0{$_} ? $cpu0{$_}[1] : 0)) / (@all || 1)
+	for keys %cpu1;
+printf "CPU per question: %.2f ms (%s)\n", sum0(values %per),
+	join ', ', map { sprintf '%s %.2f', $_, $per{$_} }
+	grep { $per{$_} >= 0.005 } sort { $per{$b} <=> $per{$a} } keys %per;
 call($ua, DELETE => "/dataset/$id");
 PERL

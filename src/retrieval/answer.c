@@ -40,6 +40,7 @@
 struct asked {
 	char id[RAG_ID_LEN + 1];
 	long long item;                  /* a rider's queue row, else 0 */
+	bool unqueued;                   /* posted, ranked by its worker: no queue row */
 	char *text;
 	size_t len;
 	struct json_object *params;
@@ -256,7 +257,7 @@ static int rank_and_store(struct db *db, const struct config *cfg, const struct 
 	/* Its queue row is not needed any more: a rider's says who did it. */
 	if (a->item > 0 && by != NULL)
 		queue_done_along(db, a->item, by);
-	else
+	else if (!a->unqueued)
 		queue_cancel(db, "rag_question", a->id);
 	return 0;
 }
@@ -363,6 +364,7 @@ int rag_question_answer_posted(struct db *db, const struct config *cfg,
 
 	memset(&a, 0, sizeof a);
 	snprintf(a.id, sizeof a.id, "%s", q->id);
+	a.unqueued = true;
 	snprintf(b.dataset_id, sizeof b.dataset_id, "%s", q->dataset_id);
 	snprintf(b.embedder, sizeof b.embedder, "%s", q->embedder);
 	rc = asked_set(&a, &b, q->text, strlen(q->text), q->params, err, errlen);

@@ -1,17 +1,21 @@
 /* questions.c - POST/GET /dataset/{id}/question, and answering a question.
  *
- * POST stores the question with its resolved parameters and a work_queue
- * row in one transaction, and answers 200.  Who ranks it:
+ * POST stores the question with its resolved parameters and answers 200.
+ * Who ranks it:
  *   - the same worker, right after the answer went out, when that is cheap
  *     and bounded: the dataset's embedder is the built-in one (no network
  *     call), its index file is there (no rebuild from MariaDB) and holds at
  *     most question_inline_max_snippets snippets, and the last ranking of
  *     it in this worker took at most question_inline_budget_ms of CPU
  *     time (a wait for a core on a busy machine is no reason to move the
- *     work somewhere costlier).  The queue row then waits
- *     RAG_QUESTION_FALLBACK_S: should the worker die or fail, `sluice
- *     work` answers the question instead.
- *   - otherwise `sluice work`, at once (the row is claimable now).
+ *     work somewhere costlier).  Such a question gets no work_queue row:
+ *     the row's insert and settling were a quarter of MariaDB's time per
+ *     question.  Should the worker fail, it queues the question then;
+ *     should it die, sluice work finds the question still processing
+ *     RAG_QUESTION_FALLBACK_S after it was asked and queues it
+ *     (rag_question_recover).
+ *   - otherwise `sluice work`, at once: the question and its queue row are
+ *     stored in one transaction.
  * Either path stores the result only while the question is still
  * processing, so answering twice is harmless and a question is never lost.
  * Both nudge the process that waits on this host (util/wake.h): a row
@@ -274,6 +278,7 @@ static struct json_object *question_params(const struct question_in *in)
 struct after_answer {
 	struct db *db;
 	const struct config *cfg;
+	const char *tenant;
 	struct rag_posted_question q;
 };
 
@@ -286,10 +291,12 @@ static void answer_after_response(void *arg)
 	TEST_HOOK_PAUSE(a->cfg, rag_test_question_delay_ms);
 	if (db_ensure(a->db) != DB_OK ||
 	    rag_question_answer_posted(a->db, a->cfg, &a->q, err, sizeof err) < 0) {
-		/* The queue row is still there: sluice work answers it, now. */
+		/* A queue row now: sluice work answers it.  Should even that
+		 * fail, rag_question_recover queues it later. */
 		log_kv(LOG_WARN, "question left to sluice work", "question=%s error=%s",
 		       a->q.id, LOG_Q(err));
-		if (queue_hurry(a->db, "rag_question", a->q.id) >= 0)
+		if (queue_enqueue(a->db, &(struct queue_new){ .kind = "rag_question",
+		                  .ref_id = a->q.id, .tenant = a->tenant }) >= 0)
 			wake_send(a->cfg, WAKE_WORK, "rag_question", NULL);
 		return;
 	}
@@ -316,20 +323,28 @@ static bool rank_here(struct req *r, const struct rag_dataset *ds)
 struct question_insert {
 	const char *id, *dataset_id, *text, *params, *tenant;
 	long long user_id;
-	int delay_s;
 };
 
-static int question_insert_body(struct db *db, void *arg)
+static int question_insert(struct db *db, const struct question_insert *q)
+{
+	long long n = db_exec(db, "INSERT INTO rag_questions (id, dataset_id, "
+	                      "asked_by_user_id, question_text, params) VALUES (?, ?, ?, ?, ?)",
+	                      "ssiss", q->id, q->dataset_id, q->user_id, q->text, q->params);
+
+	return n < 0 ? (int)n : 0;
+}
+
+/* The question and its queue row, for sluice work to answer. */
+static int question_queued_body(struct db *db, void *arg)
 {
 	const struct question_insert *q = arg;
 	long long n;
+	int rc;
 
-	if ((n = db_exec(db, "INSERT INTO rag_questions (id, dataset_id, asked_by_user_id, "
-	                 "question_text, params) VALUES (?, ?, ?, ?, ?)", "ssiss",
-	                 q->id, q->dataset_id, q->user_id, q->text, q->params)) < 0)
-		return (int)n;
+	if ((rc = question_insert(db, q)) < 0)
+		return rc;
 	n = queue_enqueue(db, &(struct queue_new){ .kind = "rag_question",
-	                  .ref_id = q->id, .tenant = q->tenant, .delay_s = q->delay_s });
+	                  .ref_id = q->id, .tenant = q->tenant });
 	return n < 0 ? (int)n : 0;
 }
 
@@ -366,9 +381,10 @@ int rag_question_post(struct req *r)
 	ins.params = json_object_to_json_string_ext(params, JSON_C_TO_STRING_PLAIN);
 	ins.tenant = tenant;
 	ins.user_id = r->id.user_id;
-	/* Ranked here: sluice work takes it only should this worker not. */
-	ins.delay_s = here ? RAG_QUESTION_FALLBACK_S : 0;
-	rc = db_tx(db, "question", question_insert_body, &ins);
+	/* Ranked here: no queue row, unless this worker cannot rank it (or
+	 * dies first: rag_question_recover). */
+	rc = here ? question_insert(db, &ins)
+	          : db_tx(db, "question", question_queued_body, &ins);
 	if (rc < 0) {
 		json_object_put(params);
 		if (rc == DB_ERR_UNAVAILABLE)
@@ -383,6 +399,7 @@ int rag_question_post(struct req *r)
 		a = arena_alloc(r->arena, sizeof *a);
 		a->db = db;
 		a->cfg = r->cfg;
+		a->tenant = arena_strdup(r->arena, tenant);
 		a->q = (struct rag_posted_question){
 			.id = arena_strdup(r->arena, qid),
 			.dataset_id = arena_strdup(r->arena, ds.id),
@@ -399,6 +416,47 @@ int rag_question_post(struct req *r)
 	json_object_object_add(o, "dataset_id", json_object_new_string(ds.id));
 	json_object_object_add(o, "question_id", json_object_new_string(qid));
 	return resp_json(r, 200, o);
+}
+
+/* --- questions a worker took and did not answer ----------------------------------------- */
+
+int rag_question_recover(struct db *db, const struct config *cfg)
+{
+	struct { char id[RAG_ID_LEN + 1]; long long user; } found[RAG_QUESTION_BATCH];
+	char tenant[QUEUE_TENANT_MAX + 1];
+	struct db_stmt *st;
+	size_t n = 0, queued = 0;
+	int rc;
+
+	/* A question a worker ranks has no queue row until it fails to; one
+	 * still processing this long after it was asked has lost its worker. */
+	st = db_query(db, "SELECT q.id, q.asked_by_user_id FROM rag_questions q "
+	              "WHERE q.status = 'processing' AND q.created_at < UTC_TIMESTAMP(3) "
+	              "- INTERVAL ? SECOND AND NOT EXISTS (SELECT 1 FROM work_queue w "
+	              "WHERE w.kind = 'rag_question' AND w.ref_id = q.id) "
+	              "ORDER BY q.status, q.created_at LIMIT ?", "ii",
+	              (long long)RAG_QUESTION_FALLBACK_S, (long long)RAG_QUESTION_BATCH);
+	if (st == NULL)
+		return db_last_err(db);
+	while (n < RAG_QUESTION_BATCH && (rc = db_fetch(st)) == 1) {
+		snprintf(found[n].id, sizeof found[n].id, "%s", db_col_str(st, 0));
+		found[n++].user = db_col_ll(st, 1);
+	}
+	db_done(st);
+	if (rc < 0)
+		return rc;
+	for (size_t i = 0; i < n; i++) {
+		rag_tenant(tenant, sizeof tenant, found[i].user);
+		if (queue_enqueue(db, &(struct queue_new){ .kind = "rag_question",
+		                  .ref_id = found[i].id, .tenant = tenant }) < 0)
+			return db_last_err(db);
+		queued++;
+		log_kv(LOG_WARN, "question left unanswered by its worker, queued",
+		       "question=%s", found[i].id);
+	}
+	if (queued > 0)
+		wake_send(cfg, WAKE_WORK, "rag_question", NULL);
+	return (int)queued;
 }
 
 /* --- GET /dataset/{id}/question/{qid} ------------------------------------------------------- */

@@ -95,7 +95,7 @@ int rag_id_parse(const char *in, char out[RAG_ID_LEN + 1]);
 #define RAG_QUESTION_MAX 1000               /* characters */
 #define RAG_K_MAX 1000                      /* k and fetch_k of a question */
 #define RAG_TOP_N_MAX 100                   /* top_n of a question */
-#define RAG_QUESTION_FALLBACK_S 5           /* queue row's head start for the worker */
+#define RAG_QUESTION_FALLBACK_S 5           /* a worker's time to answer, or queue */
 #define RAG_QUESTION_BATCH 64               /* questions sluice work answers at once */
 #define RAG_QUESTION_ROUNDS_MS 1000         /* ... and keeps answering of one dataset */
 #define RAG_QUESTION_LINGER_MS 50           /* ... while new ones came this recently */
@@ -174,6 +174,11 @@ struct rag_posted_question {
 int rag_question_answer_posted(struct db *db, const struct config *cfg,
                                const struct rag_posted_question *q,
                                char *err, size_t errlen);
+/* sluice work, every RAG_QUESTION_FALLBACK_S: queue the questions a worker
+ * took to rank and neither answered nor queued (it died), still processing
+ * RAG_QUESTION_FALLBACK_S after they were asked.  How many were queued, or
+ * < 0 enum db_err. */
+int rag_question_recover(struct db *db, const struct config *cfg);
 /* The GET question body of question_id in dataset_id, while the dataset
  * is owner's ("user:<id>"), into *out.  1, 0 when there is no such
  * question of owner's, < 0 enum db_err. */

@@ -8,6 +8,8 @@
  *   scheduler     due cron schedules become runs (runner/scheduler.c)
  *   executor      pipeline runs start in their own supervisors (executor.c)
  *   sweep         a runner_sweep item now and then (orphaned staging tables)
+ *   questions     a question whose worker died unanswered gets its queue row
+ *                 (every RAG_QUESTION_FALLBACK_S)
  *   reap          children that ended: their outcome into the queue
  *   deadlines     children past their kind's deadline are killed
  *   claim         for each kind with a free slot, the fairest item, a child
@@ -43,6 +45,7 @@
 
 #include "db/db.h"
 #include "db/queue.h"
+#include "retrieval/retrieval.h"
 #include "runner/runner.h"
 #include "util/config.h"
 #include "util/log.h"
@@ -340,7 +343,7 @@ static void signal_children(int sig)
 struct loop {
 	struct work_ctx w;
 	char host[256];
-	double last_beat, last_recover, last_sweep;
+	double last_beat, last_recover, last_sweep, last_questions;
 	bool db_down;
 	bool stopping;
 	double stop_at;                   /* SIGKILL the children then */
@@ -410,6 +413,11 @@ static void housekeeping(struct loop *L, double now)
 	if (!L->stopping) {
 		scheduler_tick(w);
 		sweep_due(L, now);
+	}
+	/* Questions whose worker died before it answered or queued them. */
+	if (!L->stopping && now - L->last_questions >= RAG_QUESTION_FALLBACK_S * 1000.0) {
+		rag_question_recover(w->db, w->cfg);
+		L->last_questions = now;
 	}
 	executor_tick(w, L->stopping);
 }

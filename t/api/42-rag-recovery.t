@@ -1,7 +1,9 @@
 #!/usr/bin/perl
 # Nothing is lost when a process dies: a question whose worker is killed
-# (-9) after answering POST is answered by sluice work from its fallback
-# queue row, and an ingestion whose sluice work is killed mid-way is taken
+# (-9) after answering POST is found still processing by sluice work, which
+# queues and answers it; a question its worker cannot rank is queued by the
+# worker; one it answers never gets a queue row; and an ingestion whose
+# sluice work is killed mid-way is taken
 # back by the next sluice work and finishes without duplicates.  The
 # test-only delay keys (honoured with testing_routes = on) hold the work
 # long enough to kill the process doing it.
@@ -66,8 +68,11 @@ is(mysql("SELECT status FROM rag_questions WHERE id = '$qid'"), 'processing',
    'the killed worker did not answer it');
 
 $t0 = time;
+my $woff = work_log_offset();
 my $got = answer_of($id, $qid, 25);
 is($got->{json}{status}, 'success', 'answered all the same (by sluice work)');
+ok((grep { /msg="question left unanswered by its worker, queued"/ && /question=$qid/ }
+    work_log_since($woff)), '... which found it still processing and queued it');
 is($got->{json}{relevant_documents}[0]{metadata}{source},
    'salmon.txt', 'with the right snippet first');
 cmp_ok(time - $t0, '<', 20, 'within the fallback delay and a poll');
@@ -82,15 +87,39 @@ wait_until(5, sub {
 is($qstatus, 'done', 'its queue row is done');
 is($claimed, 1, 'claimed by sluice work');
 
-# A question the worker does answer closes its fallback row at once.
+# A question the worker answers never gets a queue row, not even once
+# sluice work has looked for those left unanswered (every 5 s).
 reload_serve($orig);
 $res = ask($id, { question => 'igneous rock' });
 $got = answer_of($id, $res->{json}{question_id}, 10);
 is($got->{json}{status}, 'success', 'a normal question');
+is($got->{json}{relevant_documents}[0]{metadata}{source}, 'granite.txt', '... answered');
 my $qid2 = $res->{json}{question_id};
-ok(wait_until(5, sub { mysql("SELECT status FROM work_queue WHERE kind = 'rag_question' "
-	. "AND ref_id = '$qid2'") eq 'done' }), 'its fallback row is done without sluice work');
-is(mysql("SELECT claimed_by IS NULL FROM work_queue WHERE ref_id = '$qid2'"), 1, 'never claimed');
+sleep 6;
+is(mysql("SELECT COUNT(*) FROM work_queue WHERE ref_id = '$qid2'"), 0,
+   '... and never queued');
+
+# A question its worker cannot rank (the index file is gone, and a worker
+# does not rebuild one) is queued by the worker and answered by sluice work.
+my $lost = ready_dataset([
+	{ text => 'Owls hunt at night.', metadata => { source => 'owls.txt' } },
+	{ text => 'Bees make honey.', metadata => { source => 'bees.txt' } },
+], name => 'recovery, no index file');
+unlink index_file($lost) or die "unlink: $!";
+my $soff = serve_log_offset();
+$res = ask($lost, { question => 'Which birds hunt at night?' });
+json_response_is($res, 200, undef, 'POST question on a dataset without its index file');
+my $qid3 = $res->{json}{question_id};
+$got = answer_of($lost, $qid3, 20);
+is($got->{json}{status}, 'success', '... answered');
+is($got->{json}{relevant_documents}[0]{metadata}{source}, 'owls.txt', '... rightly');
+ok((grep { /msg="question left to sluice work"/ && /question=$qid3/ } serve_log_since($soff)),
+   '... by sluice work, after the worker failed');
+ok(wait_until(5, sub { mysql("SELECT status, claimed_by IS NOT NULL FROM work_queue "
+	. "WHERE kind = 'rag_question' AND ref_id = '$qid3'") eq "done\t1" }),
+   '... from the queue row the worker made')
+	or diag explain mysql("SELECT status, claimed_by FROM work_queue WHERE ref_id = '$qid3'");
+ok(-f index_file($lost), '... which rebuilt the index file');
 
 # --- sluice work killed during ingestion ---------------------------------------------
 

@@ -50,8 +50,9 @@ sub ask_all {
 		my $got = answer($id, { question => "what about the $t->[0]?" });
 		$right++ if ($got->{status} // '') eq 'success'
 			&& (($got->{relevant_documents} // [])->[0]{metadata}{topic} // '') eq $t->[0];
-		$claimed++ if mysql("SELECT attempts FROM work_queue WHERE kind = 'rag_question' "
-				    . "AND ref_id = '$got->{question_id}'") > 0;
+		# A question its worker ranks has no queue row at all.
+		$claimed++ if (mysql("SELECT attempts FROM work_queue WHERE kind = 'rag_question' "
+				     . "AND ref_id = '$got->{question_id}'") || 0) > 0;
 	}
 	return ($claimed, $right);
 }

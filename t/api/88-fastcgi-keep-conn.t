@@ -52,8 +52,13 @@ cmp_ok(scalar keys %$before, '>=', 1, 'idle workers hold a kept FastCGI connecti
 	or diag 'none seen on ' . $SOCK;
 my @res = map { http(GET => '/_test/pid') } 1 .. 30;
 is(statuses(@res), '200 x30', '30 requests one after the other: all 200');
-is_deeply([ sort keys %{ fcgi_conns() } ], [ sort keys %$before ],
-	  'they went over the kept connections: none opened, none closed');
+# Only a connection opened would mean one was not reused: nginx closes one an
+# earlier test left idle once its upstream keepalive_timeout (60 s) ran out,
+# which may fall in these requests.
+my $after = fcgi_conns();
+is_deeply([ grep { !$before->{$_} } sort keys %$after ], [],
+	  'they went over the kept connections: none opened');
+cmp_ok(scalar keys %$after, '>=', 1, '... and the one they used is still held');
 
 # --- kept connections never starve new ones ---------------------------------------
 # 16 clients at once on two workers make nginx open about 16 connections and

@@ -30,8 +30,9 @@ my $token = env('SLUICE_DEMO_TOKEN');
 diag "$workers workers: $N slow clients of each kind";
 
 # A question that stays processing: no worker and no sluice work will rank
-# it (set-up: the row alone, with no queue item, and the parameters a
-# question with the defaults is stored with).
+# it (set-up: the row, with the parameters a question with the defaults is
+# stored with, and a queue item held an hour: a question processing without
+# one is taken for a worker's that died, and queued).
 my $ds = new_dataset('slow clients');
 my $qid = mysql('SELECT UUID()');
 my $params = json_encode({ k => 20, fetch_k => 10, top_n => 3, distance_metric => 'cos',
@@ -39,6 +40,9 @@ my $params = json_encode({ k => 20, fetch_k => 10, top_n => 3, distance_metric =
 	lambda_mult => 0.7, score_threshold => undef, metadata_filter => undef });
 mysql("INSERT INTO rag_questions (id, dataset_id, asked_by_user_id, question_text, params) "
       . "SELECT '$qid', '$ds', id, 'nobody answers this', '$params' FROM api_users WHERE name = 'demo'");
+mysql("INSERT INTO work_queue (kind, ref_id, tenant, available_at) SELECT 'rag_question', "
+      . "'$qid', CONCAT('user:', id), UTC_TIMESTAMP(3) + INTERVAL 1 HOUR FROM api_users "
+      . "WHERE name = 'demo'");
 my $log0 = serve_log_offset();
 
 # N uploads sending their body a few bytes at a time, from a child of
@@ -130,5 +134,6 @@ ok(!(grep { m{path=/storage-explorer/storage/upload} } serve_log_since($log0)),
 
 waitpid($trickler, 0);
 mysql("DELETE FROM rag_questions WHERE id = '$qid'");
+mysql("DELETE FROM work_queue WHERE kind = 'rag_question' AND ref_id = '$qid'");
 
 done_testing;

@@ -273,6 +273,13 @@ static struct json_object *question_params(const struct question_in *in)
 	return p;
 }
 
+/* A queue row for sluice work to answer question id; < 0 enum db_err. */
+static long long queue_question(struct db *db, const char *id, const char *tenant)
+{
+	return queue_enqueue(db, &(struct queue_new){ .kind = "rag_question",
+	                     .ref_id = id, .tenant = tenant });
+}
+
 /* What the worker does after answering POST question: the question as it
  * was stored (copies in the request's arena), so that it is not read back. */
 struct after_answer {
@@ -295,8 +302,7 @@ static void answer_after_response(void *arg)
 		 * fail, rag_question_recover queues it later. */
 		log_kv(LOG_WARN, "question left to sluice work", "question=%s error=%s",
 		       a->q.id, LOG_Q(err));
-		if (queue_enqueue(a->db, &(struct queue_new){ .kind = "rag_question",
-		                  .ref_id = a->q.id, .tenant = a->tenant }) >= 0)
+		if (queue_question(a->db, a->q.id, a->tenant) >= 0)
 			wake_send(a->cfg, WAKE_WORK, "rag_question", NULL);
 		return;
 	}
@@ -343,8 +349,7 @@ static int question_queued_body(struct db *db, void *arg)
 
 	if ((rc = question_insert(db, q)) < 0)
 		return rc;
-	n = queue_enqueue(db, &(struct queue_new){ .kind = "rag_question",
-	                  .ref_id = q->id, .tenant = q->tenant });
+	n = queue_question(db, q->id, q->tenant);
 	return n < 0 ? (int)n : 0;
 }
 
@@ -447,8 +452,7 @@ int rag_question_recover(struct db *db, const struct config *cfg)
 		return rc;
 	for (size_t i = 0; i < n; i++) {
 		rag_tenant(tenant, sizeof tenant, found[i].user);
-		if (queue_enqueue(db, &(struct queue_new){ .kind = "rag_question",
-		                  .ref_id = found[i].id, .tenant = tenant }) < 0)
+		if (queue_question(db, found[i].id, tenant) < 0)
 			return db_last_err(db);
 		queued++;
 		log_kv(LOG_WARN, "question left unanswered by its worker, queued",

@@ -332,12 +332,6 @@ static int body_read(struct req *r, char *dst, size_t want, size_t *got)
 	return FCGX_GetError(r->in) != 0 ? -1 : 0;
 }
 
-void req_after(struct req *r, req_after_fn fn, void *arg)
-{
-	r->after_fn = fn;
-	r->after_arg = arg;
-}
-
 void req_before_slow_work(struct req *r)
 {
 	if (r->slow_fn != NULL)

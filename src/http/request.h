@@ -31,8 +31,6 @@ struct identity {
 	const char *user_name;
 };
 
-/* Work a handler leaves for after its answer has gone out (see req_after). */
-typedef void (*req_after_fn)(void *arg);
 /* The worker's part of req_before_slow_work. */
 typedef void (*req_slow_fn)(void *ctx);
 
@@ -66,9 +64,6 @@ struct req {
 	struct identity id;
 	struct json_object *json;      /* parsed body, owned, put by req_finish */
 
-	/* run by the worker after the response is finished */
-	req_after_fn after_fn;
-	void *after_arg;
 	/* set by the worker: req_before_slow_work calls it */
 	req_slow_fn slow_fn;
 	void *slow_ctx;
@@ -137,14 +132,6 @@ const char *req_query(const struct req *r, const char *name, int *err);
  * skipped. */
 int req_query_next(const struct req *r, const char **cursor,
                    const char **name, const char **value);
-
-/* Run fn(arg) once the response has been sent and the connection handed
- * back to the web server (after FCGX_Finish_r), before the worker accepts
- * the next request: for short work whose result the client fetches later.
- * arg should live in the request's arena, which the worker keeps until fn
- * returns; nothing else of the request may be used then.  One per request:
- * a second call replaces the first. */
-void req_after(struct req *r, req_after_fn fn, void *arg);
 
 /* Before work that may hold this request for seconds (a connection test
  * waiting on a silent host): the worker gives the other connections it

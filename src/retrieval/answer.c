@@ -1,6 +1,6 @@
-/* answer.c - ranking questions and storing their results: one at a time
- * in the worker that took the POST, several of a dataset at once in
- * `sluice work`.
+/* answer.c - ranking questions: one at a time in the worker that took the
+ * POST (which stores it answered, questions.c), several of a dataset at
+ * once in `sluice work`, which stores their results.
  *
  * A question `sluice work` claims brings along the other questions of its
  * dataset and tenant whose queue rows wait, up to RAG_QUESTION_BATCH: the
@@ -9,7 +9,7 @@
  * vector (hybrid off, or a learned embedder) read them once together
  * (vec_topk_many, four questions by two rows at a time: each alone is
  * bound by memory bandwidth).  Those riders' queue rows are not claimed
- * but held back RAG_QUESTION_FALLBACK_S, as a worker's head start is: each
+ * but held back RAG_QUESTION_FALLBACK_S: each
  * is marked done once its result is stored, hurried back when its own
  * ranking failed, and comes due by itself should this child die first.  Once its own batch
  * is answered, the child takes the next riders, and again, while they keep
@@ -40,7 +40,8 @@
 struct asked {
 	char id[RAG_ID_LEN + 1];
 	long long item;                  /* a rider's queue row, else 0 */
-	bool unqueued;                   /* posted, ranked by its worker: no queue row */
+	bool posted;                     /* ranked by the worker that took its POST */
+	char *result;                    /* posted: the result's JSON, not stored */
 	char *text;
 	size_t len;
 	struct json_object *params;
@@ -122,6 +123,7 @@ static void asked_free(struct asked *a)
 	json_object_put(a->params);
 	meta_filter_free(a->filter);
 	free(a->found);
+	free(a->result);
 }
 
 /* a's text and stored parameters (params_json), for a question of b.  1,
@@ -243,6 +245,14 @@ static int rank_and_store(struct db *db, const struct config *cfg, const struct 
 		json_object_array_add(docs, s);
 	}
 	free(hits);
+	/* The worker stores a posted question with its result: one INSERT. */
+	if (a->posted) {
+		a->result = strdup(json_object_to_json_string_ext(docs, JSON_C_TO_STRING_PLAIN));
+		json_object_put(docs);
+		if (a->result == NULL)
+			snprintf(a->err, sizeof a->err, "out of memory");
+		return a->result != NULL ? 0 : -1;
+	}
 	upd = db_exec(db, "UPDATE rag_questions SET status = 'success', "
 	              "relevant_documents = ?, error = NULL, finished_at = UTC_TIMESTAMP(3) "
 	              "WHERE id = ? AND status = 'processing'", "ss",
@@ -257,7 +267,7 @@ static int rank_and_store(struct db *db, const struct config *cfg, const struct 
 	/* Its queue row is not needed any more: a rider's says who did it. */
 	if (a->item > 0 && by != NULL)
 		queue_done_along(db, a->item, by);
-	else if (!a->unqueued)
+	else
 		queue_cancel(db, "rag_question", a->id);
 	return 0;
 }
@@ -340,38 +350,29 @@ out:
 	return rc;
 }
 
-int rag_question_answer(struct db *db, const struct config *cfg,
-                        const char *question_id, bool in_serve,
-                        char *err, size_t errlen)
-{
-	struct asked a;
-	int rc;
-
-	memset(&a, 0, sizeof a);
-	snprintf(a.id, sizeof a.id, "%s", question_id);
-	rc = answer_batch(db, cfg, NULL, &a, 1, NULL, in_serve, err, errlen);
-	asked_free(&a);
-	return rc;
-}
-
-int rag_question_answer_posted(struct db *db, const struct config *cfg,
-                               const struct rag_posted_question *q,
-                               char *err, size_t errlen)
+int rag_question_rank_posted(const struct config *cfg, const struct rag_posted_question *q,
+                             char **result, char *err, size_t errlen)
 {
 	struct batch_of b = { "", "", (size_t)q->dimensions };
 	struct asked a;
 	int rc;
 
+	*result = NULL;
 	memset(&a, 0, sizeof a);
 	snprintf(a.id, sizeof a.id, "%s", q->id);
-	a.unqueued = true;
+	a.posted = true;
 	snprintf(b.dataset_id, sizeof b.dataset_id, "%s", q->dataset_id);
 	snprintf(b.embedder, sizeof b.embedder, "%s", q->embedder);
 	rc = asked_set(&a, &b, q->text, strlen(q->text), q->params, err, errlen);
+	/* No database: the index file is not rebuilt here, the result not stored. */
 	if (rc == 1)
-		rc = answer_batch(db, cfg, NULL, &a, 1, &b, true, err, errlen);
+		rc = answer_batch(NULL, cfg, NULL, &a, 1, &b, true, err, errlen);
+	if (rc == 1) {
+		*result = a.result;
+		a.result = NULL;
+	}
 	asked_free(&a);
-	return rc;
+	return rc == 1 ? 0 : -1;
 }
 
 /* --- sluice work ------------------------------------------------------------------------ */

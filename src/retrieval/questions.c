@@ -1,26 +1,27 @@
 /* questions.c - POST/GET /dataset/{id}/question, and answering a question.
  *
- * POST stores the question with its resolved parameters and answers 200.
- * Who ranks it:
- *   - the same worker, right after the answer went out, when that is cheap
- *     and bounded: the dataset's embedder is the built-in one (no network
- *     call), its index file is there (no rebuild from MariaDB) and holds at
- *     most question_inline_max_snippets snippets, and the last ranking of
- *     it in this worker took at most question_inline_budget_ms of CPU
- *     time (a wait for a core on a busy machine is no reason to move the
- *     work somewhere costlier).  Such a question gets no work_queue row:
- *     the row's insert and settling were a quarter of MariaDB's time per
- *     question.  Should the worker fail, it queues the question then;
- *     should it die, sluice work finds the question still processing
- *     RAG_QUESTION_FALLBACK_S after it was asked and queues it
- *     (rag_question_recover).
+ * Who ranks a question POST registers:
+ *   - the worker that took the POST, inside the request, when that is
+ *     cheap and bounded: the dataset's embedder is the built-in one (no
+ *     network call), its index file is there (no rebuild from MariaDB) and
+ *     holds at most question_inline_max_snippets snippets, and the last
+ *     ranking of it in this worker took at most question_inline_budget_ms
+ *     of CPU time (a wait for a core on a busy machine is no reason to move
+ *     the work somewhere costlier).  The question is then stored once,
+ *     answered: one INSERT, no queue row, no result to wait for (a GET
+ *     finds it done).  Should the ranking fail, the question takes the
+ *     other path; should the worker die first, nothing was stored and the
+ *     client's POST failed (a 502 from nginx), so it asks again.
  *   - otherwise `sluice work`, at once: the question and its queue row are
  *     stored in one transaction.
- * Either path stores the result only while the question is still
- * processing, so answering twice is harmless and a question is never lost.
- * Both nudge the process that waits on this host (util/wake.h): a row
- * claimable now wakes sluice work, a stored result wakes the waiter; their
- * polls still find either without it.
+ * sluice work also queues any question still processing
+ * RAG_QUESTION_FALLBACK_S after it was asked without a queue row (one an
+ * earlier sluice stored before ranking it, left by a worker that died:
+ * rag_question_recover).
+ * sluice work stores a result only while the question is still processing,
+ * so answering twice is harmless and a question is never lost.  A row
+ * claimable now wakes sluice work, a result it stored wakes the waiter on
+ * this host (util/wake.h); their polls still find either without it.
  *
  * GET ?wait=N of a question still processing does not wait in the worker:
  * it answers with a redirect to the waiter (http/wait.h), which answers the
@@ -280,75 +281,70 @@ static long long queue_question(struct db *db, const char *id, const char *tenan
 	                     .ref_id = id, .tenant = tenant });
 }
 
-/* What the worker does after answering POST question: the question as it
- * was stored (copies in the request's arena), so that it is not read back. */
-struct after_answer {
-	struct db *db;
-	const struct config *cfg;
-	const char *tenant;
-	struct rag_posted_question q;
-};
-
-static void answer_after_response(void *arg)
-{
-	struct after_answer *a = arg;
-	char err[256] = "";
-	double t0 = time_mono_ms();
-
-	TEST_HOOK_PAUSE(a->cfg, rag_test_question_delay_ms);
-	if (db_ensure(a->db) != DB_OK ||
-	    rag_question_answer_posted(a->db, a->cfg, &a->q, err, sizeof err) < 0) {
-		/* A queue row now: sluice work answers it.  Should even that
-		 * fail, rag_question_recover queues it later. */
-		log_kv(LOG_WARN, "question left to sluice work", "question=%s error=%s",
-		       a->q.id, LOG_Q(err));
-		if (queue_question(a->db, a->q.id, a->tenant) >= 0)
-			wake_send(a->cfg, WAKE_WORK, "rag_question", NULL);
-		return;
-	}
-	log_kv(LOG_DEBUG, "question answered", "question=%s ms=%.1f",
-	       a->q.id, time_mono_ms() - t0);
-}
-
-/* Is ranking ds here, after the answer, cheap and bounded?  The built-in
- * embedder, at most question_inline_max_snippets snippets, and its last
- * ranking here within question_inline_budget_ms of CPU time.  Nothing is opened before
- * the answer: should the index file not open without a rebuild, the
- * ranking falls to sluice work after it. */
-static bool rank_here(struct req *r, const struct rag_dataset *ds)
+/* Is ranking ds in this request cheap and bounded?  The built-in embedder,
+ * at most question_inline_max_snippets snippets, and its last ranking here
+ * within question_inline_budget_ms of CPU time.  *quick: a ranking that
+ * takes about as long as any request (the index file open here, the last
+ * ranking within RAG_RANK_QUICK_MS), so the worker's other kept connections
+ * may wait for it. */
+static bool rank_here(struct req *r, const struct rag_dataset *ds, bool *quick)
 {
 	const struct cached_index *slot;
 
+	*quick = false;
 	if (strcmp(ds->embedder, "builtin") != 0 || ds->dimensions <= 0 ||
 	    ds->snippets > r->cfg->question_inline_max_snippets)
 		return false;
 	slot = cache_slot(ds->id);
+	*quick = slot != NULL && slot->rank_ms <= RAG_RANK_QUICK_MS;
 	return slot == NULL || slot->rank_ms <= r->cfg->question_inline_budget_ms;
 }
 
 struct question_insert {
-	const char *id, *dataset_id, *text, *params, *tenant;
+	const char *id, *dataset_id, *embedder, *text, *params, *tenant;
+	int dimensions;
 	long long user_id;
 };
 
-static int question_insert(struct db *db, const struct question_insert *q)
+/* Rank q here, then store it with its result: one INSERT, which says
+ * when the POST came (created_at) and when it was answered.  1 stored, 0
+ * not ranked (why in the log: the caller queues it), < 0 enum db_err. */
+static int question_answered_here(struct req *r, const struct question_insert *q,
+                                  bool quick)
 {
-	long long n = db_exec(db, "INSERT INTO rag_questions (id, dataset_id, "
-	                      "asked_by_user_id, question_text, params) VALUES (?, ?, ?, ?, ?)",
-	                      "ssiss", q->id, q->dataset_id, q->user_id, q->text, q->params);
+	struct rag_posted_question p = { q->id, q->dataset_id, q->embedder, q->dimensions,
+	                                 q->text, q->params };
+	char err[256] = "", *docs;
+	long long n;
 
-	return n < 0 ? (int)n : 0;
+	if (!quick)
+		req_before_slow_work(r);
+	TEST_HOOK_PAUSE(r->cfg, rag_test_question_delay_ms);
+	if (rag_question_rank_posted(r->cfg, &p, &docs, err, sizeof err) != 0) {
+		log_kv(LOG_WARN, "question left to sluice work", "question=%s error=%s",
+		       q->id, LOG_Q(err));
+		return 0;
+	}
+	n = db_exec(r->db, "INSERT INTO rag_questions (id, dataset_id, asked_by_user_id, "
+	            "question_text, params, status, relevant_documents, created_at, "
+	            "finished_at) VALUES (?, ?, ?, ?, ?, 'success', ?, UTC_TIMESTAMP(3) - "
+	            "INTERVAL ? MICROSECOND, UTC_TIMESTAMP(3))", "ssisssi", q->id,
+	            q->dataset_id, q->user_id, q->text, q->params, docs,
+	            (long long)((time_mono_ms() - r->started_ms) * 1000.0));
+	free(docs);
+	return n < 0 ? (int)n : 1;
 }
 
 /* The question and its queue row, for sluice work to answer. */
 static int question_queued_body(struct db *db, void *arg)
 {
 	const struct question_insert *q = arg;
-	long long n;
-	int rc;
+	long long n = db_exec(db, "INSERT INTO rag_questions (id, dataset_id, "
+	                      "asked_by_user_id, question_text, params) VALUES (?, ?, ?, ?, ?)",
+	                      "ssiss", q->id, q->dataset_id, q->user_id, q->text, q->params);
 
-	if ((rc = question_insert(db, q)) < 0)
-		return rc;
+	if (n < 0)
+		return (int)n;
 	n = queue_question(db, q->id, q->tenant);
 	return n < 0 ? (int)n : 0;
 }
@@ -358,14 +354,12 @@ static int question_queued_body(struct db *db, void *arg)
 int rag_question_post(struct req *r)
 {
 	struct json_object *params, *o;
-	struct after_answer *a;
 	struct question_insert ins;
 	struct question_in in;
 	struct rag_dataset ds;
 	char qid[UUID_STR_LEN], tenant[QUEUE_TENANT_MAX + 1];
-	struct db *db;
-	bool here;
-	int rc;
+	bool quick;
+	int rc = 0;
 
 	if (rag_query_or_reply(r, NULL, NULL) != 0 || question_read_or_reply(r, &in) != 0)
 		return -1;
@@ -377,46 +371,24 @@ int rag_question_post(struct req *r)
 	if (uuid_v4(qid, '-') != 0)
 		return rag_reply(r, RAG_QUESTION_NOT_REGISTERED);
 	params = question_params(&in);
-	db = r->db;
-	here = rank_here(r, &ds);
 	rag_tenant(tenant, sizeof tenant, r->id.user_id);
-	ins.id = qid;
-	ins.dataset_id = ds.id;
-	ins.text = in.question;
-	ins.params = json_object_to_json_string_ext(params, JSON_C_TO_STRING_PLAIN);
-	ins.tenant = tenant;
-	ins.user_id = r->id.user_id;
-	/* Ranked here: no queue row, unless this worker cannot rank it (or
-	 * dies first: rag_question_recover). */
-	rc = here ? question_insert(db, &ins)
-	          : db_tx(db, "question", question_queued_body, &ins);
+	ins = (struct question_insert){ .id = qid, .dataset_id = ds.id,
+	        .embedder = ds.embedder, .dimensions = ds.dimensions, .text = in.question,
+	        .params = json_object_to_json_string_ext(params, JSON_C_TO_STRING_PLAIN),
+	        .tenant = tenant, .user_id = r->id.user_id };
+	/* Ranked here and stored answered; else (or should that fail) stored
+	 * with a queue row for sluice work. */
+	if (rank_here(r, &ds, &quick))
+		rc = question_answered_here(r, &ins, quick);
+	if (rc == 0 && (rc = db_tx(r->db, "question", question_queued_body, &ins)) >= 0)
+		wake_send(r->cfg, WAKE_WORK, "rag_question", NULL);
+	json_object_put(params);
 	if (rc < 0) {
-		json_object_put(params);
 		if (rc == DB_ERR_UNAVAILABLE)
 			return resp_db_error(r, DB_ERR_UNAVAILABLE);
-		log_kv(LOG_ERROR, "cannot register question", "error=%s", LOG_Q(db_error(db)));
+		log_kv(LOG_ERROR, "cannot register question", "error=%s", LOG_Q(db_error(r->db)));
 		return rag_reply(r, RAG_QUESTION_NOT_REGISTERED);
 	}
-	/* Committed: sluice work may claim it now, unless this worker ranks it. */
-	if (!here)
-		wake_send(r->cfg, WAKE_WORK, "rag_question", NULL);
-	if (here) {
-		a = arena_alloc(r->arena, sizeof *a);
-		a->db = db;
-		a->cfg = r->cfg;
-		a->tenant = arena_strdup(r->arena, tenant);
-		a->q = (struct rag_posted_question){
-			.id = arena_strdup(r->arena, qid),
-			.dataset_id = arena_strdup(r->arena, ds.id),
-			.embedder = arena_strdup(r->arena, ds.embedder),
-			.dimensions = ds.dimensions,
-			.text = arena_strdup(r->arena, in.question),
-			.params = arena_strdup(r->arena, ins.params),
-		};
-		req_after(r, answer_after_response, a);
-	}
-	json_object_put(params);
-
 	o = json_object_new_object();
 	json_object_object_add(o, "dataset_id", json_object_new_string(ds.id));
 	json_object_object_add(o, "question_id", json_object_new_string(qid));
@@ -433,8 +405,9 @@ int rag_question_recover(struct db *db, const struct config *cfg)
 	size_t n = 0, queued = 0;
 	int rc;
 
-	/* A question a worker ranks has no queue row until it fails to; one
-	 * still processing this long after it was asked has lost its worker. */
+	/* An earlier sluice stored a question before its worker ranked it,
+	 * with no queue row: one still processing this long after it was
+	 * asked has lost its worker. */
 	st = db_query(db, "SELECT q.id, q.asked_by_user_id FROM rag_questions q "
 	              "WHERE q.status = 'processing' AND q.created_at < UTC_TIMESTAMP(3) "
 	              "- INTERVAL ? SECOND AND NOT EXISTS (SELECT 1 FROM work_queue w "

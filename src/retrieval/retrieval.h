@@ -97,6 +97,7 @@ int rag_id_parse(const char *in, char out[RAG_ID_LEN + 1]);
 #define RAG_TOP_N_MAX 100                   /* top_n of a question */
 #define RAG_QUESTION_FALLBACK_S 5           /* a worker's time to answer, or queue */
 #define RAG_QUESTION_BATCH 64               /* questions sluice work answers at once */
+#define RAG_RANK_QUICK_MS 5.0               /* a ranking a worker's other connections wait for */
 #define RAG_QUESTION_ROUNDS_MS 1000         /* ... and keeps answering of one dataset */
 #define RAG_QUESTION_LINGER_MS 50           /* ... while new ones came this recently */
 
@@ -154,30 +155,23 @@ void rag_index_forget(const char *dataset_id);
 void rag_index_ranked(const char *dataset_id, double cpu_ms);
 
 /* --- questions ---------------------------------------------------------------- */
-/* Rank a processing question and store its result (answer.c).  in_serve: in a serve
- * worker, so no index rebuild and no network embedder (those fail with
- * err).  1 answered now, 0 when it was not processing any more (answered
- * elsewhere, or gone), -1 on failure with err (the question stays
- * processing). */
-int rag_question_answer(struct db *db, const struct config *cfg,
-                        const char *question_id, bool in_serve,
-                        char *err, size_t errlen);
-/* A question just registered by POST, as it was stored: what the worker
- * that took the POST ranks without reading it back. */
+/* A question POST is registering, ranked by the worker that took the POST
+ * before it is stored (answer.c). */
 struct rag_posted_question {
 	const char *id, *dataset_id, *embedder;
 	int dimensions;
 	const char *text;
 	const char *params;        /* the stored parameters' JSON */
 };
-/* rag_question_answer in a serve worker for q. */
-int rag_question_answer_posted(struct db *db, const struct config *cfg,
-                               const struct rag_posted_question *q,
-                               char *err, size_t errlen);
-/* sluice work, every RAG_QUESTION_FALLBACK_S: queue the questions a worker
- * took to rank and neither answered nor queued (it died), still processing
- * RAG_QUESTION_FALLBACK_S after they were asked.  How many were queued, or
- * < 0 enum db_err. */
+/* Rank q in the serve worker that took its POST, from the cached index
+ * file (never rebuilt here), without storing: 0 with the result's JSON in
+ * *result (the caller's to free), or -1 (err). */
+int rag_question_rank_posted(const struct config *cfg, const struct rag_posted_question *q,
+                             char **result, char *err, size_t errlen);
+/* sluice work, every RAG_QUESTION_FALLBACK_S: queue the questions still
+ * processing RAG_QUESTION_FALLBACK_S after they were asked that have no
+ * queue row (stored before their ranking by an earlier sluice, whose worker
+ * died).  How many were queued, or < 0 enum db_err. */
 int rag_question_recover(struct db *db, const struct config *cfg);
 /* The GET question body of question_id in dataset_id, while the dataset
  * is owner's ("user:<id>"), into *out.  1, 0 when there is no such

@@ -8,10 +8,10 @@
  * new one waiting in the backlog while a worker sleeps, whatever nginx's
  * keepalive and worker counts are.  The shared sockets are registered
  * EPOLLEXCLUSIVE, so the kernel wakes one idle worker for a connection, not
- * all.  A worker about to do slow work, inside a request (a connection
- * test, req_before_slow_work) or after its answer (ranking a question),
- * first hands the other connections it holds to the idle workers through
- * the socket pair.
+ * all.  A worker about to do slow work inside a request (a connection
+ * test, an upload, a question's first ranking: req_before_slow_work) first
+ * hands the other connections it holds to the idle workers through the
+ * socket pair.
  *
  * SIGTERM is blocked while a request is being handled and open only inside
  * epoll_pwait(): a stop request lets the current answer finish. */
@@ -157,10 +157,8 @@ static void before_slow_work(void *ctx)
 	hand_over_conns(c->w, c->busy);
 }
 
-/* Answers the request on connection fr; returns the work it left for after
- * the answer (req_after), whose argument lives in the worker's arena. */
-static void serve_one(struct worker *w, FCGX_Request *fr,
-                      req_after_fn *after_fn, void **after_arg)
+/* Answers the request on connection fr. */
+static void serve_one(struct worker *w, FCGX_Request *fr)
 {
 	struct slow_ctx slow = { .w = w, .busy = fr };
 	struct req r;
@@ -183,8 +181,6 @@ static void serve_one(struct worker *w, FCGX_Request *fr,
 	log_request(r.method != NULL ? r.method : "-",
 	            r.path != NULL ? r.path : "-", r.status,
 	            time_mono_ms() - r.started_ms, caller(&r));
-	*after_fn = r.after_fn;
-	*after_arg = r.after_arg;
 	req_finish(&r);
 }
 
@@ -315,7 +311,7 @@ static void take_handed_conn(struct worker *w)
 }
 
 /* Before slow work, the worker gives the connections it holds, all but
- * the busy one (NULL: none is), to the others: nginx may send the next
+ * the busy one, to the others: nginx may send the next
  * request on any of them at once, and it must not wait for this work.  A
  * handed slot is only marked (its descriptor -1): a request may be running,
  * whose FCGX_Request must not move; drop_gone_conns clears the slots after
@@ -362,23 +358,15 @@ static void drain_body(FCGX_Request *fr)
 static bool serve_conn(struct worker *w, int i)
 {
 	FCGX_Request *fr = &w->conn[i];
-	req_after_fn after_fn = NULL;
-	void *after_arg = NULL;
 
 	if (FCGX_Accept_r(fr) < 0) {
 		drop_conn(w, i);
 		return false;
 	}
-	serve_one(w, fr, &after_fn, &after_arg);
+	serve_one(w, fr);
 	if (fr->keepConnection)
 		drain_body(fr);
 	FCGX_Finish_r(fr);
-	/* The client has its answer; SIGTERM stays blocked, so a stop
-	 * waits for this short work as it waits for a request. */
-	if (after_fn != NULL) {
-		hand_over_conns(w, NULL);
-		after_fn(after_arg);
-	}
 	drop_gone_conns(w);
 	log_set_request_id(NULL);
 	arena_reset(w->a);

@@ -414,7 +414,8 @@ static void housekeeping(struct loop *L, double now)
 		scheduler_tick(w);
 		sweep_due(L, now);
 	}
-	/* Questions whose worker died before it answered or queued them. */
+	/* Questions an earlier sluice's worker stored, then died before it
+	 * answered or queued them. */
 	if (!L->stopping && now - L->last_questions >= RAG_QUESTION_FALLBACK_S * 1000.0) {
 		rag_question_recover(w->db, w->cfg);
 		L->last_questions = now;

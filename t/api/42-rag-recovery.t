@@ -1,9 +1,10 @@
 #!/usr/bin/perl
-# Nothing is lost when a process dies: a question whose worker is killed
-# (-9) after answering POST is found still processing by sluice work, which
-# queues and answers it; a question its worker cannot rank is queued by the
-# worker; one it answers never gets a queue row; and an ingestion whose
-# sluice work is killed mid-way is taken
+# Nothing is lost when a process dies: a question its worker answers is
+# stored answered and never queued; a worker killed (-9) while it ranks a
+# question inside the POST stored nothing and the POST fails; a question
+# left processing without a queue row (by an earlier sluice) is queued and
+# answered by sluice work; a question its worker cannot rank is queued by
+# the worker; and an ingestion whose sluice work is killed mid-way is taken
 # back by the next sluice work and finishes without duplicates.  The
 # test-only delay keys (honoured with testing_routes = on) hold the work
 # long enough to kill the process doing it.
@@ -12,6 +13,7 @@ use strict;
 use warnings;
 
 use JSON::PP ();
+use POSIX ();
 use Test::More;
 use Time::HiRes qw(time);
 
@@ -45,59 +47,85 @@ my $id = ready_dataset([
 	{ text => 'Granite is an igneous rock.', metadata => { source => 'granite.txt' } },
 ], name => 'recovery');
 
-# --- a worker killed after answering POST question --------------------------------
+# --- a question its worker answers ----------------------------------------------------
 
+# Stored once, answered: no queue row, not even once sluice work has looked
+# for questions left unanswered (every 5 s).
+my $res = ask($id, { question => 'igneous rock' });
+json_response_is($res, 200, undef, 'POST question');
+my $qid2 = $res->{json}{question_id};
+is(mysql("SELECT status FROM rag_questions WHERE id = '$qid2'"), 'success',
+   '... stored answered by the worker, before its answer');
+my $got = answer_of($id, $qid2, 0);
+is($got->{json}{status}, 'success', '... so a GET that does not wait finds it done');
+is($got->{json}{relevant_documents}[0]{metadata}{source}, 'granite.txt', '... rightly');
+cmp_ok($got->{json}{elapsed_ms}, '>=', 0, '... with its time from POST to answer');
+sleep 6;
+is(mysql("SELECT COUNT(*) FROM work_queue WHERE ref_id = '$qid2'"), 0,
+   '... and never queued');
+
+# --- a worker killed while it ranks a question ---------------------------------------
+
+# The ranking waits 4 s inside the POST.  Killed meanwhile, the worker has
+# stored nothing: the client's POST fails and it asks again.
 reload_serve(conf_with($orig, rag_test_question_delay_ms => 4000));
 my $master = master_pid();
-my $t0 = time;
-my $res = ask($id, { question => 'Which fish swim upstream?' });
-json_response_is($res, 200, undef, 'POST question');
-# The ranking waits 4 s after the answer; a fresh worker's first Basic check
-# (a PBKDF2, over 2 s in a sanitizer build) comes before the answer too.
-cmp_ok(time - $t0, '<', 3.5, 'answered before the worker does the ranking');
-my $qid = $res->{json}{question_id};
-
+my @workers = worker_pids($master);
+my $before = mysql("SELECT COUNT(*) FROM rag_questions WHERE dataset_id = '$id'");
+pipe(my $pr, my $pw) or die "pipe: $!";
+my $kid = fork // die "fork: $!";
+if (!$kid) {
+	close $pr;
+	my $r = ask($id, { question => 'Which fish swim upstream?' });
+	print {$pw} $r->{status};
+	close $pw;
+	POSIX::_exit(0);
+}
+close $pw;
 my $busy;
-wait_until(3, sub { $busy = busy_worker($master) });
-ok($busy, 'a worker is busy with the question after its answer');
-is(rag(GET => "/dataset/$id/question/$qid")->{json}{status}, 'processing',
-   'meanwhile the question is processing');
+wait_until(8, sub { $busy = busy_worker($master) });
+ok($busy, 'a worker is ranking the question inside its POST');
 ok(kill('KILL', $busy), "kill -9 worker $busy");
-ok(wait_until(5, sub { !proc_alive($busy) }), 'the killed worker is gone');
-is(mysql("SELECT status FROM rag_questions WHERE id = '$qid'"), 'processing',
-   'the killed worker did not answer it');
+my $posted = do { local $/; <$pr> };
+waitpid($kid, 0);
+is($posted, 502, 'the POST fails (nginx: Bad Gateway)');
+is(mysql("SELECT COUNT(*) FROM rag_questions WHERE dataset_id = '$id'"), $before,
+   '... and no question was stored');
+ok(wait_workers($master, scalar @workers, 15, [$busy]), 'the master replaced the worker');
+reload_serve($orig);
+$got = answer($id, { question => 'Which fish swim upstream?' });
+is($got->{status}, 'success', 'asked again: answered');
+is($got->{relevant_documents}[0]{metadata}{source}, 'salmon.txt', '... rightly');
 
-$t0 = time;
+# --- a question an earlier sluice stored before its worker ranked it ---------------
+
+# Such a worker killed left the question processing with no queue row;
+# sluice work finds it and answers it.
+my ($user, $params) = @{ (mysql("SELECT asked_by_user_id, params FROM rag_questions "
+	. "WHERE id = '$qid2'"))[0] };
+my $orphan = mysql("SELECT UUID()");
+mysql("INSERT INTO rag_questions (id, dataset_id, asked_by_user_id, question_text, params, "
+	. "created_at) VALUES ('$orphan', '$id', $user, 'Which fish swim upstream?', "
+	. "'$params', UTC_TIMESTAMP(3) - INTERVAL 2 SECOND)");
+my $t0 = time;
 my $woff = work_log_offset();
-my $got = answer_of($id, $qid, 25);
-is($got->{json}{status}, 'success', 'answered all the same (by sluice work)');
-ok((grep { /msg="question left unanswered by its worker, queued"/ && /question=$qid/ }
+$got = answer_of($id, $orphan, 25);
+is($got->{json}{status}, 'success', 'a question left processing: answered by sluice work');
+ok((grep { /msg="question left unanswered by its worker, queued"/ && /question=$orphan/ }
     work_log_since($woff)), '... which found it still processing and queued it');
 is($got->{json}{relevant_documents}[0]{metadata}{source},
-   'salmon.txt', 'with the right snippet first');
-cmp_ok(time - $t0, '<', 20, 'within the fallback delay and a poll');
+   'salmon.txt', '... with the right snippet first');
+cmp_ok(time - $t0, '<', 20, '... within the fallback delay and a poll');
 # The child may look for more of the dataset's questions for a moment
 # after storing this answer (src/retrieval/answer.c) before its item ends.
 my ($qstatus, $claimed);
 wait_until(5, sub {
 	($qstatus, $claimed) = @{ (mysql("SELECT status, claimed_by IS NOT NULL FROM work_queue "
-		. "WHERE kind = 'rag_question' AND ref_id = '$qid'"))[0] || [] };
+		. "WHERE kind = 'rag_question' AND ref_id = '$orphan'"))[0] || [] };
 	($qstatus // '') eq 'done';
 });
-is($qstatus, 'done', 'its queue row is done');
-is($claimed, 1, 'claimed by sluice work');
-
-# A question the worker answers never gets a queue row, not even once
-# sluice work has looked for those left unanswered (every 5 s).
-reload_serve($orig);
-$res = ask($id, { question => 'igneous rock' });
-$got = answer_of($id, $res->{json}{question_id}, 10);
-is($got->{json}{status}, 'success', 'a normal question');
-is($got->{json}{relevant_documents}[0]{metadata}{source}, 'granite.txt', '... answered');
-my $qid2 = $res->{json}{question_id};
-sleep 6;
-is(mysql("SELECT COUNT(*) FROM work_queue WHERE ref_id = '$qid2'"), 0,
-   '... and never queued');
+is($qstatus, 'done', '... its queue row is done');
+is($claimed, 1, '... claimed by sluice work');
 
 # A question its worker cannot rank (the index file is gone, and a worker
 # does not rebuild one) is queued by the worker and answered by sluice work.

@@ -23,7 +23,7 @@ my $orig = conf_read();
 END {
 	local ($?, $@);
 	eval {
-		reload_serve($orig) if conf_read() ne $orig;
+		reload_stack($orig) if conf_read() ne $orig;
 		1;
 	} or print STDERR "# restoring the stack failed: $@";
 }
@@ -66,10 +66,12 @@ my $id = ready_dataset([ map { { text => $_->[1], metadata => { source => "$_->[
 
 # --- a wake before the result is not the result --------------------------------------
 
-reload_serve(conf_with($orig, rag_test_question_delay_ms => 1500));
+# sluice work ranks the question, held 1.5 s: the GET waits in the waiter.
+reload_stack(conf_with($orig, question_inline_max_snippets => 0,
+		       rag_test_batch_delay_ms => 1500));
 my $waiter = waiter_pid();
 my $res = ask($id, { question => $question{salmon} });
-json_response_is($res, 200, undef, 'POST question (its ranking held 1.5 s)');
+json_response_is($res, 200, undef, 'POST question (its ranking held 1.5 s by sluice work)');
 my $qid = $res->{json}{question_id};
 my $pid = fork // die "fork: $!";
 if (!$pid) {
@@ -157,7 +159,7 @@ sub ask_all {
 	}
 }
 
-reload_serve($orig);
+reload_stack($orig);
 ask_all('ranked by a worker');
 
 # --- many at once, ranked by sluice work ---------------------------------------------------

@@ -37,7 +37,8 @@
 # The instance is stopped at the end unless KEEP=1.  The dataset of (1) is
 # the one (2) asks; questions are lines of the same text.
 #
-# Environment: SLUICE_PORT (28443), WORKERS (8), CLIENTS (16), QUESTIONS (50
+# Environment: SLUICE_PORT (28443), WORKERS (8), KEEPALIVE (4: nginx's idle
+# FastCGI connections per process, the shipped site's), CLIENTS (16), QUESTIONS (50
 # per client), SNIPPETS (20000), FILES (20), DOCS (unset), BATCH (1000),
 # CAP (600), INGEST_ONLY (0), KEEP (0), INLINE_MAX (unset: the config's),
 # QPARAMS (unset), EMBED (unset; stub: the local embeddings stub), POLL
@@ -53,6 +54,8 @@ ROOT=$(dirname "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")")
 export SLUICE_INSTANCE=bench
 export SLUICE_PORT=${SLUICE_PORT:-28443}
 WORKERS=${WORKERS:-8}
+KEEPALIVE=${KEEPALIVE:-4}
+[[ $KEEPALIVE =~ ^[1-9][0-9]*$ ]] || { echo "KEEPALIVE must be a positive number" >&2; exit 2; }
 CLIENTS=${CLIENTS:-16}
 QUESTIONS=${QUESTIONS:-50}
 SNIPPETS=${SNIPPETS:-20000}
@@ -116,6 +119,18 @@ if [[ $work_changed == 1 ]]; then
 	"$DEV" work-start >/dev/null 2>&1
 fi
 eval "$("$DEV" env bench)"
+# nginx keeps KEEPALIVE idle FastCGI connections per process, as the
+# shipped site does (nginx/sluice.conf: 4, for 4 workers per CPU), not the
+# dev instance's 32: with that many a worker holds several, and a request
+# nginx sends on one waits while the worker answers another.
+NGINX_CONF=$VAR/nginx/nginx.conf
+if ! grep -q "keepalive $KEEPALIVE; }" "$NGINX_CONF"; then
+	sed -i -E "s/(upstream sluice_local \{ server [^;]*; keepalive )[0-9]+;/\1$KEEPALIVE;/" "$NGINX_CONF"
+	grep -q "keepalive $KEEPALIVE; }" "$NGINX_CONF" ||
+		{ echo "bench/retrieval_service.sh: no upstream keepalive in $NGINX_CONF" >&2; exit 1; }
+	nginx -p "$VAR/nginx/" -c "$NGINX_CONF" -e "$VAR/log/nginx-error.log" -s reload
+	sleep 1
+fi
 
 # Real text nobody here wrote: licences and package documentation.
 {
@@ -124,7 +139,7 @@ eval "$("$DEV" env bench)"
 		xargs -0 cat 2>/dev/null
 } | tr -d '\r' | iconv -f utf-8 -t utf-8 -c >"$TMP/corpus.txt"
 
-echo "host: $(nproc) CPUs, workers = $WORKERS, clients = $CLIENTS${INLINE_MAX:+, question_inline_max_snippets = $INLINE_MAX}${QPARAMS:+, question fields $QPARAMS}${EMBED:+, embedder $EMBED}"
+echo "host: $(nproc) CPUs, workers = $WORKERS, nginx keepalive = $KEEPALIVE, clients = $CLIENTS${INLINE_MAX:+, question_inline_max_snippets = $INLINE_MAX}${QPARAMS:+, question fields $QPARAMS}${EMBED:+, embedder $EMBED}"
 BENCH_DB_SOCKET=$VAR/run/mysqld.sock perl -I"$ROOT/t/lib" - "$TMP/corpus.txt" "$SNIPPETS" "$FILES" "$CLIENTS" "$QUESTIONS" \
 	"${DOCS:-}" "${BATCH:-1000}" "${CAP:-600}" "${INGEST_ONLY:-0}" <<'PERL'
 use strict;

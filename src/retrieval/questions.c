@@ -283,20 +283,15 @@ static long long queue_question(struct db *db, const char *id, const char *tenan
 
 /* Is ranking ds in this request cheap and bounded?  The built-in embedder,
  * at most question_inline_max_snippets snippets, and its last ranking here
- * within question_inline_budget_ms of CPU time.  *quick: a ranking that
- * takes about as long as any request (the index file open here, the last
- * ranking within RAG_RANK_QUICK_MS), so the worker's other kept connections
- * may wait for it. */
-static bool rank_here(struct req *r, const struct rag_dataset *ds, bool *quick)
+ * within question_inline_budget_ms of CPU time. */
+static bool rank_here(struct req *r, const struct rag_dataset *ds)
 {
 	const struct cached_index *slot;
 
-	*quick = false;
 	if (strcmp(ds->embedder, "builtin") != 0 || ds->dimensions <= 0 ||
 	    ds->snippets > r->cfg->question_inline_max_snippets)
 		return false;
 	slot = cache_slot(ds->id);
-	*quick = slot != NULL && slot->rank_ms <= RAG_RANK_QUICK_MS;
 	return slot == NULL || slot->rank_ms <= r->cfg->question_inline_budget_ms;
 }
 
@@ -309,16 +304,17 @@ struct question_insert {
 /* Rank q here, then store it with its result: one INSERT, which says
  * when the POST came (created_at) and when it was answered.  1 stored, 0
  * not ranked (why in the log: the caller queues it), < 0 enum db_err. */
-static int question_answered_here(struct req *r, const struct question_insert *q,
-                                  bool quick)
+static int question_answered_here(struct req *r, const struct question_insert *q)
 {
 	struct rag_posted_question p = { q->id, q->dataset_id, q->embedder, q->dimensions,
 	                                 q->text, q->params };
 	char err[256] = "", *docs;
 	long long n;
 
-	if (!quick)
-		req_before_slow_work(r);
+	/* Requests nginx sends on this worker's other kept connections meanwhile
+	 * go to idle workers: waiting behind rankings (milliseconds, more on a
+	 * busy machine) doubled the p99 at 16 clients. */
+	req_before_slow_work(r);
 	TEST_HOOK_PAUSE(r->cfg, rag_test_question_delay_ms);
 	if (rag_question_rank_posted(r->cfg, &p, &docs, err, sizeof err) != 0) {
 		log_kv(LOG_WARN, "question left to sluice work", "question=%s error=%s",
@@ -358,7 +354,6 @@ int rag_question_post(struct req *r)
 	struct question_in in;
 	struct rag_dataset ds;
 	char qid[UUID_STR_LEN], tenant[QUEUE_TENANT_MAX + 1];
-	bool quick;
 	int rc = 0;
 
 	if (rag_query_or_reply(r, NULL, NULL) != 0 || question_read_or_reply(r, &in) != 0)
@@ -378,8 +373,8 @@ int rag_question_post(struct req *r)
 	        .tenant = tenant, .user_id = r->id.user_id };
 	/* Ranked here and stored answered; else (or should that fail) stored
 	 * with a queue row for sluice work. */
-	if (rank_here(r, &ds, &quick))
-		rc = question_answered_here(r, &ins, quick);
+	if (rank_here(r, &ds))
+		rc = question_answered_here(r, &ins);
 	if (rc == 0 && (rc = db_tx(r->db, "question", question_queued_body, &ins)) >= 0)
 		wake_send(r->cfg, WAKE_WORK, "rag_question", NULL);
 	json_object_put(params);

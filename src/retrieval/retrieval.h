@@ -97,7 +97,6 @@ int rag_id_parse(const char *in, char out[RAG_ID_LEN + 1]);
 #define RAG_TOP_N_MAX 100                   /* top_n of a question */
 #define RAG_QUESTION_FALLBACK_S 5           /* a worker's time to answer, or queue */
 #define RAG_QUESTION_BATCH 64               /* questions sluice work answers at once */
-#define RAG_RANK_QUICK_MS 5.0               /* a ranking a worker's other connections wait for */
 #define RAG_QUESTION_ROUNDS_MS 1000         /* ... and keeps answering of one dataset */
 #define RAG_QUESTION_LINGER_MS 50           /* ... while new ones came this recently */
 

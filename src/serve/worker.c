@@ -9,7 +9,7 @@
  * keepalive and worker counts are.  The shared sockets are registered
  * EPOLLEXCLUSIVE, so the kernel wakes one idle worker for a connection, not
  * all.  A worker about to do slow work inside a request (a connection
- * test, an upload, a question's first ranking: req_before_slow_work) first
+ * test, an upload, ranking a question: req_before_slow_work) first
  * hands the other connections it holds to the idle workers through the
  * socket pair.
  *

@@ -381,6 +381,9 @@ int rag_question_post(struct req *r)
 	if (rc < 0) {
 		if (rc == DB_ERR_UNAVAILABLE)
 			return resp_db_error(r, DB_ERR_UNAVAILABLE);
+		/* The dataset was deleted while its question was ranked. */
+		if (rc == DB_ERR_FOREIGN_KEY)
+			return rag_reply(r, RAG_DATASET_NOT_FOUND);
 		log_kv(LOG_ERROR, "cannot register question", "error=%s", LOG_Q(db_error(r->db)));
 		return rag_reply(r, RAG_QUESTION_NOT_REGISTERED);
 	}

@@ -138,6 +138,34 @@ reload_serve($orig);
 $got = answer($id, { question => 'Which fish swim upstream?' });
 is($got->{status}, 'success', 'asked again: answered');
 
+# --- the dataset deleted while a worker ranks a question ---------------------------
+
+# The question has nowhere to be stored: 404 Dataset not found, as for a
+# question asked a moment later.
+my $brief = ready_dataset([ { text => 'Salmon swim upstream to spawn.' } ],
+			  name => 'deleted while ranked');
+reload_serve(conf_with($orig, rag_test_question_delay_ms => 3000));
+pipe($pr, $pw) or die "pipe: $!";
+$kid = fork // die "fork: $!";
+if (!$kid) {
+	close $pr;
+	my $r = ask($brief, { question => 'Which fish swim upstream?' });
+	print {$pw} join ' ', $r->{status}, $r->{json}{detail} // '-';
+	close $pw;
+	POSIX::_exit(0);
+}
+close $pw;
+undef $busy;
+wait_until(8, sub { $busy = busy_worker($master) });
+ok($busy, 'a worker is ranking a question inside its POST');
+is(rag(DELETE => "/dataset/$brief")->{status}, 204, 'its dataset deleted meanwhile');
+$posted = do { local $/; <$pr> };
+waitpid($kid, 0);
+is($posted, '404 Dataset not found', 'the POST answers 404 Dataset not found');
+is(mysql("SELECT COUNT(*) FROM rag_questions WHERE dataset_id = '$brief'"), 0,
+   '... and no question was stored');
+reload_serve($orig);
+
 # --- a question an earlier sluice stored before its worker ranked it ---------------
 
 # Such a worker killed left the question processing with no queue row;

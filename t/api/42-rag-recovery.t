@@ -72,62 +72,58 @@ sleep 6;
 is(mysql("SELECT COUNT(*) FROM work_queue WHERE ref_id = '$qid2'"), 0,
    '... and never queued');
 
-# --- a worker killed while it ranks a question ---------------------------------------
+# --- faults while a worker ranks a question -----------------------------------------
 
-# The ranking waits 4 s inside the POST.  Killed meanwhile, the worker has
-# stored nothing: the client's POST fails and it asks again.
-reload_serve(conf_with($orig, rag_test_question_delay_ms => 4000));
+# A question asked of $ds while its worker's ranking waits $hold_ms inside
+# the POST; $during->($worker) runs meanwhile.  The POST's "status detail".
 my $master = master_pid();
+sub post_while_ranking {
+	my ($ds, $hold_ms, $during) = @_;
+	reload_serve(conf_with($orig, rag_test_question_delay_ms => $hold_ms));
+	pipe(my $pr, my $pw) or die "pipe: $!";
+	my $kid = fork // die "fork: $!";
+	if (!$kid) {
+		close $pr;
+		my $r = ask($ds, { question => 'Which fish swim upstream?' });
+		print {$pw} join ' ', $r->{status}, $r->{json}{detail} // '-';
+		close $pw;
+		POSIX::_exit(0);
+	}
+	close $pw;
+	my $busy;
+	wait_until(8, sub { $busy = busy_worker($master) });
+	ok($busy, 'a worker is ranking the question inside its POST');
+	$during->($busy) if $busy;
+	my $posted = do { local $/; <$pr> };
+	waitpid($kid, 0);
+	return $posted // '';
+}
+
+# Killed: the worker has stored nothing, the client's POST fails and it
+# asks again.
 my @workers = worker_pids($master);
 my $before = mysql("SELECT COUNT(*) FROM rag_questions WHERE dataset_id = '$id'");
-pipe(my $pr, my $pw) or die "pipe: $!";
-my $kid = fork // die "fork: $!";
-if (!$kid) {
-	close $pr;
-	my $r = ask($id, { question => 'Which fish swim upstream?' });
-	print {$pw} $r->{status};
-	close $pw;
-	POSIX::_exit(0);
-}
-close $pw;
-my $busy;
-wait_until(8, sub { $busy = busy_worker($master) });
-ok($busy, 'a worker is ranking the question inside its POST');
-ok(kill('KILL', $busy), "kill -9 worker $busy");
-my $posted = do { local $/; <$pr> };
-waitpid($kid, 0);
-is($posted, 502, 'the POST fails (nginx: Bad Gateway)');
+my $killed;
+my $posted = post_while_ranking($id, 4000, sub {
+	($killed) = @_;
+	ok(kill('KILL', $killed), "kill -9 worker $killed");
+});
+like($posted, qr/^502 /, 'the POST fails (nginx: Bad Gateway)');
 is(mysql("SELECT COUNT(*) FROM rag_questions WHERE dataset_id = '$id'"), $before,
    '... and no question was stored');
-ok(wait_workers($master, scalar @workers, 15, [$busy]), 'the master replaced the worker');
+ok(wait_workers($master, scalar @workers, 15, [$killed // 0]), 'the master replaced the worker');
 reload_serve($orig);
 $got = answer($id, { question => 'Which fish swim upstream?' });
 is($got->{status}, 'success', 'asked again: answered');
 is($got->{relevant_documents}[0]{metadata}{source}, 'salmon.txt', '... rightly');
 
-# --- MariaDB stopped while a worker ranks a question ---------------------------------
-
-# The question cannot be stored once ranked: the POST answers 503 and
-# nothing is stored; once MariaDB is back the same question is answered.
-reload_serve(conf_with($orig, rag_test_question_delay_ms => 3000));
+# MariaDB stopped: the question cannot be stored once ranked, the POST
+# answers 503 and nothing is stored; once MariaDB is back it is answered.
 $before = mysql("SELECT COUNT(*) FROM rag_questions WHERE dataset_id = '$id'");
-pipe($pr, $pw) or die "pipe: $!";
-$kid = fork // die "fork: $!";
-if (!$kid) {
-	close $pr;
-	my $r = ask($id, { question => 'Which fish swim upstream?' });
-	print {$pw} join ' ', $r->{status}, $r->{json}{detail} // '-';
-	close $pw;
-	POSIX::_exit(0);
-}
-close $pw;
-undef $busy;
-wait_until(8, sub { $busy = busy_worker($master) });
-ok($busy, 'a worker is ranking a question inside its POST');
-$db_down = 1;
-is(dev('db-stop')->{exit}, 0, 'MariaDB stopped meanwhile');
-$posted = do { local $/; <$pr> };
-waitpid($kid, 0);
+$posted = post_while_ranking($id, 3000, sub {
+	$db_down = 1;
+	is(dev('db-stop')->{exit}, 0, 'MariaDB stopped meanwhile');
+});
 is($posted, '503 Database unavailable', 'the POST answers 503: the question is not stored');
 is(dev('db-start')->{exit}, 0, 'MariaDB started again');
 ok(wait_until(60, sub { http(GET => '/health')->{status} == 200 }), '... and healthy');
@@ -138,29 +134,13 @@ reload_serve($orig);
 $got = answer($id, { question => 'Which fish swim upstream?' });
 is($got->{status}, 'success', 'asked again: answered');
 
-# --- the dataset deleted while a worker ranks a question ---------------------------
-
-# The question has nowhere to be stored: 404 Dataset not found, as for a
-# question asked a moment later.
+# Its dataset deleted: the question has nowhere to be stored, 404 Dataset
+# not found, as for a question asked a moment later.
 my $brief = ready_dataset([ { text => 'Salmon swim upstream to spawn.' } ],
 			  name => 'deleted while ranked');
-reload_serve(conf_with($orig, rag_test_question_delay_ms => 3000));
-pipe($pr, $pw) or die "pipe: $!";
-$kid = fork // die "fork: $!";
-if (!$kid) {
-	close $pr;
-	my $r = ask($brief, { question => 'Which fish swim upstream?' });
-	print {$pw} join ' ', $r->{status}, $r->{json}{detail} // '-';
-	close $pw;
-	POSIX::_exit(0);
-}
-close $pw;
-undef $busy;
-wait_until(8, sub { $busy = busy_worker($master) });
-ok($busy, 'a worker is ranking a question inside its POST');
-is(rag(DELETE => "/dataset/$brief")->{status}, 204, 'its dataset deleted meanwhile');
-$posted = do { local $/; <$pr> };
-waitpid($kid, 0);
+$posted = post_while_ranking($brief, 3000, sub {
+	is(rag(DELETE => "/dataset/$brief")->{status}, 204, 'its dataset deleted meanwhile');
+});
 is($posted, '404 Dataset not found', 'the POST answers 404 Dataset not found');
 is(mysql("SELECT COUNT(*) FROM rag_questions WHERE dataset_id = '$brief'"), 0,
    '... and no question was stored');

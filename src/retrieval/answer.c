@@ -274,13 +274,15 @@ static int rank_and_store(struct db *db, const struct config *cfg, const struct 
 
 /* Answer as[0..n): as[0] is the question asked for, the others ride along
  * with the item process by runs; a rider not answered here goes back to its
- * own queue row.  With given, as[0] and its dataset are given (the worker
- * that took the POST has them), not read.  1 as[0] answered, 0 it was not
- * processing any more, -1 on failure with err. */
+ * own queue row.  With given, as[0] and its dataset are given, not read:
+ * the serve worker that took the POST, which never rebuilds an index file
+ * nor calls a network embedder (db is NULL there).  1 as[0] answered, 0 it
+ * was not processing any more, -1 on failure with err. */
 static int answer_batch(struct db *db, const struct config *cfg, const char *by,
                         struct asked *as, size_t n, const struct batch_of *given,
-                        bool in_serve, char *err, size_t errlen)
+                        char *err, size_t errlen)
 {
+	bool in_serve = given != NULL;
 	struct batch_of b = { "", "", 0 };
 	const struct rindex *ix;
 	const char *texts[RAG_QUESTION_BATCH];
@@ -364,9 +366,8 @@ int rag_question_rank_posted(const struct config *cfg, const struct rag_posted_q
 	snprintf(b.dataset_id, sizeof b.dataset_id, "%s", q->dataset_id);
 	snprintf(b.embedder, sizeof b.embedder, "%s", q->embedder);
 	rc = asked_set(&a, &b, q->text, strlen(q->text), q->params, err, errlen);
-	/* No database: the index file is not rebuilt here, the result not stored. */
 	if (rc == 1)
-		rc = answer_batch(NULL, cfg, NULL, &a, 1, &b, true, err, errlen);
+		rc = answer_batch(NULL, cfg, NULL, &a, 1, &b, err, errlen);
 	if (rc == 1) {
 		*result = a.result;
 		a.result = NULL;
@@ -443,7 +444,7 @@ static void more_rounds(struct work_ctx *w, struct riders *r)
 			nanosleep(&(struct timespec){ 0, RAG_QUESTION_LINGER_MS * 100000L }, NULL);
 			continue;
 		}
-		answer_batch(w->db, w->cfg, w->process_id, r->as, r->n, NULL, false, err, sizeof err);
+		answer_batch(w->db, w->cfg, w->process_id, r->as, r->n, NULL, err, sizeof err);
 		for (size_t i = 0; i < r->n; i++)
 			asked_free(&r->as[i]);
 		idle_until = time_mono_ms() + RAG_QUESTION_LINGER_MS;
@@ -468,7 +469,7 @@ int rag_question_work(struct work_ctx *w, const struct work_item *it,
 	if (along && db_tx(w->db, "question riders", take_riders_body, &r) < 0)
 		r.n = 1;
 	TEST_HOOK_PAUSE(w->cfg, rag_test_batch_delay_ms);
-	rc = answer_batch(w->db, w->cfg, w->process_id, as, r.n, NULL, false, err, errlen);
+	rc = answer_batch(w->db, w->cfg, w->process_id, as, r.n, NULL, err, errlen);
 	for (size_t i = 0; i < r.n; i++)
 		asked_free(&as[i]);
 	if (rc >= 0 && along)

@@ -46,7 +46,6 @@
 #include "retrieval/rank.h"
 #include "retrieval/retrieval.h"
 #include "retrieval/vec.h"
-#include "util/arena.h"
 #include "util/config.h"
 #include "util/log.h"
 #include "util/test_hooks.h"
@@ -296,18 +295,17 @@ static bool rank_here(struct req *r, const struct rag_dataset *ds)
 }
 
 struct question_insert {
-	const char *id, *dataset_id, *embedder, *text, *params, *tenant;
-	int dimensions;
+	struct rag_posted_question q;
+	const char *tenant;
 	long long user_id;
 };
 
 /* Rank q here, then store it with its result: one INSERT, which says
  * when the POST came (created_at) and when it was answered.  1 stored, 0
  * not ranked (why in the log: the caller queues it), < 0 enum db_err. */
-static int question_answered_here(struct req *r, const struct question_insert *q)
+static int question_answered_here(struct req *r, const struct question_insert *ins)
 {
-	struct rag_posted_question p = { q->id, q->dataset_id, q->embedder, q->dimensions,
-	                                 q->text, q->params };
+	const struct rag_posted_question *q = &ins->q;
 	char err[256] = "", *docs;
 	long long n;
 
@@ -316,7 +314,7 @@ static int question_answered_here(struct req *r, const struct question_insert *q
 	 * busy machine) doubled the p99 at 16 clients. */
 	req_before_slow_work(r);
 	TEST_HOOK_PAUSE(r->cfg, rag_test_question_delay_ms);
-	if (rag_question_rank_posted(r->cfg, &p, &docs, err, sizeof err) != 0) {
+	if (rag_question_rank_posted(r->cfg, q, &docs, err, sizeof err) != 0) {
 		log_kv(LOG_WARN, "question left to sluice work", "question=%s error=%s",
 		       q->id, LOG_Q(err));
 		return 0;
@@ -325,7 +323,7 @@ static int question_answered_here(struct req *r, const struct question_insert *q
 	            "question_text, params, status, relevant_documents, created_at, "
 	            "finished_at) VALUES (?, ?, ?, ?, ?, 'success', ?, UTC_TIMESTAMP(3) - "
 	            "INTERVAL ? MICROSECOND, UTC_TIMESTAMP(3))", "ssisssi", q->id,
-	            q->dataset_id, q->user_id, q->text, q->params, docs,
+	            q->dataset_id, ins->user_id, q->text, q->params, docs,
 	            (long long)((time_mono_ms() - r->started_ms) * 1000.0));
 	free(docs);
 	return n < 0 ? (int)n : 1;
@@ -334,14 +332,15 @@ static int question_answered_here(struct req *r, const struct question_insert *q
 /* The question and its queue row, for sluice work to answer. */
 static int question_queued_body(struct db *db, void *arg)
 {
-	const struct question_insert *q = arg;
+	const struct question_insert *ins = arg;
+	const struct rag_posted_question *q = &ins->q;
 	long long n = db_exec(db, "INSERT INTO rag_questions (id, dataset_id, "
 	                      "asked_by_user_id, question_text, params) VALUES (?, ?, ?, ?, ?)",
-	                      "ssiss", q->id, q->dataset_id, q->user_id, q->text, q->params);
+	                      "ssiss", q->id, q->dataset_id, ins->user_id, q->text, q->params);
 
 	if (n < 0)
 		return (int)n;
-	n = queue_question(db, q->id, q->tenant);
+	n = queue_question(db, q->id, ins->tenant);
 	return n < 0 ? (int)n : 0;
 }
 
@@ -367,9 +366,9 @@ int rag_question_post(struct req *r)
 		return rag_reply(r, RAG_QUESTION_NOT_REGISTERED);
 	params = question_params(&in);
 	rag_tenant(tenant, sizeof tenant, r->id.user_id);
-	ins = (struct question_insert){ .id = qid, .dataset_id = ds.id,
+	ins = (struct question_insert){ .q = { .id = qid, .dataset_id = ds.id,
 	        .embedder = ds.embedder, .dimensions = ds.dimensions, .text = in.question,
-	        .params = json_object_to_json_string_ext(params, JSON_C_TO_STRING_PLAIN),
+	        .params = json_object_to_json_string_ext(params, JSON_C_TO_STRING_PLAIN) },
 	        .tenant = tenant, .user_id = r->id.user_id };
 	/* Ranked here and stored answered; else (or should that fail) stored
 	 * with a queue row for sluice work. */

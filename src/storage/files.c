@@ -9,7 +9,10 @@
  * holds the dataset row (FOR UPDATE: a link or a re-upload of the same path
  * waits for it); the bytes are unlinked after the commit.  A crash between
  * the two leaves a file that no row names -- never a row naming a missing
- * file -- and the same DELETE, repeated, removes such a file.  Upload
+ * file -- and the same DELETE, repeated, removes such a file.  The bytes
+ * are held locked (flock) from the transaction to their unlink, so that a
+ * second removal sent meanwhile waits and then finds nothing (a 404),
+ * rather than taking them for such a file (a second 200).  Upload
  * history is a log and keeps its entries (upload_files.dataset_id becomes
  * NULL by its foreign key); links go with the dataset (ON DELETE CASCADE),
  * which only force=true allows while one is active. */
@@ -18,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -30,7 +34,9 @@
 #include "http/request.h"
 #include "http/response.h"
 #include "storage/storage.h"
+#include "util/config.h"
 #include "util/log.h"
+#include "util/test_hooks.h"
 #include "util/uuid.h"
 
 /* --- the links that hold a dataset or a table in place ----------------------------- */
@@ -158,13 +164,16 @@ struct removal {
 	bool removed;                      /* and it is gone */
 	long long active, links;
 	struct stat st;                    /* the file it named, when on disk */
-	bool on_disk;
+	int fd;                            /* that file, held (file_hold), or -1 */
 };
 
-/* stat the stored file path of customer's root without following a link;
- * true when it is a regular file there. */
-static bool file_stat(const struct config *cfg, const char *customer, const char *path,
-                      struct stat *st)
+/* Open the stored file path of customer's root without following a link
+ * and hold it locked until its unlink: a second removal of the same path
+ * that finds no row (the first committed) waits here, then sees the file
+ * unlinked, instead of taking it for a file no row names.  Returns the fd
+ * of a regular file still there, or -1. */
+static int file_hold(const struct config *cfg, const char *customer, const char *path,
+                     struct stat *st)
 {
 	int root = storage_root_open(cfg, customer, false), fd = -1;
 
@@ -173,9 +182,12 @@ static bool file_stat(const struct config *cfg, const char *customer, const char
 		close(root);
 	}
 	if (fd < 0)
-		return false;
-	close(fd);
-	return true;
+		return -1;
+	if (flock(fd, LOCK_EX) != 0 || fstat(fd, st) != 0 || st->st_nlink == 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
 }
 
 /* Unlink path when it still holds the file that was (a re-upload of the
@@ -210,8 +222,11 @@ static int removal_tx(struct db *db, void *arg)
 	long long n;
 	int rc;
 
-	x->found = x->removed = x->on_disk = false;
+	x->found = x->removed = false;
 	x->active = x->links = 0;
+	if (x->fd >= 0)                    /* a retried transaction holds it again */
+		close(x->fd);
+	x->fd = -1;
 	rc = db_first_row(db, x->by_path
 	    ? db_query(db, "SELECT id, file_path FROM datasets WHERE customer_id = ? AND "
 	               "path_hash = UNHEX(SHA2(?, 256)) FOR UPDATE", "ss", x->customer, x->path)
@@ -225,7 +240,7 @@ static int removal_tx(struct db *db, void *arg)
 	/* The bytes as they are while the row is held (a re-upload of this
 	 * path waits for it): only that file is unlinked after the commit. */
 	if (rc >= 0 && (x->found || x->by_path))
-		x->on_disk = file_stat(x->cfg, x->customer, x->path, &x->st);
+		x->fd = file_hold(x->cfg, x->customer, x->path, &x->st);
 	if (rc <= 0)
 		return rc;
 	if ((x->active = storage_links_active(db, x->customer, STORAGE_LINKS_OF_DATASET,
@@ -255,18 +270,12 @@ static int file_not_found(struct req *r, const char *path)
 	return storage_reply_with(r, STORAGE_FILE_NOT_FOUND, NULL, o);
 }
 
-/* Run the removal x for r and answer it. */
-static int removal_run(struct req *r, struct removal *x)
+/* Answer r for the removal x that ran. */
+static int removal_answer(struct req *r, struct removal *x)
 {
 	struct json_object *o;
-	int rc;
 
-	if (req_db_or_reply(r) == NULL)
-		return -1;
-	x->cfg = r->cfg;
-	if ((rc = db_tx(r->db, "storage file delete", removal_tx, x)) < 0)
-		return resp_db_error(r, rc);
-	if (!x->found && !(x->by_path && x->on_disk))
+	if (!x->found && !(x->by_path && x->fd >= 0))
 		return x->by_path ? file_not_found(r, x->path)
 		                  : storage_reply(r, STORAGE_DATASET_NOT_FOUND);
 	if (x->found && !x->removed) {
@@ -275,7 +284,13 @@ static int removal_run(struct req *r, struct removal *x)
 		json_object_object_add(o, "active_links", json_object_new_int64(x->active));
 		return storage_reply_with(r, STORAGE_DATASET_LINKED, NULL, o);
 	}
-	if (x->on_disk)
+#ifdef SLUICE_TEST_HOOKS
+	if (r->cfg->storage_test_unlink_delay_ms > 0) {
+		req_before_slow_work(r);   /* a second removal reaches another worker */
+		TEST_HOOK_PAUSE(r->cfg, storage_test_unlink_delay_ms);
+	}
+#endif
+	if (x->fd >= 0)
 		file_unlink_if_same(r->cfg, x->customer, x->path, &x->st);
 	log_kv(LOG_INFO, "storage file deleted", "customer=%s dataset=%s links=%lld",
 	       x->customer, x->found ? x->id : "-", x->links);
@@ -285,6 +300,24 @@ static int removal_run(struct req *r, struct removal *x)
 	json_object_object_add(o, "deleted", json_object_new_boolean(true));
 	json_object_object_add(o, "links_removed", json_object_new_int64(x->links));
 	return resp_json(r, 200, o);
+}
+
+/* Run the removal x for r and answer it; the file stays held until then. */
+static int removal_run(struct req *r, struct removal *x)
+{
+	int rc;
+
+	if (req_db_or_reply(r) == NULL)
+		return -1;
+	x->cfg = r->cfg;
+	x->fd = -1;
+	if ((rc = db_tx(r->db, "storage file delete", removal_tx, x)) < 0)
+		rc = resp_db_error(r, rc);
+	else
+		rc = removal_answer(r, x);
+	if (x->fd >= 0)
+		close(x->fd);
+	return rc;
 }
 
 /* --- DELETE /storage-explorer/storage/files ------------------------------------------ */

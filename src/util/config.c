@@ -170,6 +170,7 @@ static const struct key keys[] = {
 	NUM(rag_test_index_delay_ms, 0, 60000),
 	NUM(rag_test_give_up_delay_ms, 0, 60000),
 	NUM(rag_test_batch_delay_ms, 0, 60000),
+	NUM(storage_test_unlink_delay_ms, 0, 60000),
 	NUM(rag_test_rank_delay_ms, 0, 60000),
 #endif
 
@@ -304,6 +305,7 @@ void config_defaults(struct config *c)
 	c->rag_test_ingest_delay_ms = 0;
 	c->rag_test_index_delay_ms = 0;
 	c->rag_test_give_up_delay_ms = 0;
+	c->storage_test_unlink_delay_ms = 0;
 	c->rag_test_batch_delay_ms = 0;
 	c->rag_test_rank_delay_ms = 0;
 #endif

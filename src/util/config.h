@@ -150,6 +150,7 @@ struct config {
 	int rag_test_ingest_delay_ms;
 	int rag_test_index_delay_ms;
 	int rag_test_give_up_delay_ms;  /* before an ingestion gives up */
+	int storage_test_unlink_delay_ms; /* after a file's removal committed */
 	int rag_test_batch_delay_ms;    /* after sluice work took a question's riders */
 	int rag_test_rank_delay_ms;     /* inside a ranking: a core taken away */
 #endif

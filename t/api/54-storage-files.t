@@ -192,6 +192,27 @@ my @both = parallel_requests(clients => 2, requests => 1, method => 'DELETE',
 is_deeply([ sort map { $_->{status} } @both ], [ 200, 404 ], 'two deletes at once: 200 and 404');
 ok(!-e "$dir/race/r.csv", 'the bytes are gone');
 
+# the second sent once the first committed and before it unlinked the bytes:
+# it waits for them and finds nothing (bytes there without a row are taken
+# for a file a crash left only when no removal holds them)
+my $orig = conf_read();
+reload_serve(conf_with($orig, storage_test_unlink_delay_ms => 2000));
+$res = upload($tok, 'race', [ 's.csv', "id\n1\n" ]);
+is($res->{status}, 201, 'race/s.csv uploaded') or diag describe($res);
+my $s_id = dataset_of($res, 's.csv');
+my $first = start_requests(clients => 1, requests => 1, method => 'DELETE',
+			   path => "$F?file_path=race/s.csv", opts => { token => $tok });
+ok(wait_until(10, sub { mysql("SELECT COUNT(*) FROM datasets WHERE id = '$s_id'") == 0 }),
+   'the first delete committed');
+ok(-f "$dir/race/s.csv", '... and its bytes are still there');
+$res = del_file('race/s.csv');
+my ($done) = $first->finish;
+is($done->{status}, 200, 'the first delete: 200');
+is($res->{status}, 404, 'the second, sent meanwhile: 404');
+is_deeply($res->{json}, { error => 'file_not_found', file_path => 'race/s.csv' }, '404 body');
+ok(!-e "$dir/race/s.csv", 'the bytes are gone');
+reload_serve($orig);
+
 # deleted, then uploaded again: a new dataset, listed, and its bytes there
 $res = upload($tok, 'race', [ 'r.csv', "id\n2\n" ]);
 is($res->{status}, 201, 'the same path uploaded again') or diag describe($res);

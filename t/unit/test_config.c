@@ -260,6 +260,7 @@ static const struct range_case ranges[] = {
 	RANGE(rag_test_question_delay_ms, 0, 60000),
 	RANGE(rag_test_ingest_delay_ms, 0, 60000),
 	RANGE(rag_test_index_delay_ms, 0, 60000),
+	RANGE(storage_test_unlink_delay_ms, 0, 60000),
 	RANGE(work_test_slots, 1, 64),
 	RANGE(work_test_deadline_s, 1, 86400),
 #endif
@@ -482,7 +483,7 @@ static void test_test_only_keys(void)
 		"testing_routes", "runner_test_task_delay_ms", "runner_test_task_alloc_mb",
 		"runner_test_qualify_delay_ms",
 		"rag_test_question_delay_ms", "rag_test_ingest_delay_ms",
-		"rag_test_index_delay_ms", "work_test_slots", "work_test_deadline_s", NULL,
+		"rag_test_index_delay_ms", "storage_test_unlink_delay_ms", "work_test_slots", "work_test_deadline_s", NULL,
 	};
 	struct config c;
 	char err[256], want[256];

@@ -414,6 +414,32 @@ fail:
 	return NULL;
 }
 
+/* The rows' index without their words: what bm25_build_groups makes when
+ * every group is one row, byte for byte (the same terms in the same order,
+ * counts, lengths and so impacts), without counting every word again. */
+static struct bm25 *rows_without_words(const struct bm25 *rows)
+{
+	const struct bm25_hdr *rh = rows->hdr;
+	struct bm25_hdr *h;
+	struct bm25 *b;
+	struct layout l;
+	unsigned char *blob;
+
+	if (layout_of(rh->ndocs, rh->nslots, rh->nterms, rh->npostings, rh->strbytes, 0, &l) != 0 ||
+	    (blob = malloc(l.total)) == NULL)
+		return NULL;
+	memcpy(blob, rows->blob, l.total);          /* the sections before the words */
+	h = (struct bm25_hdr *)blob;
+	h->nwords = 0;
+	if ((b = calloc(1, sizeof *b)) == NULL) {
+		free(blob);
+		return NULL;
+	}
+	b->owned = blob;
+	bind(b, blob, l.total);
+	return b;
+}
+
 struct bm25 *bm25_build_groups(const struct bm25 *rows, const uint32_t *first,
                                size_t ngroups)
 {
@@ -421,14 +447,19 @@ struct bm25 *bm25_build_groups(const struct bm25 *rows, const uint32_t *first,
 	size_t nterms = rh->nterms ? rh->nterms : 1;
 	struct builder bd = { 0 };
 	size_t *pair_start = NULL;
+	bool single = true;
 
 	/* rows without words: built without them, or with none to keep */
 	if ((rows->words == NULL && rh->total_len > 0) || ngroups >= UINT32_MAX ||
 	    first[0] != 0 || first[ngroups] != rh->ndocs)
 		return NULL;
-	for (size_t g = 0; g < ngroups; g++)
+	for (size_t g = 0; g < ngroups; g++) {
 		if (first[g] > first[g + 1])
 			return NULL;
+		single = single && first[g + 1] == first[g] + 1;
+	}
+	if (single)
+		return rows_without_words(rows);
 	/* The rows' terms, in their order, with nothing counted yet. */
 	bd.nterms = bd.termcap = rh->nterms;
 	bd.strbytes = bd.strcap = rh->strbytes;

@@ -44,6 +44,7 @@
 
 #include "retrieval/index.h"
 #include "retrieval/vec.h"
+#include "util/thread.h"
 
 #define RINDEX_MAGIC "SLRIDX\r\n"
 #define RINDEX_VERSION 4u      /* 2: BM25 terms are Snowball stems; 3: documents;
@@ -159,16 +160,57 @@ static uint64_t file_checksum(const unsigned char *p, size_t size)
 
 /* ---- writing ---------------------------------------------------------------------- */
 
-struct out { FILE *f; struct hasher hs; uint64_t pos; };
+#define RINDEX_WRITE_BUF (1 << 20)
+
+/* A buffered writer at a file offset (pwrite: no shared file position),
+ * hashing what it writes when asked; with fd -1 it only hashes. */
+struct out {
+	int fd;
+	bool hash;
+	struct hasher hs;
+	uint64_t pos;                  /* file offset of the next byte */
+	unsigned char *buf;            /* RINDEX_WRITE_BUF, not yet written */
+	size_t len;
+};
+
+static int out_flush(struct out *o)
+{
+	size_t done = 0;
+
+	while (done < o->len) {
+		ssize_t w = pwrite(o->fd, o->buf + done, o->len - done,
+		                   (off_t)(o->pos - o->len + done));
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return -1;
+		done += (size_t)w;
+	}
+	o->len = 0;
+	return 0;
+}
 
 static int out_write(struct out *o, const void *p, size_t n)
 {
-	if (n == 0)
+	const unsigned char *c = p;
+
+	if (o->hash)
+		hasher_update(&o->hs, p, n);
+	if (o->fd < 0) {
+		o->pos += n;
 		return 0;
-	if (fwrite(p, 1, n, o->f) != n)
-		return -1;
-	hasher_update(&o->hs, p, n);
-	o->pos += n;
+	}
+	while (n > 0) {
+		size_t take = RINDEX_WRITE_BUF - o->len < n ? RINDEX_WRITE_BUF - o->len : n;
+
+		memcpy(o->buf + o->len, c, take);
+		o->len += take;
+		o->pos += take;
+		c += take;
+		n -= take;
+		if (o->len == RINDEX_WRITE_BUF && out_flush(o) != 0)
+			return -1;
+	}
 	return 0;
 }
 
@@ -228,24 +270,17 @@ struct derived {
 	void *blob, *blob_docs;
 };
 
-static int write_body(struct out *o, const struct rindex_hdr *h, size_t n, size_t dim,
-                      const struct rindex_row *rows, const struct derived *dv)
+/* The sections that follow from the rows alone (vectors, norms, string
+ * offsets, strings), from the vectors' offset on. */
+static int write_rows(struct out *o, size_t n, size_t dim, const struct rindex_row *rows,
+                      const float *norms)
 {
 	uint64_t off = 0;
 
-	if (out_write(o, h, sizeof *h) != 0 || out_pad(o) != 0)
-		return -1;
 	for (size_t i = 0; i < n; i++)
 		if (out_write(o, rows[i].vec, dim * sizeof(float)) != 0)
 			return -1;
-	if (out_pad(o) != 0)
-		return -1;
-	for (size_t i = 0; i < n; i++) {
-		float nv = vec_norm(rows[i].vec, dim);
-		if (out_write(o, &nv, sizeof nv) != 0)
-			return -1;
-	}
-	if (out_pad(o) != 0)
+	if (out_pad(o) != 0 || out_write(o, norms, n * sizeof *norms) != 0 || out_pad(o) != 0)
 		return -1;
 	for (size_t i = 0; i < n; i++) {
 		const char *s[3] = { str_or(rows[i].id, ""), str_or(rows[i].meta, "{}"),
@@ -265,14 +300,19 @@ static int write_body(struct out *o, const struct rindex_hdr *h, size_t n, size_
 			if (out_write(o, s[j], strlen(s[j]) + 1) != 0)
 				return -1;
 	}
-	if (out_write(o, "", 1) != 0 || out_pad(o) != 0 ||
-	    out_write(o, dv->blob, bm25_serialized_size(dv->bm)) != 0 || out_pad(o) != 0 ||
+	return out_write(o, "", 1) != 0 || out_pad(o) != 0 ? -1 : 0;
+}
+
+/* The sections derived from the rows (the BM25 indexes, the documents). */
+static int write_derived(struct out *o, size_t n, const struct derived *dv)
+{
+	if (out_write(o, dv->blob, bm25_serialized_size(dv->bm)) != 0 || out_pad(o) != 0 ||
 	    out_write(o, dv->row_doc, n * sizeof *dv->row_doc) != 0 ||
 	    out_write(o, dv->doc_first, (dv->ndocs + 1) * sizeof *dv->doc_first) != 0 ||
 	    out_pad(o) != 0 ||
 	    out_write(o, dv->blob_docs, bm25_serialized_size(dv->bm_docs)) != 0)
 		return -1;
-	return o->pos == h->file_size ? 0 : -1;
+	return 0;
 }
 
 static void derived_free(struct derived *dv)
@@ -311,6 +351,23 @@ static int derive(size_t n, const struct rindex_row *rows, const char *const *tx
 	bm25_serialize(dv->bm, dv->blob);
 	bm25_serialize(dv->bm_docs, dv->blob_docs);
 	return 0;
+}
+
+struct derive_job {
+	size_t n;
+	const struct rindex_row *rows;
+	const char *const *tx;
+	const size_t *lens;
+	struct derived *dv;
+	int rc;
+};
+
+static void *derive_run(void *arg)
+{
+	struct derive_job *j = arg;
+
+	j->rc = derive(j->n, j->rows, j->tx, j->lens, j->dv);
+	return NULL;
 }
 
 static int fsync_dir_of(const char *path)
@@ -373,12 +430,16 @@ int rindex_write_rows(const char *path, size_t n, size_t dim, const struct rinde
                       char *err, size_t errlen)
 {
 	struct rindex_hdr h;
-	struct out o = { NULL, { { 0 }, { 0 }, 0, 0 }, 0 };
+	struct out o = { .fd = -1 };
 	struct derived dv = { 0 };
+	struct derive_job job;
+	pthread_t th;
+	bool threaded = false;
 	size_t *lens = NULL;
 	const char **tx = NULL;
+	float *norms = NULL;
 	char *tmp = NULL;
-	uint64_t strbytes = 1;
+	uint64_t strbytes = 1, rows_end;
 	int fd = -1, rc = -1;
 
 	if (dim == 0 || dim > RINDEX_MAX_DIM || n > RINDEX_MAX_COUNT) {
@@ -394,19 +455,17 @@ int rindex_write_rows(const char *path, size_t n, size_t dim, const struct rinde
 			}
 	lens = calloc(n ? n : 1, sizeof *lens);
 	tx = calloc(n ? n : 1, sizeof *tx);
-	if (lens == NULL || tx == NULL)
+	norms = malloc((n ? n : 1) * sizeof *norms);
+	if (lens == NULL || tx == NULL || norms == NULL ||
+	    (o.buf = malloc(RINDEX_WRITE_BUF)) == NULL)
 		goto nomem;
 	for (size_t i = 0; i < n; i++) {
 		tx[i] = str_or(rows[i].text, "");
 		lens[i] = strlen(tx[i]);
 		strbytes += strlen(str_or(rows[i].id, "")) + strlen(str_or(rows[i].meta, "{}")) +
 		            lens[i] + 3;
+		norms[i] = vec_norm(rows[i].vec, dim);
 	}
-	if (derive(n, rows, tx, lens, &dv) != 0)
-		goto nomem;
-	plan(&h, n, dim, dv.ndocs, strbytes, bm25_serialized_size(dv.bm),
-	     bm25_serialized_size(dv.bm_docs));
-
 	if ((tmp = malloc(strlen(path) + 16)) == NULL)
 		goto nomem;
 	sprintf(tmp, "%s.tmp.XXXXXX", path);
@@ -417,25 +476,48 @@ int rindex_write_rows(const char *path, size_t n, size_t dim, const struct rinde
 		tmp = NULL;
 		goto out;
 	}
-	if ((o.f = fdopen(fd, "wb")) == NULL)
+	/* The BM25 indexes are built on a second thread while this one writes
+	 * the sections that follow from the rows alone, whose offsets do not
+	 * depend on them: for 100,000 snippets, each half is about a second.
+	 * The checksum needs the header first, so the rows are hashed after,
+	 * from memory. */
+	job = (struct derive_job){ n, rows, tx, lens, &dv, -1 };
+	if (!(threaded = thread_start(&th, derive_run, &job)))
+		derive_run(&job);
+	o.fd = fd;
+	o.pos = align_up(sizeof h);
+	rc = write_rows(&o, n, dim, rows, norms) != 0 || out_flush(&o) != 0 ? -1 : 0;
+	rows_end = o.pos;
+	if (threaded)
+		pthread_join(th, NULL);
+	if (rc != 0)
 		goto io;
-	fd = -1;                                  /* o.f owns it now */
-	setvbuf(o.f, NULL, _IOFBF, 1 << 20);
+	rc = -1;
+	if (job.rc != 0)
+		goto nomem;
+	plan(&h, n, dim, dv.ndocs, strbytes, bm25_serialized_size(dv.bm),
+	     bm25_serialized_size(dv.bm_docs));
+	if (h.sec[SEC_BM25].off != rows_end) {
+		snprintf(err, errlen, "index: sections laid out inconsistently");
+		goto out;
+	}
+	o = (struct out){ .fd = -1, .hash = true, .buf = o.buf };
 	hasher_init(&o.hs);
-	if (write_body(&o, &h, n, dim, rows, &dv) != 0 ||
-	    fflush(o.f) != 0)
+	if (out_write(&o, &h, sizeof h) != 0 || out_pad(&o) != 0 ||
+	    write_rows(&o, n, dim, rows, norms) != 0)
+		goto io;
+	o.fd = fd;
+	if (write_derived(&o, n, &dv) != 0 || out_flush(&o) != 0 || o.pos != h.file_size)
 		goto io;
 	h.checksum = hasher_final(&o.hs);
-	if (pwrite(fileno(o.f), &h, sizeof h, 0) != (ssize_t)sizeof h ||
-	    fsync(fileno(o.f)) != 0)
+	if (pwrite(fd, &h, sizeof h, 0) != (ssize_t)sizeof h || fsync(fd) != 0)
 		goto io;
-	if (fclose(o.f) != 0) {
-		o.f = NULL;
+	rc = close(fd);
+	fd = -1;
+	if (rc != 0 || rename(tmp, path) != 0) {
+		rc = -1;
 		goto io;
 	}
-	o.f = NULL;
-	if (rename(tmp, path) != 0)
-		goto io;
 	free(tmp);
 	tmp = NULL;                                /* renamed: nothing to remove */
 	if (fsync_dir_of(path) != 0)
@@ -448,8 +530,6 @@ nomem:
 io:
 	snprintf(err, errlen, "index: writing %s: %s", path, strerror(errno ? errno : EIO));
 out:
-	if (o.f != NULL)
-		fclose(o.f);
 	if (fd >= 0)
 		close(fd);
 	if (tmp != NULL) {
@@ -457,6 +537,8 @@ out:
 		free(tmp);
 	}
 	derived_free(&dv);
+	free(o.buf);
+	free(norms);
 	free(tx);
 	free(lens);
 	return rc;

@@ -12,7 +12,8 @@
  * The stemmer, its cache and the stopword table (and the embedder's table
  * of 1 + ln tf) are made on first use and kept per process, unlocked: one
  * thread at a time may tokenise.  Ingestion's preparing thread does while
- * it runs, and the main thread waits for it before it builds an index. */
+ * it runs, and the main thread waits for it before it builds an index; the
+ * index file's writer tokenises on its helper thread only. */
 #ifndef SLUICE_TOKENIZE_H
 #define SLUICE_TOKENIZE_H
 

@@ -1,8 +1,10 @@
 /* thread.h - the helper threads sluice starts.
  *
  * sluice's processes are single-threaded but for a helper that overlaps
- * CPU work with waiting on MariaDB: ingestion's preparing thread, which
- * chunks and embeds a group while the group before is stored (ingest.c).
+ * CPU work with waiting on MariaDB or the disk: ingestion's preparing
+ * thread, which chunks and embeds a group while the group before is
+ * stored (ingest.c), and the index file's, which builds the BM25 indexes
+ * while the rows' sections are written (index.c).
  * A helper touches only what it was handed (and the tokeniser's
  * per-process state, see tokenize.h), and its starter joins it before
  * using any of that again. */

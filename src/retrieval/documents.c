@@ -38,6 +38,7 @@
 #include "util/str.h"
 #include "util/strbuf.h"
 #include "util/uuid.h"
+#include "util/wake.h"
 
 #define SOURCE_MAX 1024            /* rag_documents.source */
 #define FILENAME_MAX_BYTES 255
@@ -465,6 +466,7 @@ static int store_documents(struct req *r, const struct rag_dataset *ds,
 		json_object_put(d.ids);
 		return resp_db_error(r, rc);
 	}
+	wake_send(r->cfg, WAKE_WORK, "rag_ingest", NULL);
 	o = json_object_new_object();
 	json_object_object_add(o, "dataset_id", json_object_new_string(ds->id));
 	json_object_object_add(o, "status", json_object_new_string("processing"));
@@ -825,6 +827,7 @@ int rag_document_delete(struct req *r)
 		return resp_db_error(r, rc);
 	if (!d.found)
 		return rag_reply(r, RAG_DOCUMENT_NOT_FOUND);
+	wake_send(r->cfg, WAKE_WORK, "rag_ingest", NULL);
 	o = json_object_new_object();
 	json_object_object_add(o, "dataset_id", json_object_new_string(ds.id));
 	json_object_object_add(o, "document_id", json_object_new_string(doc_id));

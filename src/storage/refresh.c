@@ -34,6 +34,7 @@
 #include "util/log.h"
 #include "util/str.h"
 #include "util/timeutil.h"
+#include "util/wake.h"
 
 #define ROWS_OPTION_MAX 1000000000LL
 
@@ -387,6 +388,7 @@ static int refresh_by_worker(struct req *r, const struct storage_dataset *ds,
 		json_object_put(opts);
 		return resp_db_error(r, (int)id);
 	}
+	wake_send(r->cfg, WAKE_WORK, "storage_infer", NULL);
 	snprintf(item, sizeof item, "%lld", id);
 	if (r->cfg->refresh_wait_s > 0 &&
 	    wait_redirect(r, "refresh", ds->customer_id, ds->id, item,

@@ -34,6 +34,7 @@
 #include "util/config.h"
 #include "util/log.h"
 #include "util/uuid.h"
+#include "util/wake.h"
 
 #define UPLOAD_FILES_MAX 100
 #define PARTIAL_NAME_MAX 64
@@ -353,6 +354,7 @@ static int store(struct upload *u, const char *customer)
 	if (rc < 0)
 		return resp_db_error(r, rc);
 	fsync(u->dirfd);
+	wake_send(r->cfg, WAKE_WORK, "storage_infer", NULL);
 
 	at = uploaded_at(db, upload_id);
 	files = json_object_new_array();

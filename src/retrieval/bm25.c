@@ -425,8 +425,8 @@ static struct bm25 *rows_without_words(const struct bm25 *rows)
 	struct layout l;
 	unsigned char *blob;
 
-	if (layout_of(rh->ndocs, rh->nslots, rh->nterms, rh->npostings, rh->strbytes, 0, &l) != 0 ||
-	    (blob = malloc(l.total)) == NULL)
+	if (layout_of(rh->ndocs, rh->nslots, rh->nterms, rh->npostings, rh->strbytes, 0,
+	              &l) != 0 || (blob = malloc(l.total)) == NULL)
 		return NULL;
 	memcpy(blob, rows->blob, l.total);          /* the sections before the words */
 	h = (struct bm25_hdr *)blob;

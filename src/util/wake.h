@@ -2,7 +2,8 @@
  * to the one waiting for it.
  *
  * A datagram on a unix socket whose path derives from the config both sides
- * read: the waiter's is <wait socket>.wake (a question's result is stored),
+ * read: the waiter's is <wait socket>.wake (a question's result is stored,
+ * a refresh's outcome recorded),
  * sluice work's is <listen>.work (an item was queued for it now).  Sending
  * never blocks and never fails the sender.  A wake is a hint, not a fact:
  * the receiver looks in MariaDB as it would on its own poll, which stays

@@ -273,6 +273,14 @@ static void record(struct work_ctx *w, struct child *c)
 	if (rc == 0)
 		log_kv(LOG_WARN, "work outcome not recorded: the claim was taken back",
 		       "id=%lld", c->it.id);
+	/* A request may wait on the item (a refresh handed over): its
+	 * waiter looks at once, not at its next tick. */
+	if (rc > 0 && c->kind->waiter_kind != NULL && c->outcome != QUEUE_RELEASE) {
+		char id[24];
+
+		snprintf(id, sizeof id, "%lld", c->it.id);
+		wake_send(w->cfg, WAKE_WAITER, c->kind->waiter_kind, id);
+	}
 	log_set_request_id(NULL);
 	free(c->buf);
 	c->buf = NULL;

@@ -29,6 +29,8 @@ struct work_kind {
 	work_give_up_fn give_up;        /* NULL: nothing of the area to settle */
 	size_t slots_off;               /* offsetof(struct config, <kind>_slots) */
 	size_t deadline_off;            /* offsetof(struct config, <kind>_deadline_s) */
+	const char *waiter_kind;        /* NULL, or the waiter's kind of a request
+	                                 * waiting on an item (util/wake.h) */
 };
 
 extern const struct work_kind work_kinds[];

@@ -4,12 +4,16 @@
 # (rag_ingest), an upload and a refresh handed to sluice work
 # (storage_infer).  sluice work is stopped and this test binds its wake
 # socket, so each datagram is seen as sent; a request that queues nothing
-# sends none.  Then sluice work, started again, does all of it.  (How much
-# sooner an item is claimed is for bench/retrieval_service.sh.)
+# sends none.  Then sluice work, started again, does all of it.  And sluice
+# work, once it recorded a refresh's outcome, wakes the waiter where the
+# refresh's request waits (this test binds that socket too, with serve
+# stopped).  (How much sooner is for bench/retrieval_service.sh.)
 
 use strict;
 use warnings;
 
+use File::Basename qw(dirname);
+use File::Path qw(make_path);
 use IO::Select;
 use Socket qw(AF_UNIX SOCK_DGRAM pack_sockaddr_un);
 use Test::More;
@@ -20,14 +24,18 @@ use StorageTest qw(sx_customer sx upload dataset_of);
 
 my $orig = conf_read();
 my ($listen) = $orig =~ /^[ \t]*listen[ \t]*=[ \t]*(\S+)/m;
+my ($wait_listen) = $orig =~ /^[ \t]*wait_listen[ \t]*=[ \t]*(\S+)/m;
 my $work_wake = "$listen.work";
-my $stopped = 0;
+my $waiter_wake = ($wait_listen // "$listen.wait") . '.wake';
+my ($stopped, $serve_stopped) = (0, 0);
 
 END {
 	local ($?, $@);
 	eval {
 		unlink $work_wake if $stopped;
 		dev('work-start') if $stopped;
+		unlink $waiter_wake if $serve_stopped;
+		dev('serve-start') if $serve_stopped;
 		reload_serve($orig) if conf_read() ne $orig;
 		1;
 	} or print STDERR "# restoring the stack failed: $@";
@@ -51,11 +59,11 @@ $stopped = 1;
 unlink $work_wake;
 socket(my $sock, AF_UNIX, SOCK_DGRAM, 0) or die "socket: $!";
 bind($sock, pack_sockaddr_un($work_wake)) or die "bind $work_wake: $!";
-my $sel = IO::Select->new($sock);
 
-# The datagrams that came within $s seconds of the first (none: []).
-sub wakes {
-	my ($s) = @_;
+# The datagrams on $sock that came within $s seconds of the first (none: []).
+sub wakes_on {
+	my ($sock, $s) = @_;
+	my $sel = IO::Select->new($sock);
 	my @got;
 	while ($sel->can_read(@got ? 0.3 : $s)) {
 		my $buf = '';
@@ -64,6 +72,7 @@ sub wakes {
 	}
 	return \@got;
 }
+sub wakes { wakes_on($sock, @_) }
 
 $res = add_documents($rag, [ { text => 'Apples grow on trees in orchards.' } ]);
 is($res->{status}, 202, 'documents posted') or diag describe($res);
@@ -104,5 +113,34 @@ is(StorageTest::wait_dataset($tok, $b_id)->{status}, 'ready', "b.csv's schema in
 ok(wait_until(60, sub {
 	mysql("SELECT COUNT(*) FROM work_queue WHERE kind = 'storage_infer' AND ref_id = '$a_id' "
 	      . "AND status IN ('queued', 'running')") == 0 }), 'the refresh done');
+
+# --- sluice work wakes the waiter of a refresh it did ------------------------------------
+
+is(dev('work-stop')->{exit}, 0, 'sluice work stopped again');
+$stopped = 1;
+reload_serve(conf_with($orig, refresh_inline_max_bytes => 0, refresh_wait_s => 0));
+$res = sx(PUT => "/storage-explorer/datasets/$a_id/refresh-schema", $tok,
+	  json => { delimiter => ',' });
+is($res->{status}, 202, 'a refresh handed to sluice work') or diag describe($res);
+my $item = mysql("SELECT MAX(id) FROM work_queue WHERE kind = 'storage_infer' AND "
+		 . "ref_id = '$a_id' AND status = 'queued'");
+like($item, qr/^\d+$/, '... queued');
+is(dev('serve-stop')->{exit}, 0, 'sluice serve stopped, its waiter with it');
+$serve_stopped = 1;
+make_path(dirname($waiter_wake));
+unlink $waiter_wake;
+socket(my $wsock, AF_UNIX, SOCK_DGRAM, 0) or die "socket: $!";
+bind($wsock, pack_sockaddr_un($waiter_wake)) or die "bind $waiter_wake: $!";
+is(dev('work-start')->{exit}, 0, 'sluice work started');
+$stopped = 0;
+is_deeply(wakes_on($wsock, 30), [ "refresh $item" ],
+	  'the refresh done, sluice work wakes its waiter, naming the item');
+is(mysql("SELECT status FROM work_queue WHERE id = $item"), 'done',
+   '... once its outcome is recorded');
+close $wsock;
+unlink $waiter_wake;
+is(dev('serve-start')->{exit}, 0, 'sluice serve started');
+$serve_stopped = 0;
+reload_serve($orig);
 
 done_testing();

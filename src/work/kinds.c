@@ -4,8 +4,8 @@
  * settles the area's rows when the item's attempts ran out in crashes or
  * hangs), the config keys of its slots (children at once) and its
  * deadline, and the waiter's kind of a request that may wait on its items
- * (woken when an item's outcome is recorded).  A new kind is a row here, an entry point in its area and two
- * keys in util/config.c. */
+ * (woken when an item's outcome is recorded).  A new kind is a row here,
+ * an entry point in its area and two keys in util/config.c. */
 #include <stddef.h>
 
 #include "platform/webhooks.h"

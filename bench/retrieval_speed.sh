@@ -38,7 +38,8 @@ mkdir -p "$RESULTS"
 	echo "== part 1: exact top-10 scan vs memory read bound"
 	# shellcheck disable=SC2086
 	$CC $CFLAGS -I"$ROOT/src" -o "$TMP/vec_speed" \
-		"$ROOT/bench/vec_speed.c" "$ROOT/src/retrieval/vec.c" -lm
+		"$ROOT/bench/vec_speed.c" "$ROOT/src/retrieval/vec.c" \
+		"$ROOT/src/retrieval/vec_codes.c" -lm
 	"$TMP/vec_speed" "$ROWS" "$DIM" "$REPS"
 	echo "== part 2: POST-to-success latency and ingestion throughput (service)"
 	if [[ -x $ROOT/bench/retrieval_service.sh ]]; then

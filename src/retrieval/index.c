@@ -7,6 +7,10 @@
  *   header      struct rindex_hdr (128 bytes)
  *   vectors     float[count][dim]
  *   norms       float[count], each row's L2 norm
+ *   codes       int8_t[count][stride]: each row coded in 8 bits,
+ *               stride = dim rounded up to 32 (vec_codes.h)
+ *   code rows   float[count] each code's scale, then float[count] each
+ *               code's error bound
  *   string offs uint64_t[count][3]: snippet id, metadata JSON, text, as
  *               offsets into the string section
  *   strings     NUL-terminated strings; the section ends with a NUL
@@ -28,11 +32,13 @@
  * Opening checks, before anything is read through it: size, magic,
  * version, byte order, dim and count bounds, each section inside the file
  * and of the size its counts imply, the checksum, every string offset, and
- * both BM25 blobs' own consistency, and that the document map covers every
- * row once, in order. */
+ * both BM25 blobs' own consistency, that the document map covers every
+ * row once, in order, and that every code's error bound is a finite number
+ * >= 0. */
 #include <errno.h>
 #include <stdbool.h>
 #include <fcntl.h>
+#include <float.h>
 #include <libgen.h>
 #include <math.h>
 #include <stdio.h>
@@ -44,16 +50,17 @@
 
 #include "retrieval/index.h"
 #include "retrieval/vec.h"
+#include "retrieval/vec_codes.h"
 #include "util/thread.h"
 
 #define RINDEX_MAGIC "SLRIDX\r\n"
-#define RINDEX_VERSION 4u      /* 2: BM25 terms are Snowball stems; 3: documents;
-                                * 4: BM25 impacts and idf stored */
+#define RINDEX_VERSION 5u      /* 2: BM25 terms are Snowball stems; 3: documents;
+                                * 4: BM25 impacts and idf stored; 5: codes */
 #define RINDEX_BYTE_ORDER 0x01020304u
 #define RINDEX_ALIGN 64
 
-enum { SEC_VECS, SEC_NORMS, SEC_STROFF, SEC_STRS, SEC_BM25, SEC_DOCS, SEC_BM25_DOCS,
-       SEC_COUNT };
+enum { SEC_VECS, SEC_NORMS, SEC_CODES, SEC_CODE_ROWS, SEC_STROFF, SEC_STRS, SEC_BM25,
+       SEC_DOCS, SEC_BM25_DOCS, SEC_COUNT };
 
 struct rindex_hdr {
 	char magic[8];
@@ -61,7 +68,7 @@ struct rindex_hdr {
 	uint64_t file_size, checksum;
 	struct { uint64_t off, len; } sec[SEC_COUNT];
 	uint32_t ndocs;
-	unsigned char reserved[36];
+	unsigned char reserved[4];
 };
 _Static_assert(sizeof(struct rindex_hdr) == 192, "index header is 192 bytes");
 
@@ -70,6 +77,7 @@ struct rindex {
 	size_t size;
 	size_t dim, count;
 	const float *vecs, *norms;
+	struct vec_codes codes;
 	const uint64_t *stroff;
 	const char *strs;
 	struct bm25 *bm25, *bm25_docs;
@@ -238,6 +246,8 @@ static void plan(struct rindex_hdr *h, size_t n, size_t dim, size_t ndocs, uint6
 	uint64_t len[SEC_COUNT] = {
 		[SEC_VECS] = (uint64_t)n * dim * sizeof(float),
 		[SEC_NORMS] = (uint64_t)n * sizeof(float),
+		[SEC_CODES] = (uint64_t)n * vec_code_stride(dim),
+		[SEC_CODE_ROWS] = (uint64_t)n * 2 * sizeof(float),
 		[SEC_STROFF] = (uint64_t)n * 3 * sizeof(uint64_t),
 		[SEC_STRS] = strbytes,
 		[SEC_BM25] = bm25bytes,
@@ -270,17 +280,28 @@ struct derived {
 	void *blob, *blob_docs;
 };
 
-/* The sections that follow from the rows alone (vectors, norms, string
- * offsets, strings), from the vectors' offset on. */
+/* What rindex_write computes from each row's vector: its norm, its code,
+ * and the code's scale and error (n of each, then n). */
+struct row_figures {
+	float *norms;
+	int8_t *codes;
+	float *code_rows;
+};
+
+/* The sections that follow from the rows alone (vectors, norms, codes,
+ * string offsets, strings), from the vectors' offset on. */
 static int write_rows(struct out *o, size_t n, size_t dim, const struct rindex_row *rows,
-                      const float *norms)
+                      const struct row_figures *rf)
 {
 	uint64_t off = 0;
 
 	for (size_t i = 0; i < n; i++)
 		if (out_write(o, rows[i].vec, dim * sizeof(float)) != 0)
 			return -1;
-	if (out_pad(o) != 0 || out_write(o, norms, n * sizeof *norms) != 0 || out_pad(o) != 0)
+	if (out_pad(o) != 0 || out_write(o, rf->norms, n * sizeof *rf->norms) != 0 ||
+	    out_pad(o) != 0 || out_write(o, rf->codes, n * vec_code_stride(dim)) != 0 ||
+	    out_pad(o) != 0 || out_write(o, rf->code_rows, 2 * n * sizeof *rf->code_rows) != 0 ||
+	    out_pad(o) != 0)
 		return -1;
 	for (size_t i = 0; i < n; i++) {
 		const char *s[3] = { str_or(rows[i].id, ""), str_or(rows[i].meta, "{}"),
@@ -437,7 +458,8 @@ int rindex_write_rows(const char *path, size_t n, size_t dim, const struct rinde
 	bool threaded = false;
 	size_t *lens = NULL;
 	const char **tx = NULL;
-	float *norms = NULL;
+	struct row_figures rf = { 0 };
+	size_t stride = vec_code_stride(dim);
 	char *tmp = NULL;
 	uint64_t strbytes = 1, rows_end;
 	int fd = -1, rc = -1;
@@ -455,16 +477,17 @@ int rindex_write_rows(const char *path, size_t n, size_t dim, const struct rinde
 			}
 	lens = calloc(n ? n : 1, sizeof *lens);
 	tx = calloc(n ? n : 1, sizeof *tx);
-	norms = malloc((n ? n : 1) * sizeof *norms);
-	if (lens == NULL || tx == NULL || norms == NULL ||
-	    (o.buf = malloc(RINDEX_WRITE_BUF)) == NULL)
+	rf.norms = malloc((n ? n : 1) * sizeof *rf.norms);
+	rf.codes = malloc((n ? n : 1) * stride);
+	rf.code_rows = malloc((n ? n : 1) * 2 * sizeof *rf.code_rows);
+	if (lens == NULL || tx == NULL || rf.norms == NULL || rf.codes == NULL ||
+	    rf.code_rows == NULL || (o.buf = malloc(RINDEX_WRITE_BUF)) == NULL)
 		goto nomem;
 	for (size_t i = 0; i < n; i++) {
 		tx[i] = str_or(rows[i].text, "");
 		lens[i] = strlen(tx[i]);
 		strbytes += strlen(str_or(rows[i].id, "")) + strlen(str_or(rows[i].meta, "{}")) +
 		            lens[i] + 3;
-		norms[i] = vec_norm(rows[i].vec, dim);
 	}
 	if ((tmp = malloc(strlen(path) + 16)) == NULL)
 		goto nomem;
@@ -476,17 +499,23 @@ int rindex_write_rows(const char *path, size_t n, size_t dim, const struct rinde
 		tmp = NULL;
 		goto out;
 	}
-	/* The BM25 indexes are built on a second thread while this one writes
-	 * the sections that follow from the rows alone, whose offsets do not
-	 * depend on them: for 100,000 snippets, each half is about a second.
+	/* The BM25 indexes are built on a second thread while this one codes
+	 * the rows and writes the sections that follow from the rows alone,
+	 * whose offsets do not depend on them: for 100,000 snippets, each half
+	 * is about a second.
 	 * The checksum needs the header first, so the rows are hashed after,
 	 * from memory. */
 	job = (struct derive_job){ n, rows, tx, lens, &dv, -1 };
 	if (!(threaded = thread_start(&th, derive_run, &job)))
 		derive_run(&job);
+	for (size_t i = 0; i < n; i++) {
+		rf.norms[i] = vec_norm(rows[i].vec, dim);
+		vec_encode(rows[i].vec, dim, rf.codes + i * stride, &rf.code_rows[i],
+		           &rf.code_rows[n + i]);
+	}
 	o.fd = fd;
 	o.pos = align_up(sizeof h);
-	rc = write_rows(&o, n, dim, rows, norms) != 0 || out_flush(&o) != 0 ? -1 : 0;
+	rc = write_rows(&o, n, dim, rows, &rf) != 0 || out_flush(&o) != 0 ? -1 : 0;
 	rows_end = o.pos;
 	if (threaded)
 		pthread_join(th, NULL);
@@ -504,7 +533,7 @@ int rindex_write_rows(const char *path, size_t n, size_t dim, const struct rinde
 	o = (struct out){ .fd = -1, .hash = true, .buf = o.buf };
 	hasher_init(&o.hs);
 	if (out_write(&o, &h, sizeof h) != 0 || out_pad(&o) != 0 ||
-	    write_rows(&o, n, dim, rows, norms) != 0)
+	    write_rows(&o, n, dim, rows, &rf) != 0)
 		goto io;
 	o.fd = fd;
 	if (write_derived(&o, n, &dv) != 0 || out_flush(&o) != 0 || o.pos != h.file_size)
@@ -538,7 +567,9 @@ out:
 	}
 	derived_free(&dv);
 	free(o.buf);
-	free(norms);
+	free(rf.norms);
+	free(rf.codes);
+	free(rf.code_rows);
 	free(tx);
 	free(lens);
 	return rc;
@@ -562,6 +593,8 @@ static const char *check_header(const struct rindex_hdr *h, size_t size)
 	uint64_t want[SEC_COUNT] = {
 		[SEC_VECS] = (uint64_t)h->count * h->dim * sizeof(float),
 		[SEC_NORMS] = (uint64_t)h->count * sizeof(float),
+		[SEC_CODES] = (uint64_t)h->count * vec_code_stride(h->dim),
+		[SEC_CODE_ROWS] = (uint64_t)h->count * 2 * sizeof(float),
 		[SEC_STROFF] = (uint64_t)h->count * 3 * sizeof(uint64_t),
 		[SEC_DOCS] = ((uint64_t)h->count + h->ndocs + 1) * sizeof(uint32_t),
 	};
@@ -657,6 +690,14 @@ struct rindex *rindex_open(const char *path, char *err, size_t errlen)
 		why = "index document map inconsistent";
 		goto out;
 	}
+	/* An error bound that is not a number >= 0 would drop rows that belong
+	 * in a top k. */
+	const float *code_err = (const float *)(p + h.sec[SEC_CODE_ROWS].off) + h.count;
+	for (size_t i = 0; i < h.count; i++)
+		if (!(code_err[i] >= 0.0f && code_err[i] <= FLT_MAX)) {
+			why = "index code error bound invalid";
+			goto out;
+		}
 	ix->ndocs = h.ndocs;
 	ix->map = map;
 	ix->size = size;
@@ -664,6 +705,11 @@ struct rindex *rindex_open(const char *path, char *err, size_t errlen)
 	ix->count = h.count;
 	ix->vecs = (const float *)(p + h.sec[SEC_VECS].off);
 	ix->norms = (const float *)(p + h.sec[SEC_NORMS].off);
+	ix->codes = (struct vec_codes){
+		(const int8_t *)(p + h.sec[SEC_CODES].off), vec_code_stride(h.dim),
+		(const float *)(p + h.sec[SEC_CODE_ROWS].off),
+		(const float *)(p + h.sec[SEC_CODE_ROWS].off) + h.count,
+	};
 	ix->stroff = stroff;
 	ix->strs = strs;
 	map = MAP_FAILED;                          /* ix owns the mapping */
@@ -697,6 +743,7 @@ size_t rindex_count(const struct rindex *ix) { return ix->count; }
 size_t rindex_dim(const struct rindex *ix) { return ix->dim; }
 const float *rindex_vectors(const struct rindex *ix) { return ix->vecs; }
 const float *rindex_norms(const struct rindex *ix) { return ix->norms; }
+const struct vec_codes *rindex_codes(const struct rindex *ix) { return &ix->codes; }
 const struct bm25 *rindex_bm25(const struct rindex *ix) { return ix->bm25; }
 const struct bm25 *rindex_bm25_docs(const struct rindex *ix) { return ix->bm25_docs; }
 size_t rindex_doc_count(const struct rindex *ix) { return ix->ndocs; }

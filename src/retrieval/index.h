@@ -1,6 +1,6 @@
-/* index.h - one dataset's search index file: vectors, norms, snippet ids,
- * metadata, texts, which document each snippet belongs to, and the BM25
- * postings of the snippets and of the documents.
+/* index.h - one dataset's search index file: vectors, norms, their 8-bit
+ * codes, snippet ids, metadata, texts, which document each snippet belongs
+ * to, and the BM25 postings of the snippets and of the documents.
  *
  * Written to a temp file in the same directory, fsync'd and renamed, then
  * the directory fsync'd (atomic); opened with mmap read-only; carries a
@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "retrieval/bm25.h"
+#include "retrieval/vec_codes.h"
 
 #define RINDEX_MAX_DIM 4096
 #define RINDEX_MAX_COUNT 50000000u
@@ -45,6 +46,8 @@ size_t rindex_count(const struct rindex *ix);
 size_t rindex_dim(const struct rindex *ix);
 const float *rindex_vectors(const struct rindex *ix);   /* 64-byte aligned */
 const float *rindex_norms(const struct rindex *ix);
+/* The rows' 8-bit codes, for vec_topk_coded. */
+const struct vec_codes *rindex_codes(const struct rindex *ix);
 const char *rindex_snippet_id(const struct rindex *ix, size_t row);
 const char *rindex_metadata(const struct rindex *ix, size_t row);     /* JSON text */
 const char *rindex_text(const struct rindex *ix, size_t row);

@@ -83,7 +83,7 @@ bool rank_found_needed(const struct rank_params *p)
 }
 
 /* The exact vector top-k: the one found for this question beforehand, or
- * a scan. */
+ * a pass over the rows' codes (a quarter of the bytes of the rows). */
 static size_t vector_topk(const struct rindex *ix, const struct rank_params *p,
                           const float *q, float qnorm, const uint8_t *keep, size_t k,
                           struct vec_hit *out)
@@ -93,8 +93,9 @@ static size_t vector_topk(const struct rindex *ix, const struct rank_params *p,
 		memcpy(out, p->found, n * sizeof *out);
 		return n;
 	}
-	return vec_topk(p->metric, q, qnorm, rindex_vectors(ix), rindex_norms(ix),
-	                rindex_count(ix), rindex_dim(ix), keep, k, out);
+	return vec_topk_coded(p->metric, q, qnorm, rindex_vectors(ix), rindex_norms(ix),
+	                      rindex_codes(ix), rindex_count(ix), rindex_dim(ix), keep, k,
+	                      out, NULL);
 }
 
 /* keep[i] = the filter matches row i's metadata; the number kept, or -1. */

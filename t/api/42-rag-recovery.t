@@ -198,6 +198,36 @@ ok(wait_until(5, sub { mysql("SELECT status, claimed_by IS NOT NULL FROM work_qu
 	or diag explain mysql("SELECT status, claimed_by FROM work_queue WHERE ref_id = '$qid3'");
 ok(-f index_file($lost), '... which rebuilt the index file');
 
+# An index file of the version before (an upgrade's): refused by the
+# worker, rebuilt in the current version by sluice work.
+my $old = ready_dataset([
+	{ text => 'Moles dig tunnels.', metadata => { source => 'moles.txt' } },
+	{ text => 'Gulls follow ships.', metadata => { source => 'gulls.txt' } },
+], name => 'recovery, index file of an older version');
+my $version_of = sub {
+	open my $fh, '<:raw', index_file($old) or die "open: $!";
+	sysseek($fh, 8, 0) or die "seek: $!";
+	sysread($fh, my $v, 4) == 4 or die "read: $!";
+	return unpack('V', $v);
+};
+my $current = $version_of->();
+cmp_ok($current, '>=', 5, "the index file's version ($current)");
+{
+	open my $fh, '+<:raw', index_file($old) or die "open: $!";
+	sysseek($fh, 8, 0) or die "seek: $!";
+	syswrite($fh, pack('V', $current - 1)) == 4 or die "write: $!";
+}
+$woff = work_log_offset();
+$res = ask($old, { question => 'Which animals dig tunnels?' });
+json_response_is($res, 200, undef, 'POST question on a dataset whose index file is older');
+$got = answer_of($old, $res->{json}{question_id}, 20);
+is($got->{json}{status}, 'success', '... answered');
+is($got->{json}{relevant_documents}[0]{metadata}{source}, 'moles.txt', '... rightly');
+ok((grep { /msg="rebuilding index file"/ && /dataset=$old/ && /unsupported index version/ }
+    work_log_since($woff)), '... by sluice work, which rebuilt the index file')
+	or diag explain [work_log_since($woff)];
+is($version_of->(), $current, '... in the current version');
+
 # --- sluice work killed during ingestion ---------------------------------------------
 
 conf_write(conf_with($orig, rag_test_ingest_delay_ms => 1500));

@@ -89,6 +89,17 @@ static void test_round_trip(void)
 		CU_ASSERT_STRING_EQUAL(rindex_metadata(ix, i), meta[i] ? meta[i] : "{}");
 		CU_ASSERT_STRING_EQUAL(rindex_text(ix, i), texts[i] ? texts[i] : "");
 	}
+	/* Each row's code, scale and error as vec_encode gives them. */
+	const struct vec_codes *vc = rindex_codes(ix);
+	CU_ASSERT_EQUAL_FATAL(vc->stride, vec_code_stride(DIM));
+	for (int i = 0; i < N; i++) {
+		int8_t code[64];
+		float scale, cerr;
+		vec_encode(vecs + i * DIM, DIM, code, &scale, &cerr);
+		CU_ASSERT(memcmp(vc->code + (size_t)i * vc->stride, code, vc->stride) == 0);
+		CU_ASSERT_EQUAL(vc->scale[i], scale);
+		CU_ASSERT_EQUAL(vc->err[i], cerr);
+	}
 	CU_ASSERT_PTR_NULL(rindex_snippet_id(ix, N));
 	CU_ASSERT_EQUAL(bm25_topk(rindex_bm25(ix), "cat", 3, NULL, 2, h), 2);
 	CU_ASSERT_EQUAL(h[0].row, 3);

@@ -1,5 +1,6 @@
 /* test_vec.c - distances against hand-computed values, best-first order
- * per metric, and the AVX2 kernels against the portable ones.  Each kernel
+ * per metric, the AVX2 kernels against the portable ones, and the top-k
+ * through 8-bit codes against the float scan.  Each kernel
  * is tested on its own; on a CPU without AVX2 and FMA the AVX2 tests are
  * reported skipped (vec_topk_with would quietly run the portable code). */
 #include <math.h>
@@ -8,6 +9,7 @@
 
 #include "suites.h"
 #include "retrieval/vec.h"
+#include "retrieval/vec_codes.h"
 
 /* The score of row b against query a under one kernel. */
 static float score1(enum vec_kernel kern, enum vec_metric m, const float *a,
@@ -273,6 +275,174 @@ static void many_with(enum vec_kernel kern)
 static void test_many_portable(void) { many_with(VEC_KERNEL_PORTABLE); }
 static void test_many_avx2(void) { many_with(VEC_KERNEL_AVX2); }
 
+/* A row's code: within its error bound of the row (checked in double),
+ * codes in [-127, 127], the padding zero. */
+static void test_encode(void)
+{
+	enum { DIM = 37 };
+	float v[DIM], scale, err;
+	int8_t code[64];
+
+	CU_ASSERT_EQUAL_FATAL(vec_code_stride(DIM), 64);
+	CU_ASSERT_EQUAL(vec_code_stride(32), 32);
+	srand(5);
+	for (int t = 0; t < 50; t++) {
+		for (size_t j = 0; j < DIM; j++)
+			v[j] = ((float)rand() / RAND_MAX * 2 - 1) * (t % 5 == 0 ? 1e6f : 1.0f);
+		memset(code, 0x55, sizeof code);
+		vec_encode(v, DIM, code, &scale, &err);
+		double e2 = 0;
+		for (size_t j = 0; j < DIM; j++) {
+			double d = (double)v[j] - (double)scale * code[j];
+			e2 += d * d;
+			CU_ASSERT(code[j] >= -127 && code[j] <= 127);
+		}
+		CU_ASSERT(sqrt(e2) <= err);
+		CU_ASSERT(err < 0.01 * scale * 127 * sqrt(DIM));    /* not vacuous */
+		for (size_t j = DIM; j < sizeof code; j++)
+			CU_ASSERT_EQUAL(code[j], 0);
+	}
+	memset(v, 0, sizeof v);
+	vec_encode(v, DIM, code, &scale, &err);
+	CU_ASSERT_EQUAL(scale, 0.0f);
+	CU_ASSERT_EQUAL(err, 0.0f);
+}
+
+/* The top k through the codes is vec_topk's, hit for hit and bit for bit,
+ * for every metric, with and without a keep mask, for k of 1, 12 and more
+ * than the rows.  Two sets of rows, dim 37 (a padded code):
+ * - mixed: clusters of near twins (a few units in the last place apart),
+ *   exact twins (equal scores, ordered by row), a zero row and rows a
+ *   million times longer than the rest;
+ * - adversarial: every component 0.49 of a code step off its code, each
+ *   row's errors all with or all against question 2 (components +-1, so
+ *   Cauchy-Schwarz is nearly tight), and the rows whose errors are against
+ *   it ahead by their codes: the coded products misorder the rows by most
+ *   of the error bound.  A bound of 0.8 of Cauchy-Schwarz's loses hits
+ *   here (checked), and few rows can be left out. */
+enum { CN = 2001, CDIM = 37, CNQ = 8 };
+
+static void coded_rows(bool adversarial, float *base, float q[CNQ][CDIM])
+{
+	srand(adversarial ? 17 : 13);
+	for (size_t t = 0; t < CNQ; t++)
+		for (size_t j = 0; j < CDIM; j++)
+			q[t][j] = adversarial && t == 2 ? (rand() % 2 ? 1.0f : -1.0f)
+			                                : (float)rand() / RAND_MAX * 2 - 1;
+	for (size_t i = 0; i < CN; i++) {
+		float *r = base + i * CDIM;
+		if (adversarial) {
+			/* Rows off by -0.49 a step get 26 codes one step up along
+			 * q2 (+26 to their coded product): they lead by the codes
+			 * and trail in truth (0.49 * 2 * 36 - 26 = 9.3). */
+			bool up = rand() % 2;
+			float side = up ? 0.49f : -0.49f;
+			r[0] = 127.0f;                       /* the scale is 1 */
+			for (size_t j = 1; j < CDIM; j++) {
+				float sg = q[2][j] >= 0 ? 1.0f : -1.0f;
+				r[j] = (float)(rand() % 3 - 1) + (!up && j <= 26 ? sg : 0.0f) +
+				       sg * side;
+			}
+			continue;
+		}
+		for (size_t j = 0; j < CDIM; j++)
+			r[j] = (float)rand() / RAND_MAX * 2 - 1;
+		if (i % 10 == 3)                 /* a near twin of the row before */
+			for (size_t j = 0; j < CDIM; j++)
+				r[j] = nextafterf(r[(ptrdiff_t)j - CDIM], (j & 1) ? INFINITY : -INFINITY);
+		if (i % 97 == 5)                 /* an exact twin of row 4 */
+			memcpy(r, base + 4 * CDIM, CDIM * sizeof *r);
+		if (i % 250 == 7)
+			for (size_t j = 0; j < CDIM; j++)
+				r[j] *= 1e6f;
+		if (i == 9)
+			memset(r, 0, CDIM * sizeof *r);
+	}
+	if (!adversarial) {
+		memcpy(q[0], base + 4 * CDIM, sizeof q[0]);        /* row 4 and its twins */
+		for (size_t j = 0; j < CDIM; j++)
+			q[1][j] = nextafterf(base[13 * CDIM + j], 1.0f);
+	}
+}
+
+static void coded_set(enum vec_kernel kern, bool adversarial)
+{
+	static float base[CN * CDIM], q[CNQ][CDIM];
+	static int8_t codes[CN * 64];
+	static float norms[CN], scale[CN], err[CN];
+	static uint8_t keep[CN];
+	static struct vec_hit want[CN + 5], got[CN + 5];
+	const size_t ks[] = { 1, 12, CN + 5 };
+	size_t pruned = 0, runs = 0;
+
+	coded_rows(adversarial, base, q);
+	for (size_t i = 0; i < CN; i++) {
+		norms[i] = vec_norm(base + i * CDIM, CDIM);
+		vec_encode(base + i * CDIM, CDIM, codes + i * 64, &scale[i], &err[i]);
+		keep[i] = i % 3 != 1;
+	}
+	const struct vec_codes vc = { codes, 64, scale, err };
+	for (size_t t = 0; t < CNQ; t++) {
+		float qn = vec_norm(q[t], CDIM);
+		for (int m = 0; m < VEC_METRIC_COUNT; m++)
+			for (size_t ki = 0; ki < 3; ki++)
+				for (int masked = 0; masked < 2; masked++) {
+					const uint8_t *kp = masked ? keep : NULL;
+					size_t cand = 0;
+					size_t a = vec_topk((enum vec_metric)m, q[t], qn, base, norms, CN,
+					                    CDIM, kp, ks[ki], want);
+					size_t b = vec_topk_coded_with(kern, (enum vec_metric)m, q[t], qn,
+					                               base, norms, &vc, CN, CDIM, kp,
+					                               ks[ki], got, &cand);
+					CU_ASSERT_EQUAL(a, b);
+					CU_ASSERT(memcmp(want, got, (a < b ? a : b) * sizeof *got) == 0);
+					if (m == VEC_L1 || m == VEC_MAX) {
+						CU_ASSERT_EQUAL(cand, CN);    /* the float scan */
+					} else if (ks[ki] == 12) {
+						runs++;
+						pruned += cand < CN / 4;
+					}
+				}
+	}
+	if (adversarial)
+		return;
+	/* The codes did the pruning: most L2, cos and dot runs scored under a
+	 * quarter of the rows exactly. */
+	CU_ASSERT(pruned * 2 > runs);
+	/* Question 0 is row 4: its exact twins tie with it, in row order (near
+	 * twins may round to a score as high). */
+	size_t n = vec_topk_coded_with(kern, VEC_COS, q[0], vec_norm(q[0], CDIM), base, norms,
+	                               &vc, CN, CDIM, NULL, 8, got, NULL);
+	const uint32_t twins[] = { 4, 5, 102 };
+	size_t at[3] = { 99, 99, 99 };
+	for (size_t i = 0; i < n; i++)
+		for (size_t t = 0; t < 3; t++)
+			if (got[i].row == twins[t])
+				at[t] = i;
+	CU_ASSERT(at[0] < at[1] && at[1] < at[2] && at[2] < n);
+	if (at[2] < n)
+		CU_ASSERT(got[at[0]].score == got[at[2]].score);
+	/* A zero question, and codes of another stride, take the float scan. */
+	float zero[CDIM] = { 0 };
+	size_t cand = 0;
+	CU_ASSERT_EQUAL(vec_topk_coded_with(kern, VEC_DOT, zero, 0.0f, base, norms, &vc, CN,
+	                                    CDIM, NULL, 5, got, &cand), 5);
+	CU_ASSERT_EQUAL(cand, CN);
+	const struct vec_codes other = { codes, 32, scale, err };
+	CU_ASSERT_EQUAL(vec_topk_coded_with(kern, VEC_COS, q[2], vec_norm(q[2], CDIM), base,
+	                                    norms, &other, CN, CDIM, NULL, 5, got, &cand), 5);
+	CU_ASSERT_EQUAL(cand, CN);
+}
+
+static void coded_with(enum vec_kernel kern)
+{
+	coded_set(kern, false);
+	coded_set(kern, true);
+}
+
+static void test_coded_portable(void) { coded_with(VEC_KERNEL_PORTABLE); }
+static void test_coded_avx2(void) { coded_with(VEC_KERNEL_AVX2); }
+
 int suite_vec(void)
 {
 	static const struct test_case tests[] = {
@@ -282,6 +452,8 @@ int suite_vec(void)
 		{ "NaN rows skipped", test_nan_skipped },
 		{ "vec_hits_best", test_hits_best },
 		{ "a batch of queries in one pass (portable)", test_many_portable },
+		{ "a row's 8-bit code within its error bound", test_encode },
+		{ "top k through the codes is the float scan's (portable)", test_coded_portable },
 		{ NULL, NULL },
 	};
 	static const struct test_case avx2_tests[] = {
@@ -289,6 +461,7 @@ int suite_vec(void)
 		{ "best first for every metric, dot included (AVX2)", test_order_avx2 },
 		{ "AVX2 and portable kernels agree", test_avx2_agrees },
 		{ "a batch of queries in one pass (AVX2)", test_many_avx2 },
+		{ "top k through the codes is the float scan's (AVX2)", test_coded_avx2 },
 		{ NULL, NULL },
 	};
 

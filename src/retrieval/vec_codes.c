@@ -1,0 +1,345 @@
+/* vec_codes.c - int8 codes of float32 rows and the exact top-k through them.
+ *
+ * Why it is exact.  For a row v coded as s*c with error e >= |v - s*c| and
+ * the question q coded as t*d (8 bits) with error f >= |q - t*d|:
+ *
+ *   q.v - (t*d).(s*c) = q.(v - s*c) + (q - t*d).(s*c)
+ *   |q.v - st (d.c)| <= |q| e + f |s*c| <= |q| e + f (|v| + e)
+ *
+ * d.c is an exact integer.  The bound gets a margin for what float rounding
+ * adds: the exact scorer's own sum over dim products (at most dim units
+ * in the last place of |q||v|), the stored norms, and this file's few
+ * operations.  L2's distance follows from q.v (|q-v|^2 = |q|^2 + |v|^2 -
+ * 2 q.v), and cos divides by the norms the exact scorer divides by.  So
+ * every row gets an interval [lo, hi] that holds the score vec_topk
+ * computes for it.  With L the k-th best lo, a row whose hi is worse than
+ * L cannot be in the top k; every other row is scored exactly, in row
+ * order, and vec_hits_best keeps the best k with vec_topk's order: the
+ * same hits.
+ *
+ * The pass reads 1 byte per component instead of 4, so a question alone
+ * (bound by memory bandwidth) takes about a quarter of the float scan.
+ * What the bound costs is the rows scored again: tens, at most a few
+ * hundred, of 100,000 for a top 20 of the built-in embedder's vectors
+ * (bench/vec_speed.c prints the count for random rows). */
+#include <float.h>
+#include <immintrin.h>
+#include <math.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "retrieval/vec_codes.h"
+
+#define CODE_MAX 127
+#define CODE_ALIGN 32
+
+size_t vec_code_stride(size_t dim)
+{
+	return (dim + CODE_ALIGN - 1) & ~(size_t)(CODE_ALIGN - 1);
+}
+
+/* A float a hair above x: the errors are bounds, so they round up. */
+static float round_up(double x)
+{
+	float f = (float)x;
+	return (double)f >= x ? f : nextafterf(f, INFINITY);
+}
+
+/* Codes of v scaled so that the largest |v_j| is CODE_MAX; the error |v -
+ * scale * code| in double.  Returns the scale (0 for a zero row). */
+static float encode_with(const float *v, size_t dim, int8_t *code, double *err)
+{
+	float amax = 0.0f, scale, inv;
+	double e2[4] = { 0 };
+
+	for (size_t j = 0; j < dim; j++)
+		amax = fabsf(v[j]) > amax ? fabsf(v[j]) : amax;
+	scale = amax / (float)CODE_MAX;
+	inv = scale > 0.0f ? (float)CODE_MAX / amax : 0.0f;
+	/* Any code is correct, as its error is measured: the nearest one by a
+	 * multiplication and a truncation (no libm call), and the error summed
+	 * in four lanes (no chain of dependent additions). */
+	for (size_t j = 0; j < dim; j++) {
+		float x = v[j] * inv;
+		int c = (int)(x + copysignf(0.5f, x));
+		c = c > CODE_MAX ? CODE_MAX : c < -CODE_MAX ? -CODE_MAX : c;
+		code[j] = (int8_t)c;
+		double d = (double)v[j] - (double)scale * c;
+		e2[j % 4] += d * d;
+	}
+	*err = sqrt((e2[0] + e2[1]) + (e2[2] + e2[3]));
+	return scale;
+}
+
+void vec_encode(const float *v, size_t dim, int8_t *code, float *scale, float *err)
+{
+	double e;
+
+	memset(code, 0, vec_code_stride(dim));
+	*scale = encode_with(v, dim, code, &e);
+	*err = round_up(e);
+}
+
+/* ---- d.c ------------------------------------------------------------------------ */
+
+typedef int64_t (*idot_fn)(const int8_t *d, const int8_t *c, size_t stride);
+
+static int64_t idot_portable(const int8_t *d, const int8_t *c, size_t stride)
+{
+	int64_t s = 0;
+
+	for (size_t j = 0; j < stride; j++)
+		s += (int32_t)d[j] * c[j];
+	return s;
+}
+
+#define AVX2 __attribute__((target("avx2,fma")))
+
+/* maddubs multiplies unsigned by signed bytes: |d| by c with d's sign,
+ * adjacent pairs added into 16 bits (at most 2 * 127 * 127: no
+ * saturation), then pairs of those into 32 bits; a lane adds at most
+ * stride / 8 such sums, far below 2^31 for any dim up to RINDEX_MAX_DIM.
+ * One row at a time: two or four rows sharing the question's loads ran
+ * slower here, the pass being bound by reading the codes. */
+AVX2 static int64_t idot_avx2(const int8_t *d, const int8_t *c, size_t stride)
+{
+	const __m256i ones = _mm256_set1_epi16(1);
+	__m256i a0 = _mm256_setzero_si256(), a1 = a0;
+	size_t j = 0;
+
+#define STEP(acc, at) do { \
+		__m256i dv = _mm256_loadu_si256((const __m256i *)(d + (at))); \
+		__m256i cv = _mm256_loadu_si256((const __m256i *)(c + (at))); \
+		cv = _mm256_maddubs_epi16(_mm256_abs_epi8(dv), _mm256_sign_epi8(cv, dv)); \
+		acc = _mm256_add_epi32(acc, _mm256_madd_epi16(cv, ones)); \
+	} while (0)
+	for (; j + 64 <= stride; j += 64) {
+		STEP(a0, j);
+		STEP(a1, j + 32);
+	}
+	if (j < stride)
+		STEP(a0, j);
+#undef STEP
+	a0 = _mm256_add_epi32(a0, a1);
+	__m128i s = _mm_add_epi32(_mm256_castsi256_si128(a0), _mm256_extracti128_si256(a0, 1));
+	int32_t w[4];
+	_mm_storeu_si128((__m128i *)w, s);
+	return (int64_t)w[0] + w[1] + w[2] + w[3];
+}
+
+static idot_fn idot_kernel(enum vec_kernel kern)
+{
+	static _Atomic idot_fn best;
+	idot_fn f;
+
+	if (kern == VEC_KERNEL_PORTABLE)
+		return idot_portable;
+	if ((f = atomic_load_explicit(&best, memory_order_relaxed)) == NULL) {
+		f = vec_have_avx2() ? idot_avx2 : idot_portable;
+		atomic_store_explicit(&best, f, memory_order_relaxed);
+	}
+	return f;
+}
+
+/* ---- the pass ---------------------------------------------------------------------- */
+
+/* The question coded, and what turns a row's d.c into its interval. */
+struct coded_q {
+	enum vec_metric m;
+	int8_t *d;                    /* stride codes */
+	float t;                      /* q ~ t * d */
+	double qn, f;                 /* |q| (computed here), |q - t*d| */
+	float qnorm;                  /* the caller's, as cos divides by it */
+	double rel;                   /* the rounding margin, relative */
+};
+
+/* Rows' goodness intervals: larger is better, so L2 ranks by minus its
+ * squared distance. */
+static void interval(const struct coded_q *x, int64_t dc, float s, float e, float n,
+                     double *lo, double *hi)
+{
+	double a = (double)dc * ((double)s * x->t);
+	double w = (double)n + e;
+	double b = x->qn * e + x->f * w + x->rel * (x->qn + x->f) * w;
+
+	switch (x->m) {
+	case VEC_DOT:
+		*lo = a - b;
+		*hi = a + b;
+		return;
+	case VEC_COS:
+		if (n == 0.0f) {                     /* the scorer's 0 */
+			*lo = *hi = 0.0;
+			return;
+		}
+		*lo = (a - b) / ((double)x->qnorm * n);
+		*hi = (a + b) / ((double)x->qnorm * n);
+		/* the scorer's product of norms and its division */
+		double slack = 4 * x->rel * (1.0 + fmax(fabs(*lo), fabs(*hi)));
+		*lo -= slack;
+		*hi += slack;
+		return;
+	default: {                                   /* VEC_L2 */
+		double base = x->qn * x->qn + (double)n * n;
+		double pad = 4 * x->rel * base;
+		*lo = -(base - 2 * (a - b) + pad);
+		*hi = -(base - 2 * (a + b) - pad);
+		return;
+	}
+	}
+}
+
+/* A min-heap of the k best lower bounds: its root is L. */
+struct lows { double *v; size_t n, k; };
+
+static void lows_offer(struct lows *h, double x)
+{
+	size_t i;
+
+	if (h->n < h->k) {
+		for (i = h->n++; i > 0 && h->v[(i - 1) / 2] > x; i = (i - 1) / 2)
+			h->v[i] = h->v[(i - 1) / 2];
+		h->v[i] = x;
+		return;
+	}
+	if (!(x > h->v[0]))
+		return;
+	for (i = 0;;) {
+		size_t l = 2 * i + 1, r = l + 1, w = i;
+		double wv = x;
+		if (l < h->n && h->v[l] < wv)
+			w = l, wv = h->v[l];
+		if (r < h->n && h->v[r] < wv)
+			w = r;
+		if (w == i)
+			break;
+		h->v[i] = h->v[w];
+		i = w;
+	}
+	h->v[i] = x;
+}
+
+static double lows_floor(const struct lows *h)
+{
+	return h->n < h->k ? -INFINITY : h->v[0];
+}
+
+struct cand { uint32_t row; double hi; };
+
+struct cands { struct cand *c; size_t n, cap; };
+
+static bool cands_add(struct cands *cs, uint32_t row, double hi)
+{
+	if (cs->n == cs->cap) {
+		size_t cap = cs->cap ? 2 * cs->cap : 1024;
+		struct cand *c = realloc(cs->c, cap * sizeof *c);
+		if (c == NULL)
+			return false;
+		cs->c = c;
+		cs->cap = cap;
+	}
+	cs->c[cs->n++] = (struct cand){ row, hi };
+	return true;
+}
+
+/* Code the question; false when it is not finite or is zero. */
+static bool code_question(struct coded_q *x, enum vec_metric m, const float *q, float qnorm,
+                          size_t dim)
+{
+	double qn2 = 0.0, f;
+
+	for (size_t j = 0; j < dim; j++) {
+		if (!isfinite(q[j]))
+			return false;
+		qn2 += (double)q[j] * q[j];
+	}
+	if (qn2 == 0.0 || (m == VEC_COS && !(qnorm > 0.0f)))
+		return false;
+	x->m = m;
+	x->qn = sqrt(qn2);
+	x->qnorm = qnorm;
+	x->t = encode_with(q, dim, x->d, &f);
+	x->f = f;
+	/* The scorer's sum of dim products and the stored norm: dim + 16
+	 * units of float rounding, doubled. */
+	x->rel = 2.0 * ((double)dim + 16.0) * FLT_EPSILON;
+	return true;
+}
+
+size_t vec_topk_coded_with(enum vec_kernel kern, enum vec_metric m, const float *q,
+                           float qnorm, const float *base, const float *norms,
+                           const struct vec_codes *vc, size_t n, size_t dim,
+                           const uint8_t *keep, size_t k, struct vec_hit *out,
+                           size_t *cand)
+{
+	struct coded_q x;
+	struct lows lw = { NULL, 0, k };
+	struct cands cs = { 0 };
+	struct vec_hit *hits = NULL;
+	idot_fn idot = idot_kernel(kern);
+	size_t got = 0, stride = vec_code_stride(dim);
+	bool ok = false;
+
+	if (cand != NULL)
+		*cand = n;
+	if (k == 0 || dim == 0 || (unsigned)m >= VEC_METRIC_COUNT)
+		return 0;
+	if (n > UINT32_MAX)
+		n = UINT32_MAX;                   /* rows are uint32_t */
+	x.d = calloc(stride, sizeof *x.d);
+	lw.v = malloc(k * sizeof *lw.v);
+	if (vc == NULL || vc->stride != stride || norms == NULL || x.d == NULL ||
+	    lw.v == NULL || (m != VEC_L2 && m != VEC_COS && m != VEC_DOT) ||
+	    !code_question(&x, m, q, qnorm, dim))
+		goto scan;
+
+	for (size_t row = 0; row < n; row++) {
+		double lo, hi;
+
+		if (keep != NULL && !keep[row])
+			continue;
+		interval(&x, idot(x.d, vc->code + row * stride, stride), vc->scale[row],
+		         vc->err[row], norms[row], &lo, &hi);
+		if (hi < lows_floor(&lw))                  /* NaN stays a candidate */
+			continue;
+		if (!cands_add(&cs, (uint32_t)row, hi))
+			goto scan;
+		lows_offer(&lw, lo);
+	}
+	/* The rows that can still be in the top k, scored exactly. */
+	double floor = lows_floor(&lw);
+	if ((hits = malloc((cs.n ? cs.n : 1) * sizeof *hits)) == NULL)
+		goto scan;
+	for (size_t j = 0; j < cs.n; j++) {
+		if (cs.c[j].hi < floor)
+			continue;
+		uint32_t row = cs.c[j].row;
+		float s = vec_score(m, q, qnorm, base + (size_t)row * dim, norms[row], dim);
+		if (!isnan(s))
+			hits[got++] = (struct vec_hit){ row, s };
+	}
+	if (cand != NULL)
+		*cand = got;
+	got = vec_hits_best(m, hits, got, k);
+	memcpy(out, hits, got * sizeof *out);
+	ok = true;
+scan:
+	if (!ok)
+		got = vec_topk(m, q, qnorm, base, norms, n, dim, keep, k, out);
+	free(hits);
+	free(cs.c);
+	free(lw.v);
+	free(x.d);
+	return got;
+}
+
+size_t vec_topk_coded(enum vec_metric m, const float *q, float qnorm,
+                      const float *base, const float *norms, const struct vec_codes *vc,
+                      size_t n, size_t dim, const uint8_t *keep, size_t k,
+                      struct vec_hit *out, size_t *cand)
+{
+	return vec_topk_coded_with(VEC_KERNEL_AUTO, m, q, qnorm, base, norms, vc, n, dim,
+	                           keep, k, out, cand);
+}

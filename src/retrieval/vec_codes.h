@@ -1,0 +1,49 @@
+/* vec_codes.h - int8 codes of float32 rows, for an exact top-k that reads a
+ * quarter of the bytes.
+ *
+ * A row v is coded as scale * c, c in [-127, 127]^dim, and its error
+ * err >= |v - scale * c| (L2) is kept beside it.  With the question q coded
+ * the same way (8 bits), q.v lies within a bound of the coded product
+ * that needs only |q|, |v| and the two errors (Cauchy-Schwarz), so a pass
+ * over the codes gives every row an interval that holds its exact score.
+ * Rows whose best case cannot reach the k-th best worst case are out; the
+ * rest are scored exactly from the float rows.  The result is vec_topk's,
+ * hit for hit: the intervals carry a margin for float rounding. */
+#ifndef SLUICE_VEC_CODES_H
+#define SLUICE_VEC_CODES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "retrieval/vec.h"
+
+/* A coded row's length in bytes: dim rounded up to 32, zero padded. */
+size_t vec_code_stride(size_t dim);
+
+/* Code one finite row: stride bytes into code, its scale and its error. */
+void vec_encode(const float *v, size_t dim, int8_t *code, float *scale, float *err);
+
+/* Rows' codes: row i is code + i * stride, with scale[i] and err[i]. */
+struct vec_codes {
+	const int8_t *code;
+	size_t stride;
+	const float *scale, *err;
+};
+
+/* vec_topk's contract and result, through the codes for L2, cos and dot
+ * (L1 and max, and a question that is not finite or is zero, take
+ * vec_topk's scan).  cand, when not NULL, is set to the number of rows
+ * scored exactly. */
+size_t vec_topk_coded(enum vec_metric m, const float *q, float qnorm,
+                      const float *base, const float *norms, const struct vec_codes *vc,
+                      size_t n, size_t dim, const uint8_t *keep, size_t k,
+                      struct vec_hit *out, size_t *cand);
+/* The same with an explicit kernel for the pass over the codes (tests,
+ * the benchmark). */
+size_t vec_topk_coded_with(enum vec_kernel kern, enum vec_metric m, const float *q,
+                           float qnorm, const float *base, const float *norms,
+                           const struct vec_codes *vc, size_t n, size_t dim,
+                           const uint8_t *keep, size_t k, struct vec_hit *out,
+                           size_t *cand);
+
+#endif

@@ -1,21 +1,23 @@
-/* vec_batch.c - exact top-k of many questions in one pass (vec_topk_many)
- * against one scan per question (vec_topk), in queries per second on one
- * thread.
+/* vec_batch.c - sluice's exact top-k, one question at a time, as sluice
+ * answers them: the float scan (vec_topk) and the pass over the rows'
+ * 8-bit codes (vec_topk_coded), in queries per second on one thread.
  *
- *   vec_batch rows dim reps k out_dir batch...
+ *   vec_batch rows dim reps k out_dir
  *
  * The rows and 256 queries are random floats (the same seed as
  * bench/vec_batch.py reads back: both are written to out_dir as raw
  * float32, base.f32 and queries.f32, so FAISS searches the same bytes).
- * For each batch size b, every repetition answers the 256 queries in
- * batches of b with the cos metric; the median repetition is printed.
- * Run by bench/vec_batch.sh. */
+ * Every repetition answers the 256 queries with the cos metric; the
+ * median repetition is printed, and for the codes the rows scored from the
+ * floats per query.  Run by bench/vec_batch.sh, which runs FAISS's
+ * batches beside it. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "retrieval/vec.h"
+#include "retrieval/vec_codes.h"
 
 #define NQ 256
 #define MAX_REPS 51
@@ -48,8 +50,8 @@ static int dump(const char *dir, const char *name, const float *p, size_t n)
 
 int main(int argc, char **argv)
 {
-	if (argc < 7) {
-		fprintf(stderr, "usage: vec_batch rows dim reps k out_dir batch...\n");
+	if (argc != 6) {
+		fprintf(stderr, "usage: vec_batch rows dim reps k out_dir\n");
 		return 2;
 	}
 	size_t rows = strtoul(argv[1], NULL, 10), dim = strtoul(argv[2], NULL, 10);
@@ -58,12 +60,15 @@ int main(int argc, char **argv)
 	float *base = malloc(rows * dim * sizeof *base), *norms = malloc(rows * sizeof *norms);
 	float *q = malloc(NQ * dim * sizeof *q), qn[NQ];
 	struct vec_hit *hits = malloc(NQ * k * sizeof *hits);
-	struct vec_query qs[NQ];
+	size_t stride = vec_code_stride(dim), cand = 0;
+	int8_t *codes = malloc(rows * stride);
+	float *scale = malloc(rows * sizeof *scale), *cerr = malloc(rows * sizeof *cerr);
 	static double t[MAX_REPS];
 	volatile float sink = 0;
 
 	if (rows == 0 || dim == 0 || k == 0 || reps < 1 || reps > MAX_REPS || base == NULL ||
-	    norms == NULL || q == NULL || hits == NULL) {
+	    norms == NULL || q == NULL || hits == NULL || codes == NULL || scale == NULL ||
+	    cerr == NULL) {
 		fprintf(stderr, "vec_batch: bad arguments or out of memory\n");
 		return 2;
 	}
@@ -72,8 +77,11 @@ int main(int argc, char **argv)
 		base[i] = (float)rand() / RAND_MAX * 2 - 1;
 	for (size_t i = 0; i < NQ * dim; i++)
 		q[i] = (float)rand() / RAND_MAX * 2 - 1;
-	for (size_t i = 0; i < rows; i++)
+	for (size_t i = 0; i < rows; i++) {
 		norms[i] = vec_norm(base + i * dim, dim);
+		vec_encode(base + i * dim, dim, codes + i * stride, &scale[i], &cerr[i]);
+	}
+	const struct vec_codes vc = { codes, stride, scale, cerr };
 	for (size_t j = 0; j < NQ; j++)
 		qn[j] = vec_norm(q + j * dim, dim);
 	if (dump(argv[5], "base.f32", base, rows * dim) != 0 ||
@@ -81,32 +89,35 @@ int main(int argc, char **argv)
 		return 1;
 	printf("rows %zu, dim %zu, k %zu, %d queries, cos, one thread, median of %d\n",
 	       rows, dim, k, NQ, reps);
-	for (int a = 6; a < argc; a++) {
-		size_t b = strtoul(argv[a], NULL, 10);
+	for (int coded = 0; coded < 2; coded++) {
+		size_t scored = 0;
 
-		if (b == 0 || b > NQ)
-			continue;
 		for (int r = 0; r < reps; r++) {
 			double t0 = now_s();
 
-			for (size_t j0 = 0; j0 + b <= NQ; j0 += b) {
-				for (size_t j = 0; j < b; j++)
-					qs[j] = (struct vec_query){ VEC_COS, q + (j0 + j) * dim, qn[j0 + j],
-					                            NULL, k, hits + (j0 + j) * k, 0 };
-				if (b == 1)
-					qs[0].nout = vec_topk(VEC_COS, qs[0].q, qs[0].qnorm, base, norms,
-					                      rows, dim, NULL, k, qs[0].out);
-				else if (vec_topk_many(qs, b, base, norms, rows, dim) != 0)
-					return 1;
-				sink += qs[0].out[0].score;
+			scored = 0;
+			for (size_t j = 0; j < NQ; j++) {
+				struct vec_hit *h = hits + j * k;
+
+				if (coded)
+					vec_topk_coded(VEC_COS, q + j * dim, qn[j], base, norms, &vc, rows, dim,
+					               NULL, k, h, &cand);
+				else
+					vec_topk(VEC_COS, q + j * dim, qn[j], base, norms, rows, dim, NULL, k, h);
+				scored += coded ? cand : rows;
+				sink += h[0].score;
 			}
 			t[r] = now_s() - t0;
 		}
 		qsort(t, (size_t)reps, sizeof *t, cmp_double);
-		double m = t[reps / 2], done = (double)(NQ / b * b);
-		printf("sluice batch %3zu: %8.1f queries/s (%.2f ms a query)\n", b, done / m,
-		       m / done * 1e3);
+		double m = t[reps / 2];
+		printf("sluice %-6s one at a time: %8.1f queries/s (%.2f ms a query, %zu rows "
+		       "scored from the floats a query)\n", coded ? "codes" : "floats", NQ / m,
+		       m / NQ * 1e3, scored / NQ);
 	}
+	free(codes);
+	free(scale);
+	free(cerr);
 	free(base);
 	free(norms);
 	free(q);

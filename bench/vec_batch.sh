@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# bench/vec_batch.sh - exact vector top-k of many questions at once:
-# sluice's vec_topk_many (four questions by two rows at a time, AVX2)
-# against FAISS IndexFlatIP on the same rows and queries, in queries per
-# second per batch size.
+# bench/vec_batch.sh - exact vector top-k: sluice one question at a time
+# (the float scan, and the pass over the rows' 8-bit codes that it ranks
+# with) against FAISS IndexFlatIP on the same rows and queries, one
+# question at a time and in batches, in queries per second.
 #
 # FAISS runs with OpenBLAS on one thread and on two (its batched search
 # is a matrix product too; OPENBLAS_NUM_THREADS sets its threads).  The
@@ -36,9 +36,9 @@ echo "== vec batch $(date -u +%Y-%m-%dT%H:%M:%SZ), $(nproc) CPUs," \
 	"$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), load $(cut -d' ' -f1-3 /proc/loadavg)"
 # shellcheck disable=SC2046
 gcc -O2 -std=gnu11 -Wall -Wextra -Werror -I"$ROOT/src" \
-	-o "$TMP/vec_batch" "$ROOT/bench/vec_batch.c" "$ROOT/src/retrieval/vec.c" -lm
-# shellcheck disable=SC2086
-"$TMP/vec_batch" "$ROWS" "$DIM" "$REPS" "$K" "$TMP" $BATCHES
+	-o "$TMP/vec_batch" "$ROOT/bench/vec_batch.c" "$ROOT/src/retrieval/vec.c" \
+	"$ROOT/src/retrieval/vec_codes.c" -lm
+"$TMP/vec_batch" "$ROWS" "$DIM" "$REPS" "$K" "$TMP"
 for t in 1 2; do
 	echo "-- OpenBLAS threads: $t"
 	# shellcheck disable=SC2086

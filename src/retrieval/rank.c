@@ -77,22 +77,13 @@ void rank_params_embedder(struct rank_params *p, bool builtin)
 	p->vec_search = !builtin;
 }
 
-bool rank_found_needed(const struct rank_params *p)
-{
-	return p->filter == NULL && (!p->hybrid || p->vec_search);
-}
-
-/* The exact vector top-k: the one found for this question beforehand, or
- * a pass over the rows' codes (a quarter of the bytes of the rows). */
+/* The exact vector top-k: a pass over the rows' codes (a quarter of the
+ * bytes of the rows), then the few rows that can be in it scored from the
+ * floats. */
 static size_t vector_topk(const struct rindex *ix, const struct rank_params *p,
                           const float *q, float qnorm, const uint8_t *keep, size_t k,
                           struct vec_hit *out)
 {
-	if (p->found != NULL && keep == NULL) {
-		size_t n = p->nfound < k ? p->nfound : k;
-		memcpy(out, p->found, n * sizeof *out);
-		return n;
-	}
 	return vec_topk_coded(p->metric, q, qnorm, rindex_vectors(ix), rindex_norms(ix),
 	                      rindex_codes(ix), rindex_count(ix), rindex_dim(ix), keep, k,
 	                      out, NULL);

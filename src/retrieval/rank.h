@@ -64,11 +64,6 @@ struct rank_params {
 	double lambda_mult;       /* default RANK_LAMBDA_MULT, 0..1 */
 	bool has_threshold; double score_threshold;
 	const struct meta_filter *filter;   /* NULL = none */
-	/* The exact vector top-k of this question, already found by a scan
-	 * shared with other questions (vec_topk_many: rank_found_needed says
-	 * when, with k = min(k, rows)); NULL = scan here when needed. */
-	const struct vec_hit *found;
-	size_t nfound;
 };
 
 /* The documented defaults. */
@@ -76,11 +71,6 @@ void rank_params_default(struct rank_params *p);
 /* The vector term's weight and search for a dataset's embedder: the
  * built-in one only re-scores the lexical candidates. */
 void rank_params_embedder(struct rank_params *p, bool builtin);
-
-/* Will rank_question scan every vector of ix for this question (hybrid
- * off, or vec_search), with no filter?  Then a batch may find its vector
- * top-k beforehand, with k = min(p->k, rows), into p->found. */
-bool rank_found_needed(const struct rank_params *p);
 
 /* hits best first; each hit's score is the metric's own value for that
  * snippet.  qvec has rindex_dim(ix) floats.  Returns the number written

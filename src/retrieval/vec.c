@@ -271,73 +271,17 @@ AVX2 static float max_avx2(const float *a, const float *b, size_t dim)
 	return s;
 }
 
-/* ---- tiles of four queries by two rows ------------------------------------------------
- *
- * d[r][j] = the dot product of row r (r0 or r1) and query q[j].  A row is
- * loaded once for four queries, and eight independent sums keep both FMA
- * units busy: a scan of many queries is bound by arithmetic, not by
- * reading the rows again for each. */
-
-#define TILE_Q 4
-
-AVX2 static void tile_avx2(const float *const q[TILE_Q], const float *r0, const float *r1,
-                           size_t dim, float d[2][TILE_Q])
-{
-	__m256 a00 = _mm256_setzero_ps(), a01 = a00, a02 = a00, a03 = a00;
-	__m256 a10 = a00, a11 = a00, a12 = a00, a13 = a00;
-	size_t i = 0;
-
-	for (; i + 8 <= dim; i += 8) {
-		__m256 x0 = _mm256_loadu_ps(r0 + i), x1 = _mm256_loadu_ps(r1 + i), y;
-
-		y = _mm256_loadu_ps(q[0] + i);
-		a00 = _mm256_fmadd_ps(x0, y, a00);
-		a10 = _mm256_fmadd_ps(x1, y, a10);
-		y = _mm256_loadu_ps(q[1] + i);
-		a01 = _mm256_fmadd_ps(x0, y, a01);
-		a11 = _mm256_fmadd_ps(x1, y, a11);
-		y = _mm256_loadu_ps(q[2] + i);
-		a02 = _mm256_fmadd_ps(x0, y, a02);
-		a12 = _mm256_fmadd_ps(x1, y, a12);
-		y = _mm256_loadu_ps(q[3] + i);
-		a03 = _mm256_fmadd_ps(x0, y, a03);
-		a13 = _mm256_fmadd_ps(x1, y, a13);
-	}
-	d[0][0] = hsum256(a00); d[0][1] = hsum256(a01);
-	d[0][2] = hsum256(a02); d[0][3] = hsum256(a03);
-	d[1][0] = hsum256(a10); d[1][1] = hsum256(a11);
-	d[1][2] = hsum256(a12); d[1][3] = hsum256(a13);
-	for (; i < dim; i++)
-		for (size_t j = 0; j < TILE_Q; j++) {
-			d[0][j] += r0[i] * q[j][i];
-			d[1][j] += r1[i] * q[j][i];
-		}
-}
-
-/* The rows stay in the first-level cache across the four queries. */
-static void tile_portable(const float *const q[TILE_Q], const float *r0, const float *r1,
-                          size_t dim, float d[2][TILE_Q])
-{
-	for (size_t j = 0; j < TILE_Q; j++) {
-		d[0][j] = dot_portable(r0, q[j], dim);
-		d[1][j] = dot_portable(r1, q[j], dim);
-	}
-}
-
 /* ---- dispatch ---------------------------------------------------------------- */
 
 typedef float (*vec_kernel_fn)(const float *, const float *, size_t);
 
-typedef void (*vec_tile_fn)(const float *const q[TILE_Q], const float *r0,
-                            const float *r1, size_t dim, float d[2][TILE_Q]);
-
-struct kernel_set { vec_kernel_fn dot, l2sq, l1, max; vec_tile_fn tile; };
+struct kernel_set { vec_kernel_fn dot, l2sq, l1, max; };
 
 static const struct kernel_set portable_set = {
-	dot_portable, l2sq_portable, l1_portable, max_portable, tile_portable,
+	dot_portable, l2sq_portable, l1_portable, max_portable,
 };
 static const struct kernel_set avx2_set = {
-	dot_avx2, l2sq_avx2, l1_avx2, max_avx2, tile_avx2,
+	dot_avx2, l2sq_avx2, l1_avx2, max_avx2,
 };
 
 bool vec_have_avx2(void)
@@ -505,150 +449,4 @@ size_t vec_topk(enum vec_metric m, const float *q, float qnorm,
 {
 	return vec_topk_with(VEC_KERNEL_AUTO, m, q, qnorm, base, norms, n, dim,
 	                     keep, k, out);
-}
-
-/* ---- many queries in one pass ------------------------------------------------------- */
-
-/* Scored through a dot product: the metrics a tile serves. */
-static bool via_dot(enum vec_metric m)
-{
-	return m == VEC_L2 || m == VEC_COS || m == VEC_DOT;
-}
-
-/* What a dot query ranks rows by until its heap of 2k is full, then the
- * score a row must beat to enter it (inline: most rows fail this one
- * comparison).  L2 ranks by its square expanded, |q|^2 + |r|^2 - 2 q.r,
- * and cos by q.r / |q| / |r|, both exact up to rounding; the kept rows are
- * scored again with the metric's own kernel. */
-struct dot_query {
-	struct heap hp;
-	enum vec_metric m;
-	float inv_qn, qn2, lim;
-	const uint8_t *keep;
-};
-
-/* Row row's dot product with x's query is d: into x's metric, then into
- * its heap when it beats the heap's worst (most rows fail that one
- * comparison). */
-static void dot_offer(struct dot_query *x, uint32_t row, float d, float rn, float inv_rn)
-{
-	float sc;
-
-	if (x->m == VEC_DOT)
-		sc = d;
-	else if (x->m == VEC_COS)
-		sc = d * x->inv_qn * inv_rn;       /* 0 when either norm is 0 */
-	else
-		sc = x->qn2 + rn * rn - 2.0f * d;
-	/* Equal is not better: rows come in order, the kept one is lower. */
-	if (!(x->hp.larger ? sc > x->lim : sc < x->lim))
-		return;                          /* NaN too */
-	if (x->keep != NULL && !x->keep[row])
-		return;
-	heap_offer(&x->hp, row, sc);
-	if (x->hp.n == x->hp.k)
-		x->lim = x->hp.h[0].score;
-}
-
-/* Every dot query against every row, two rows and four queries at a time:
- * two rows stay in the first-level cache while all the queries pass. */
-static void scan_tiles(const struct kernel_set *ks, struct dot_query *dq, size_t ndot,
-                       const struct vec_query *qs, const size_t *idx, const float *base,
-                       const float *norms, size_t n, size_t dim)
-{
-	for (size_t i = 0; i < n; i += 2) {
-		const float *r0 = base + i * dim, *r1 = i + 1 < n ? r0 + dim : r0;
-		size_t rows = i + 1 < n ? 2 : 1;
-		float rn[2] = { norms[i], norms[i + rows - 1] }, inv_rn[2];
-
-		for (size_t r = 0; r < 2; r++)
-			inv_rn[r] = rn[r] != 0.0f ? 1.0f / rn[r] : 0.0f;
-		for (size_t g = 0; g < ndot; g += TILE_Q) {
-			const float *q[TILE_Q];
-			float d[2][TILE_Q];
-			size_t nt = ndot - g < TILE_Q ? ndot - g : TILE_Q;
-
-			for (size_t t = 0; t < TILE_Q; t++)    /* a short tile repeats its first */
-				q[t] = qs[idx[g + (t < nt ? t : 0)]].q;
-			ks->tile(q, r0, r1, dim, d);
-			for (size_t t = 0; t < nt; t++)
-				for (size_t r = 0; r < rows; r++)
-					dot_offer(&dq[g + t], (uint32_t)(i + r), d[r][t], rn[r],
-					          inv_rn[r]);
-		}
-	}
-}
-
-int vec_topk_many_with(enum vec_kernel kern, struct vec_query *qs, size_t nq,
-                       const float *base, const float *norms, size_t n, size_t dim)
-{
-	const struct kernel_set *ks = kernels(kern);
-	struct dot_query *dq = NULL;
-	struct vec_hit *pool = NULL;
-	size_t *idx = NULL, ndot = 0, cap = 0;
-
-	if (n > UINT32_MAX)
-		n = UINT32_MAX;                   /* rows are uint32_t */
-	for (size_t j = 0; j < nq; j++) {
-		qs[j].nout = 0;
-		if (qs[j].k > 0 && dim > 0 && (unsigned)qs[j].metric < VEC_METRIC_COUNT &&
-		    via_dot(qs[j].metric) && norms != NULL)
-			cap += 2 * qs[j].k, ndot++;
-	}
-	if (ndot > 0 && ((dq = calloc(ndot, sizeof *dq)) == NULL ||
-	    (idx = calloc(ndot, sizeof *idx)) == NULL ||
-	    (pool = calloc(cap, sizeof *pool)) == NULL)) {
-		free(dq);
-		free(idx);
-		return -1;
-	}
-	/* The others one by one; each dot query a heap of 2k. */
-	cap = 0;
-	ndot = 0;
-	for (size_t j = 0; j < nq; j++) {
-		struct vec_query *x = &qs[j];
-		bool larger = vec_larger_is_better(x->metric);
-
-		if (x->k == 0 || dim == 0 || (unsigned)x->metric >= VEC_METRIC_COUNT)
-			continue;
-		if (!via_dot(x->metric) || norms == NULL) {
-			x->nout = vec_topk_with(kern, x->metric, x->q, x->qnorm, base, norms, n,
-			                        dim, x->keep, x->k, x->out);
-			continue;
-		}
-		dq[ndot] = (struct dot_query){ { pool + cap, 0, 2 * x->k, larger }, x->metric,
-		        x->qnorm != 0.0f ? 1.0f / x->qnorm : 0.0f, x->qnorm * x->qnorm,
-		        larger ? -INFINITY : INFINITY, x->keep };
-		idx[ndot++] = j;
-		cap += 2 * x->k;
-	}
-	if (ndot > 0)
-		scan_tiles(ks, dq, ndot, qs, idx, base, norms, n, dim);
-	/* The kept rows scored exactly, the best k of them out. */
-	for (size_t h = 0; h < ndot; h++) {
-		struct vec_query *x = &qs[idx[h]];
-		struct heap *hp = &dq[h].hp;
-		size_t m = 0;
-
-		for (size_t e = 0; e < hp->n; e++) {
-			uint32_t row = hp->h[e].row;
-			float sc = score_with(ks, x->metric, x->q, x->qnorm,
-			                      base + (size_t)row * dim, norms[row], dim);
-			if (!isnan(sc))
-				hp->h[m++] = (struct vec_hit){ row, sc };
-		}
-		m = vec_hits_best(x->metric, hp->h, m, x->k);
-		memcpy(x->out, hp->h, m * sizeof *x->out);
-		x->nout = m;
-	}
-	free(dq);
-	free(idx);
-	free(pool);
-	return 0;
-}
-
-int vec_topk_many(struct vec_query *qs, size_t nq, const float *base,
-                  const float *norms, size_t n, size_t dim)
-{
-	return vec_topk_many_with(VEC_KERNEL_AUTO, qs, nq, base, norms, n, dim);
 }

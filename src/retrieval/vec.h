@@ -48,32 +48,6 @@ size_t vec_topk_with(enum vec_kernel kern, enum vec_metric m, const float *q,
                      float qnorm, const float *base, const float *norms,
                      size_t n, size_t dim, const uint8_t *keep, size_t k,
                      struct vec_hit *out);
-/* One question of a batch scan (vec_topk_many): its metric, vector, norm,
- * keep mask (NULL = every row) and k; out has room for k hits, and nout is
- * set to the number written. */
-struct vec_query {
-	enum vec_metric metric;
-	const float *q;
-	float qnorm;
-	const uint8_t *keep;
-	size_t k;
-	struct vec_hit *out;
-	size_t nout;
-};
-/* vec_topk for each of nq queries over the same rows, reading the rows
- * once for all the L2, cos and dot queries: one scan is bound by memory
- * bandwidth, so one pass for many questions costs far less than a pass
- * each.  Those three metrics come from dot products computed four queries
- * by two rows at a time (AVX2 and FMA when the CPU has them); the best 2k
- * by them are scored again with the metric's own kernel, so each hit's
- * score is exactly vec_topk's and the hits are the same unless k rows lie
- * within float rounding of the k-th.  L1 and max queries are scanned one
- * by one.  0, or -1 when out of memory (nothing written). */
-int vec_topk_many(struct vec_query *qs, size_t nq, const float *base,
-                  const float *norms, size_t n, size_t dim);
-/* As vec_topk_many with an explicit kernel (tests, the benchmark). */
-int vec_topk_many_with(enum vec_kernel kern, struct vec_query *qs, size_t nq,
-                       const float *base, const float *norms, size_t n, size_t dim);
 /* Sort hits best first (ties by row). */
 void vec_hits_sort(enum vec_metric m, struct vec_hit *h, size_t n);
 /* Move the best k of h[0..n) to the front, sorted best first; returns

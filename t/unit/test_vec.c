@@ -220,61 +220,6 @@ static void test_avx2_agrees(void)
 	free(norms);
 }
 
-/* A batch of queries, every metric, keep masks and a short last tile,
- * gives each query exactly what vec_topk gives it alone: the same rows in
- * the same order with the same scores.  n is odd (a last tile of one row),
- * dim 37 (a scalar tail), and rows 0 and n - 1 repeat rows 5 and 6, so equal
- * scores must be ordered by row as vec_topk orders them. */
-static void many_with(enum vec_kernel kern)
-{
-	enum { N = 1001, DIM = 37, NQ = 11, K = 12 };
-	float *base = malloc(N * DIM * sizeof *base), norms[N], q[NQ][DIM];
-	uint8_t keep[N];
-	struct vec_hit one[K], got[NQ][K];
-	struct vec_query qs[NQ];
-
-	CU_ASSERT_FATAL(base != NULL);
-	srand(11);
-	for (size_t i = 0; i < N * DIM; i++)
-		base[i] = (float)rand() / RAND_MAX * 2 - 1;
-	memcpy(base, base + 5 * DIM, DIM * sizeof *base);
-	memcpy(base + (N - 1) * DIM, base + 6 * DIM, DIM * sizeof *base);
-	for (size_t i = 0; i < N; i++) {
-		norms[i] = vec_norm(base + i * DIM, DIM);
-		keep[i] = i % 3 != 1;
-	}
-	for (size_t j = 0; j < NQ; j++) {
-		for (size_t i = 0; i < DIM; i++)
-			q[j][i] = (float)rand() / RAND_MAX * 2 - 1;
-		if (j == 3)                       /* row 5's twin: its best */
-			memcpy(q[j], base + 5 * DIM, sizeof q[j]);
-		qs[j] = (struct vec_query){ (enum vec_metric)(j % VEC_METRIC_COUNT), q[j],
-		                            vec_norm(q[j], DIM), j % 4 == 2 ? keep : NULL,
-		                            j == 7 ? 1 : K, got[j], 99 };
-	}
-	CU_ASSERT_EQUAL_FATAL(vec_topk_many_with(kern, qs, NQ, base, norms, N, DIM), 0);
-	for (size_t j = 0; j < NQ; j++) {
-		size_t n1 = vec_topk_with(kern, qs[j].metric, q[j], qs[j].qnorm, base, norms, N,
-		                          DIM, qs[j].keep, qs[j].k, one);
-
-		CU_ASSERT_EQUAL(qs[j].nout, n1);
-		CU_ASSERT_EQUAL(n1, qs[j].k);
-		for (size_t i = 0; i < n1 && i < qs[j].nout; i++) {
-			CU_ASSERT_EQUAL(got[j][i].row, one[i].row);
-			CU_ASSERT_EQUAL(got[j][i].score, one[i].score);
-			if (qs[j].keep != NULL)
-				CU_ASSERT(keep[got[j][i].row]);
-		}
-	}
-	/* Query 3 (cos) is row 5: rows 0 and 5 tie first, the lower row first. */
-	CU_ASSERT_EQUAL(got[3][0].row, 0);
-	CU_ASSERT_EQUAL(got[3][1].row, 5);
-	free(base);
-}
-
-static void test_many_portable(void) { many_with(VEC_KERNEL_PORTABLE); }
-static void test_many_avx2(void) { many_with(VEC_KERNEL_AVX2); }
-
 /* A row's code: within its error bound of the row (checked in double),
  * codes in [-127, 127], the padding zero. */
 static void test_encode(void)
@@ -451,7 +396,6 @@ int suite_vec(void)
 		{ "best first for every metric, dot included (portable)", test_order_portable },
 		{ "NaN rows skipped", test_nan_skipped },
 		{ "vec_hits_best", test_hits_best },
-		{ "a batch of queries in one pass (portable)", test_many_portable },
 		{ "a row's 8-bit code within its error bound", test_encode },
 		{ "top k through the codes is the float scan's (portable)", test_coded_portable },
 		{ NULL, NULL },
@@ -460,7 +404,6 @@ int suite_vec(void)
 		{ "distances against hand-computed values (AVX2)", test_distances_avx2 },
 		{ "best first for every metric, dot included (AVX2)", test_order_avx2 },
 		{ "AVX2 and portable kernels agree", test_avx2_agrees },
-		{ "a batch of queries in one pass (AVX2)", test_many_avx2 },
 		{ "top k through the codes is the float scan's (AVX2)", test_coded_avx2 },
 		{ NULL, NULL },
 	};

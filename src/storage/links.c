@@ -24,6 +24,7 @@
 #include "storage/tables.h"
 #include "util/log.h"
 #include "util/uuid.h"
+#include "util/wake.h"
 
 int storage_dataset_columns(const char *schema_json, struct json_object **schema,
                             struct table_column **cols, size_t *n)
@@ -249,6 +250,8 @@ int storage_link_post(struct req *r)
 		     : resp_db_error(r, (int)n);
 		goto out;
 	}
+	/* After the commit: a wake before it would find nothing to claim. */
+	wake_send(r->cfg, WAKE_WORK, "storage_link_load", NULL);
 	log_kv(LOG_INFO, "dataset linked", "link=%s table=%s dataset=%s customer=%s",
 	       link_id, t.id, ds.id, customer);
 
@@ -420,6 +423,7 @@ int storage_link_sync_post(struct req *r)
 	}
 	if (n < 0)
 		return resp_db_error(r, (int)n);
+	wake_send(r->cfg, WAKE_WORK, "storage_link_load", NULL);
 	log_kv(LOG_INFO, "link sync queued", "link=%s table=%s customer=%s", link_id,
 	       x.table_id, customer);
 	return link_reply(r, 202, link_id);

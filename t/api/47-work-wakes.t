@@ -2,7 +2,8 @@
 # A request that queues work for sluice work wakes it (util/wake.h) once
 # its transaction committed: posted documents and a deleted document
 # (rag_ingest), an upload and a refresh handed to sluice work
-# (storage_infer).  sluice work is stopped and this test binds its wake
+# (storage_infer), a dataset linked to a table and a link's sync
+# (storage_link_load).  sluice work is stopped and this test binds its wake
 # socket, so each datagram is seen as sent; a request that queues nothing
 # sends none.  Then sluice work, started again, does all of it.  And sluice
 # work, once it recorded a refresh's outcome, wakes the waiter where the
@@ -21,6 +22,7 @@ use Test::More;
 use SluiceTest;
 use RagFixture;
 use StorageTest qw(sx_customer sx upload dataset_of);
+use TablesFixture qw(create_table link_dataset wait_link);
 
 my $orig = conf_read();
 my ($listen) = $orig =~ /^[ \t]*listen[ \t]*=[ \t]*(\S+)/m;
@@ -52,6 +54,12 @@ my $res = upload($tok, 'wk', [ 'a.csv', "id,v\n1,x\n" ]);
 is($res->{status}, 201, 'a.csv uploaded') or diag describe($res);
 my $a_id = dataset_of($res, 'a.csv');
 is(StorageTest::wait_dataset($tok, $a_id)->{status}, 'ready', '... and its schema inferred');
+$res = upload($tok, 'wk', [ 'c.csv', "id,v\n3,z\n" ]);
+is($res->{status}, 201, 'c.csv uploaded') or diag describe($res);
+my $c_id = dataset_of($res, 'c.csv');
+is(StorageTest::wait_dataset($tok, $c_id)->{status}, 'ready', '... and its schema inferred');
+my $tid = create_table($tok, 'wakes', [ { name => 'id', type => 'INTEGER' },
+					{ name => 'v', type => 'VARCHAR' } ])->{table_id};
 
 # sluice work away; its wake socket is ours.
 is(dev('work-stop')->{exit}, 0, 'sluice work stopped');
@@ -101,6 +109,14 @@ is($res->{status}, 202, 'a refresh handed to sluice work') or diag describe($res
 is_deeply(wakes(5), [ 'storage_infer' ], '... wakes it');
 reload_serve($orig);
 
+$res = link_dataset($tok, $tid, $c_id);
+is($res->{status}, 201, 'c.csv linked to a table') or diag describe($res);
+my $link = $res->{json}{link_id};
+is_deeply(wakes(5), [ 'storage_link_load' ], '... and sluice work woken to load it');
+$res = sx(POST => "/storage-explorer/tables/$tid/datasets/$c_id/sync", $tok);
+is($res->{status}, 202, "the link's sync") or diag describe($res);
+is_deeply(wakes(5), [ 'storage_link_load' ], '... wakes it too');
+
 # sluice work back: everything that was queued gets done.
 close $sock;
 unlink $work_wake;
@@ -113,6 +129,7 @@ is(StorageTest::wait_dataset($tok, $b_id)->{status}, 'ready', "b.csv's schema in
 ok(wait_until(60, sub {
 	mysql("SELECT COUNT(*) FROM work_queue WHERE kind = 'storage_infer' AND ref_id = '$a_id' "
 	      . "AND status IN ('queued', 'running')") == 0 }), 'the refresh done');
+is((wait_link($tok, $tid, $link, 60) // {})->{sync_status}, 'done', 'the table loaded');
 
 # --- sluice work wakes the waiter of a refresh it did ------------------------------------
 

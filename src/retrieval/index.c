@@ -4,7 +4,7 @@
  * at a multiple of 64 bytes so the vectors are cache-line aligned in the
  * mapping, zero padding between sections):
  *
- *   header      struct rindex_hdr (128 bytes)
+ *   header      struct rindex_hdr (192 bytes)
  *   vectors     float[count][dim]
  *   norms       float[count], each row's L2 norm
  *   codes       int8_t[count][stride]: each row coded in 8 bits,

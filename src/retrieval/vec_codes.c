@@ -51,19 +51,21 @@ static float round_up(double x)
  * scale * code| in double.  Returns the scale (0 for a zero row). */
 static float encode_with(const float *v, size_t dim, int8_t *code, double *err)
 {
-	float amax = 0.0f, scale, inv;
-	double e2[4] = { 0 };
+	float amax = 0.0f, scale;
+	double inv, e2[4] = { 0 };
 
 	for (size_t j = 0; j < dim; j++)
 		amax = fabsf(v[j]) > amax ? fabsf(v[j]) : amax;
 	scale = amax / (float)CODE_MAX;
-	inv = scale > 0.0f ? (float)CODE_MAX / amax : 0.0f;
+	/* In double: for a row of subnormal values CODE_MAX / amax is beyond
+	 * float's range, and an infinite x has no int. */
+	inv = scale > 0.0f ? CODE_MAX / (double)amax : 0.0;
 	/* Any code is correct, as its error is measured: the nearest one by a
 	 * multiplication and a truncation (no libm call), and the error summed
 	 * in four lanes (no chain of dependent additions). */
 	for (size_t j = 0; j < dim; j++) {
-		float x = v[j] * inv;
-		int c = (int)(x + copysignf(0.5f, x));
+		double x = v[j] * inv;
+		int c = (int)(x + copysign(0.5, x));
 		c = c > CODE_MAX ? CODE_MAX : c < -CODE_MAX ? -CODE_MAX : c;
 		code[j] = (int8_t)c;
 		double d = (double)v[j] - (double)scale * c;

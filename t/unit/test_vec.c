@@ -251,6 +251,17 @@ static void test_encode(void)
 	vec_encode(v, DIM, code, &scale, &err);
 	CU_ASSERT_EQUAL(scale, 0.0f);
 	CU_ASSERT_EQUAL(err, 0.0f);
+	/* Subnormal values (127 / the largest is beyond float's range): each
+	 * code is the nearest, with its value's sign. */
+	for (size_t j = 0; j < DIM; j++)
+		v[j] = (j % 2 ? -1.0f : 1.0f) * 1e-40f * (float)(j + 1) / DIM;
+	vec_encode(v, DIM, code, &scale, &err);
+	CU_ASSERT(scale > 0.0f);
+	for (size_t j = 0; j < DIM; j++) {
+		CU_ASSERT(code[j] == 0 || (code[j] > 0) == (v[j] > 0));
+		CU_ASSERT(fabs((double)v[j] - (double)scale * code[j]) <= 0.5 * scale + 2e-43);
+	}
+	CU_ASSERT_EQUAL(code[DIM - 1], -127 + 254 * ((DIM - 1) % 2 == 0));
 }
 
 /* The top k through the codes is vec_topk's, hit for hit and bit for bit,

@@ -157,10 +157,11 @@ struct coded_q {
 	double rel;                   /* the rounding margin, relative */
 };
 
-/* Rows' goodness intervals: larger is better, so L2 ranks by minus its
- * squared distance. */
-static void interval(const struct coded_q *x, int64_t dc, float s, float e, float n,
-                     double *lo, double *hi)
+/* A row's goodness interval (larger is better, so L2 ranks by minus its
+ * squared distance): false as soon as its hi is below floor, the k-th
+ * best lo so far, where most rows end; lo only for the others. */
+static bool interval(const struct coded_q *x, int64_t dc, float s, float e, float n,
+                     double floor, double *lo, double *hi)
 {
 	double a = (double)dc * ((double)s * x->t);
 	double w = (double)n + e;
@@ -168,27 +169,33 @@ static void interval(const struct coded_q *x, int64_t dc, float s, float e, floa
 
 	switch (x->m) {
 	case VEC_DOT:
-		*lo = a - b;
 		*hi = a + b;
-		return;
-	case VEC_COS:
+		if (*hi < floor)                         /* NaN stays a candidate */
+			return false;
+		*lo = a - b;
+		return true;
+	case VEC_COS: {
 		if (n == 0.0f) {                     /* the scorer's 0 */
 			*lo = *hi = 0.0;
-			return;
+			return !(0.0 < floor);
 		}
-		*lo = (a - b) / ((double)x->qnorm * n);
-		*hi = (a + b) / ((double)x->qnorm * n);
+		double c = (double)x->qnorm * n;
 		/* the scorer's product of norms and its division */
-		double slack = 4 * x->rel * (1.0 + fmax(fabs(*lo), fabs(*hi)));
-		*lo -= slack;
-		*hi += slack;
-		return;
+		double slack = 4 * x->rel * (1.0 + (fabs(a) + b) / c);
+		*hi = (a + b) / c + slack;
+		if (*hi < floor)
+			return false;
+		*lo = (a - b) / c - slack;
+		return true;
+	}
 	default: {                                   /* VEC_L2 */
 		double base = x->qn * x->qn + (double)n * n;
 		double pad = 4 * x->rel * base;
-		*lo = -(base - 2 * (a - b) + pad);
 		*hi = -(base - 2 * (a + b) - pad);
-		return;
+		if (*hi < floor)
+			return false;
+		*lo = -(base - 2 * (a - b) + pad);
+		return true;
 	}
 	}
 }
@@ -302,9 +309,8 @@ size_t vec_topk_coded_with(enum vec_kernel kern, enum vec_metric m, const float 
 
 		if (keep != NULL && !keep[row])
 			continue;
-		interval(&x, idot(x.d, vc->code + row * stride, stride), vc->scale[row],
-		         vc->err[row], norms[row], &lo, &hi);
-		if (hi < lows_floor(&lw))                  /* NaN stays a candidate */
+		if (!interval(&x, idot(x.d, vc->code + row * stride, stride), vc->scale[row],
+		              vc->err[row], norms[row], lows_floor(&lw), &lo, &hi))
 			continue;
 		if (!cands_add(&cs, (uint32_t)row, hi))
 			goto scan;

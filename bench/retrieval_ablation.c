@@ -17,7 +17,10 @@
  * its snippets.  The same snippets go into SQLite FTS5 tables (unicode61,
  * and porter over it) ranked by bm25() for the question's words OR-ed.
  *
- * Rows: the defaults; each part off in turn; snippet BM25 alone; MMR off;
+ * Each snippet's metadata holds its document's source, as an upload's
+ * does, which gives the document a title (src/retrieval/title.h).
+ * Rows: the defaults; each part off in turn, the title by a second index
+ * written without the metadata; snippet BM25 alone; MMR off;
  * MMR with the earlier default lambda_mult 0.5; hybrid off.  Each row also gives the median over the questions of one
  * rank_question call (top_n = 10; each question's fastest of three calls,
  * after a warm-up pass).  With "base", compiled against an
@@ -49,15 +52,19 @@
 #include "retrieval/embed.h"
 #include "retrieval/index.h"
 #include "retrieval/rank.h"
+#ifndef RANK_BASE
+#include "retrieval/title.h"
+#endif
 
 #define DIM 384
 #define CHUNK_SIZE 800
 #define CHUNK_OVERLAP 100
 #define MAX_CHUNKS 4096
 
-struct doc { const char *question, *text; size_t s0, ns; };
+struct doc { const char *question, *text, *source; size_t s0, ns; };
 
 static struct doc *docs;
+static char **metas;                         /* each snippet's metadata JSON */
 static size_t ndocs, nsnip;
 static uint32_t *snip_doc;                   /* snippet -> document */
 static const char **snip_text;
@@ -95,6 +102,8 @@ static struct json_object *load(const char *path)
 			die("a document without question or text");
 		docs[d].question = json_object_get_string(q);
 		docs[d].text = json_object_get_string(t);
+		docs[d].source = json_object_object_get_ex(o, "source", &q)
+		                 ? json_object_get_string(q) : "";
 		size_t len = strlen(docs[d].text);
 		size_t n = chunk_text(docs[d].text, len, CHUNK_SIZE, CHUNK_OVERLAP, ch, MAX_CHUNKS);
 		if (n > MAX_CHUNKS)
@@ -135,31 +144,41 @@ static void score_list(struct score *s, size_t d, const uint32_t *rows, size_t n
 
 /* ---- FTS5 ------------------------------------------------------------------------ */
 
-static struct score fts5(const char *tokenizer)
+/* titles: a second column holds each document's title (title.h) in its
+ * first snippet's row, weighing 2 in bm25() as sluice's does. */
+static struct score fts5(const char *tokenizer, bool titles)
 {
 	struct score s = { 0, 0 };
 	sqlite3 *db;
 	sqlite3_stmt *st;
-	char sql[256];
+	char sql[256], title[4096] = "";
 
+	(void)titles;   /* the base tree has no titles */
 	if (sqlite3_open(":memory:", &db) != SQLITE_OK)
 		die("sqlite3_open");
-	snprintf(sql, sizeof sql, "CREATE VIRTUAL TABLE t USING fts5(body, row UNINDEXED, "
+	snprintf(sql, sizeof sql, "CREATE VIRTUAL TABLE t USING fts5(body, title, row UNINDEXED, "
 	         "tokenize = '%s')", tokenizer);
 	if (sqlite3_exec(db, sql, NULL, NULL, NULL) != SQLITE_OK)
 		die("this SQLite has no FTS5");
 	sqlite3_exec(db, "BEGIN", NULL, NULL, NULL);
-	sqlite3_prepare_v2(db, "INSERT INTO t VALUES (?, ?)", -1, &st, NULL);
+	sqlite3_prepare_v2(db, "INSERT INTO t VALUES (?, ?, ?)", -1, &st, NULL);
 	for (size_t i = 0; i < nsnip; i++) {
+#ifndef RANK_BASE
+		if (titles && docs[snip_doc[i]].s0 == i)
+			doc_title(metas[i], title, sizeof title);
+		else
+			title[0] = '\0';
+#endif
 		sqlite3_bind_text(st, 1, snip_text[i], (int)snip_len[i], SQLITE_STATIC);
-		sqlite3_bind_int64(st, 2, (sqlite3_int64)i);
+		sqlite3_bind_text(st, 2, title, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(st, 3, (sqlite3_int64)i);
 		sqlite3_step(st);
 		sqlite3_reset(st);
 	}
 	sqlite3_finalize(st);
 	sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
-	sqlite3_prepare_v2(db, "SELECT row FROM t WHERE t MATCH ? ORDER BY bm25(t) LIMIT 10",
-	                   -1, &st, NULL);
+	sqlite3_prepare_v2(db, "SELECT row FROM t WHERE t MATCH ? ORDER BY bm25(t, 1.0, 2.0) "
+	                   "LIMIT 10", -1, &st, NULL);
 	for (size_t d = 0; d < ndocs; d++) {
 		/* The question's words (\w+, lower-cased), each quoted, OR-ed:
 		 * what bench/retrieval_quality.sh sends. */
@@ -300,16 +319,20 @@ static void ask_row(const struct rindex *ix, const float *qvecs, const char *nam
 	row(name, s, ms);
 }
 
-/* The table's rows (see the top); with base, the older tree's defaults only. */
-static void ablate(const struct rindex *ix, const float *qvecs, bool base)
+/* The table's rows (see the top); with base, the older tree's defaults only.
+ * untitled is the same index written without the documents' sources. */
+static void ablate(const struct rindex *ix, const struct rindex *untitled,
+                   const float *qvecs, bool base)
 {
 	struct rank_params p;
 	double ms;
 
+	(void)untitled;   /* base: not written */
 	printf("%-44s %7s %9s %10s\n", "ranking", "MRR@10", "recall@3", "ms/question");
 	if (!base) {
-		row("FTS5 bm25() (unicode61)", fts5("unicode61"), -1);
-		row("FTS5 bm25() (porter)", fts5("porter unicode61"), -1);
+		row("FTS5 bm25() (unicode61)", fts5("unicode61", false), -1);
+		row("FTS5 bm25() (porter)", fts5("porter unicode61", false), -1);
+		row("FTS5 bm25() (porter), with the title", fts5("porter unicode61", true), -1);
 	}
 
 	builtin(&p);
@@ -329,6 +352,9 @@ static void ablate(const struct rindex *ix, const float *qvecs, bool base)
 			*(double *)((char *)&p.w + parts[i].off) = parts[i].off_value;
 			ask_row(ix, qvecs, parts[i].name, p);
 		}
+		builtin(&p);
+		ask_all(untitled, qvecs, p, &ms);
+		ask_row(untitled, qvecs, "  without the title (no metadata.source)", p);
 		builtin(&p);
 		p.w = (struct rank_weights){ 0, 0, 0, 0, 1 };
 		ask_row(ix, qvecs, "  snippet BM25 alone", p);
@@ -372,11 +398,12 @@ int main(int argc, char **argv)
 	bool base = argc > 2 && strcmp(argv[2], "base") == 0;
 	bool sweeping = argc > 2 && strcmp(argv[2], "sweep") == 0;
 	const char *keep = argc > 3 ? argv[3] : argc > 2 && !base && !sweeping ? argv[2] : NULL;
-	char dir[] = "/tmp/sluice-ablation-XXXXXX", tmp[64], err[256];
+	char dir[] = "/tmp/sluice-ablation-XXXXXX", tmp[64], untitled_path[64], err[256];
 	const char *path = tmp;
 	struct json_object *corpus;
 	float *vecs, *qvecs;
 	char **ids, **dids;
+	struct rindex *untitled = NULL;
 	double t0, embed_ms, index_ms;
 
 	if (argc < 2 || (argc > 2 && strcmp(argv[2], "cost") == 0 && argc < 4))
@@ -392,7 +419,8 @@ int main(int argc, char **argv)
 	qvecs = malloc(ndocs * DIM * sizeof *qvecs);
 	ids = malloc(nsnip * sizeof *ids);
 	dids = malloc(nsnip * sizeof *dids);
-	if (vecs == NULL || qvecs == NULL || ids == NULL || dids == NULL)
+	metas = malloc(nsnip * sizeof *metas);
+	if (vecs == NULL || qvecs == NULL || ids == NULL || dids == NULL || metas == NULL)
 		die("out of memory");
 	t0 = now_ms();
 	for (size_t i = 0; i < nsnip; i++)
@@ -409,27 +437,48 @@ int main(int argc, char **argv)
 		if (asprintf(&ids[i], "%zu", i) < 0 || asprintf(&dids[i], "%u", snip_doc[i]) < 0 ||
 		    texts[i] == NULL)
 			die("out of memory");
+		/* A snippet's metadata as ingestion stores it: its document's
+		 * (here the source, which gives the document's title), then
+		 * document_id and chunk. */
+		struct json_object *m = json_object_new_object();
+		json_object_object_add(m, "source",
+		                       json_object_new_string(docs[snip_doc[i]].source));
+		json_object_object_add(m, "document_id", json_object_new_string(dids[i]));
+		json_object_object_add(m, "chunk",
+		                       json_object_new_int64((int64_t)(i - docs[snip_doc[i]].s0)));
+		if ((metas[i] = strdup(json_object_to_json_string_ext(m, JSON_C_TO_STRING_PLAIN))) == NULL)
+			die("out of memory");
+		json_object_put(m);
 	}
-	if (keep != NULL) {
+	if (mkdtemp(dir) == NULL)
+		die("mkdtemp");
+	if (keep != NULL)
 		path = keep;
-	} else {
-		if (mkdtemp(dir) == NULL)
-			die("mkdtemp");
+	else
 		snprintf(tmp, sizeof tmp, "%s/a.idx", dir);
-	}
 	t0 = now_ms();
 #ifdef RANK_BASE
-	if (rindex_write(path, nsnip, DIM, vecs, (const char *const *)ids, NULL, texts,
-	                 err, sizeof err) != 0)
+	if (rindex_write(path, nsnip, DIM, vecs, (const char *const *)ids,
+	                 (const char *const *)metas, texts, err, sizeof err) != 0)
 #else
-	if (rindex_write(path, nsnip, DIM, vecs, (const char *const *)ids, NULL, texts,
-	                 (const char *const *)dids, err, sizeof err) != 0)
+	if (rindex_write(path, nsnip, DIM, vecs, (const char *const *)ids,
+	                 (const char *const *)metas, texts, (const char *const *)dids,
+	                 err, sizeof err) != 0)
 #endif
 		die(err);
 	index_ms = now_ms() - t0;
 	struct rindex *ix = rindex_open(path, err, sizeof err);
 	if (ix == NULL)
 		die(err);
+#ifndef RANK_BASE
+	/* The same snippets without metadata: no titles. */
+	snprintf(untitled_path, sizeof untitled_path, "%s/b.idx", dir);
+	if (!base && !sweeping &&
+	    (rindex_write(untitled_path, nsnip, DIM, vecs, (const char *const *)ids, NULL, texts,
+	                  (const char *const *)dids, err, sizeof err) != 0 ||
+	     (untitled = rindex_open(untitled_path, err, sizeof err)) == NULL))
+		die(err);
+#endif
 	printf("%zu documents, %zu snippets; built-in embedding %.0f ms, index file %.0f ms\n\n",
 	       ndocs, nsnip, embed_ms, index_ms);
 #ifndef RANK_BASE
@@ -437,19 +486,24 @@ int main(int argc, char **argv)
 		sweep(ix, qvecs);
 	else
 #endif
-		ablate(ix, qvecs, base);
+		ablate(ix, untitled, qvecs, base);
 	rindex_close(ix);
-	if (keep == NULL) {
-		unlink(path);
-		rmdir(dir);
+	if (untitled != NULL) {
+		rindex_close(untitled);
+		unlink(untitled_path);
 	}
+	if (keep == NULL)
+		unlink(path);
+	rmdir(dir);
 	for (size_t i = 0; i < nsnip; i++) {
 		free(ids[i]);
 		free(dids[i]);
+		free(metas[i]);
 		free((char *)texts[i]);
 	}
 	free(ids);
 	free(dids);
+	free(metas);
 	free(texts);
 	free(vecs);
 	free(qvecs);

@@ -35,7 +35,7 @@ BASE=${BASE:-31afb0a}
 CC=${CC:-cc}
 CFLAGS="-std=gnu11 -O2 -g -D_GNU_SOURCE -Wall -Wextra -Wshadow -Wstrict-prototypes
 	-Wmissing-prototypes -Wformat=2 -Wno-format-nonliteral -Werror"
-LIBS="-ljson-c -lsqlite3 -lstemmer -lm"
+LIBS="-ljson-c -lsqlite3 -lstemmer -lm -lpthread"
 CALLGRIND=${CALLGRIND:-$(command -v valgrind >/dev/null 2>&1 && echo 1 || echo 0)}
 RESULTS=$ROOT/bench/results
 DATA=$ROOT/var/bench-data
@@ -54,8 +54,11 @@ command -v man >/dev/null 2>&1 && command -v col >/dev/null 2>&1 &&
 build() {    # build OUT SRCDIR [extra flags]
 	local out=$1 src=$2 files=()
 	shift 2
-	for f in vec tokenize embed chunk bm25 lexical proximity mmr filter index rank; do
-		[[ -f $src/retrieval/$f.c ]] && files+=("$src/retrieval/$f.c")
+	# Every file the ranking and the index writer link, in either tree
+	# (older trees lack some: vec_codes.c, title.c, util/thread.c).
+	for f in retrieval/{vec,vec_codes,tokenize,embed,chunk,bm25,lexical,proximity,mmr,filter,index,title,rank} \
+	         util/thread; do
+		[[ -f $src/$f.c ]] && files+=("$src/$f.c")
 	done
 	$CC $CFLAGS "$@" -I"$src" $(pkg-config --cflags json-c) -o "$out" \
 		"$ROOT/bench/retrieval_ablation.c" "${files[@]}" $LIBS

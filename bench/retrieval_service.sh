@@ -27,8 +27,9 @@
 #       saved time.
 #   (3) the ingestion curve, when DOCS is set (e.g. DOCS="1000 10000
 #       100000"): for each N, a new dataset gets N one-snippet documents
-#       (300-600 characters of the same text) posted as JSON in batches of
-#       BATCH (1000) back to back, timed from the first POST to status
+#       (300-600 characters of the same text, each with a metadata.source
+#       as an upload has, so its title is indexed too) posted as JSON in
+#       batches of BATCH (1000) back to back, timed from the first POST to status
 #       success; documents/s and snippets/s per N show whether the cost per
 #       document stays flat as the dataset grows.  A size that is not done
 #       within CAP seconds (600) is reported with the rate reached so far
@@ -283,7 +284,7 @@ for my $n (split ' ', $docs) {
 			my $len = 300 + ($j * 7919) % 300;
 			my $off = ($j * 104729) % (length($text) - $len);
 			push @batch, { text => "doc $j: " . substr($text, $off, $len),
-				       metadata => { n => $j } };
+				       metadata => { n => $j, source => "doc-$j.txt" } };
 		}
 		push @bodies, $json->encode({ documents => \@batch });
 	}

@@ -14,7 +14,8 @@
  *   string offs uint64_t[count][3]: snippet id, metadata JSON, text, as
  *               offsets into the string section
  *   strings     NUL-terminated strings; the section ends with a NUL
- *   bm25        the BM25 blob (bm25.c) over the snippets
+ *   bm25        the BM25 blob (bm25.c) over the snippets, a document's
+ *               first with the document's title (titled_texts)
  *   docs        uint32_t[count]: each row's document (0..ndocs-1), then
  *               uint32_t[ndocs + 1]: each document's first row, and count;
  *               a document's rows are consecutive, in chunk order
@@ -49,13 +50,15 @@
 #include <unistd.h>
 
 #include "retrieval/index.h"
+#include "retrieval/title.h"
 #include "retrieval/vec.h"
 #include "retrieval/vec_codes.h"
 #include "util/thread.h"
 
 #define RINDEX_MAGIC "SLRIDX\r\n"
-#define RINDEX_VERSION 5u      /* 2: BM25 terms are Snowball stems; 3: documents;
-                                * 4: BM25 impacts and idf stored; 5: codes */
+#define RINDEX_VERSION 6u      /* 2: BM25 terms are Snowball stems; 3: documents;
+                                * 4: BM25 impacts and idf stored; 5: codes;
+                                * 6: documents' titles in BM25 */
 #define RINDEX_BYTE_ORDER 0x01020304u
 #define RINDEX_ALIGN 64
 
@@ -346,6 +349,55 @@ static void derived_free(struct derived *dv)
 	free(dv->blob_docs);
 }
 
+/* The texts BM25 counts: each row's, with its document's title (title.h)
+ * written RINDEX_TITLE_WEIGHT times before the document's first snippet,
+ * one per line.  That is BM25F with the title a field of the first
+ * snippet weighing that many times its body: its words count that many
+ * times, in the snippet's length too, and so in the document's BM25.
+ * Only BM25 and proximity read them; the stored text is the snippet's.
+ * The caller frees (*bm_tx)[i] where it differs from tx[i], then *bm_tx
+ * and *bm_lens.  0, or -1 when out of memory. */
+#define RINDEX_TITLE_WEIGHT 2
+static int titled_texts(size_t n, const struct rindex_row *rows, const char *const *tx,
+                        const size_t *lens, const struct derived *dv,
+                        const char ***bm_tx, size_t **bm_lens)
+{
+	char title[DOC_TITLE_MAX + 1];
+
+	*bm_tx = malloc((n ? n : 1) * sizeof **bm_tx);
+	*bm_lens = malloc((n ? n : 1) * sizeof **bm_lens);
+	if (*bm_tx == NULL || *bm_lens == NULL) {
+		free(*bm_tx);
+		free(*bm_lens);
+		*bm_tx = NULL;
+		*bm_lens = NULL;
+		return -1;
+	}
+	memcpy(*bm_tx, tx, n * sizeof *tx);
+	memcpy(*bm_lens, lens, n * sizeof *lens);
+	for (size_t d = 0; d < dv->ndocs; d++) {
+		uint32_t f = dv->doc_first[d];
+		size_t tl = doc_title(rows[f].meta, title, sizeof title), len;
+		char *t, *p;
+
+		if (tl == 0)
+			continue;
+		len = RINDEX_TITLE_WEIGHT * (tl + 1) + lens[f];
+		if ((t = malloc(len + 1)) == NULL)
+			return -1;
+		p = t;
+		for (int w = 0; w < RINDEX_TITLE_WEIGHT; w++) {
+			memcpy(p, title, tl);
+			p += tl;
+			*p++ = '\n';
+		}
+		memcpy(p, tx[f], lens[f] + 1);
+		(*bm_tx)[f] = t;
+		(*bm_lens)[f] = len;
+	}
+	return 0;
+}
+
 /* The document map (rows with equal consecutive docs are one document)
  * and both BM25 indexes with their serialised blobs; the documents' index
  * is counted from the rows' words, not tokenised again.  0, or -1 when out
@@ -353,6 +405,10 @@ static void derived_free(struct derived *dv)
 static int derive(size_t n, const struct rindex_row *rows, const char *const *tx,
                   const size_t *lens, struct derived *dv)
 {
+	const char **bm_tx = NULL;
+	size_t *bm_lens = NULL;
+	int rc;
+
 	dv->row_doc = malloc((n ? n : 1) * sizeof *dv->row_doc);
 	dv->doc_first = malloc((n + 1) * sizeof *dv->doc_first);
 	if (dv->row_doc == NULL || dv->doc_first == NULL)
@@ -364,10 +420,17 @@ static int derive(size_t n, const struct rindex_row *rows, const char *const *tx
 		dv->row_doc[i] = (uint32_t)(dv->ndocs - 1);
 	}
 	dv->doc_first[dv->ndocs] = (uint32_t)n;
-	if ((dv->bm = bm25_build(tx, lens, n, true)) == NULL ||
-	    (dv->bm_docs = bm25_build_groups(dv->bm, dv->doc_first, dv->ndocs)) == NULL ||
-	    (dv->blob = malloc(bm25_serialized_size(dv->bm))) == NULL ||
-	    (dv->blob_docs = malloc(bm25_serialized_size(dv->bm_docs))) == NULL)
+	rc = titled_texts(n, rows, tx, lens, dv, &bm_tx, &bm_lens) != 0 ||
+	     (dv->bm = bm25_build(bm_tx, bm_lens, n, true)) == NULL ||
+	     (dv->bm_docs = bm25_build_groups(dv->bm, dv->doc_first, dv->ndocs)) == NULL ||
+	     (dv->blob = malloc(bm25_serialized_size(dv->bm))) == NULL ||
+	     (dv->blob_docs = malloc(bm25_serialized_size(dv->bm_docs))) == NULL ? -1 : 0;
+	for (size_t i = 0; bm_tx != NULL && i < n; i++)
+		if (bm_tx[i] != tx[i])
+			free((char *)bm_tx[i]);
+	free(bm_tx);
+	free(bm_lens);
+	if (rc != 0)
 		return -1;
 	bm25_serialize(dv->bm, dv->blob);
 	bm25_serialize(dv->bm_docs, dv->blob_docs);

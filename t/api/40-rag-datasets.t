@@ -164,6 +164,12 @@ my $a = answer($up, { question => 'mate Paraguay Argentina', hybrid => JSON::PP:
 		      top_n => 1 });
 is($a->{status}, 'success', 'question over uploads');
 is($a->{relevant_documents}[0]{metadata}{source}, 'table.csv', 'metadata.source is the file name');
+# The file name without its extension is the document's title, which BM25
+# counts: "readme" is in no text.
+$a = answer($up, { question => 'readme', top_n => 1 });
+is($a->{relevant_documents}[0]{metadata}{source}, 'readme.md', 'found by its file name');
+is($a->{relevant_documents}[0]{page_content}, "# Coffee\n\nEspresso is pressed.",
+   '... and its snippet is the text alone');
 
 json_response_is(upload($up, [ 'x.pdf', 'data' ]), 400,
 		 { detail => "Unsupported file type 'x.pdf' (expected .txt, .md, .html, .csv or .json)" },

@@ -255,6 +255,31 @@ for my $c ([ 'wait=-1', 'wait must be an integer from 0 to 30' ],
 }
 is(rag(GET => "/dataset/$id/question/$qid?wait=30")->{status}, 200, 'wait=30 (the maximum) is fine');
 is(rag(GET => "/dataset/$id/question/$qid?wait=0")->{status}, 200, 'wait=0 is fine');
+# A document's title (metadata.title, else its source's file name without
+# its extension) counts twice in its first snippet's BM25 (BM25F): a
+# question that names only the title finds the document before one that
+# holds the word once in its text.  The snippets keep their own text.
+my $titled = ready_dataset([
+	{ text => 'Notes on moving ice and the valleys it leaves behind.',
+	  metadata => { title => 'Glacier field guide', source => 'other-name.txt' } },
+	{ text => 'A glacier comes up once here, among many words on weather and climate.' },
+	{ text => 'Tables of high and low water by the hour, for each harbour.',
+	  metadata => { source => 'reference/tidal-charts.md' } },
+	{ text => 'A word on tidal pools, once, between rocks and crabs and weed.',
+	  metadata => { source => 'shore.md', title => [ 'not', 'a string' ] } },
+], name => 'titles');
+$a = answer($titled, { question => 'glacier field guide', top_n => 2, maximal_marginal_relevance => $F });
+is($a->{relevant_documents}[0]{metadata}{title}, 'Glacier field guide', 'metadata.title: found first');
+is($a->{relevant_documents}[0]{page_content}, 'Notes on moving ice and the valleys it leaves behind.',
+   '... its snippet without the title');
+is($a->{relevant_documents}[1]{page_content} // '', 'A glacier comes up once here, among many words on weather and climate.',
+   '... then the text that has the word');
+$a = answer($titled, { question => 'tidal charts', top_n => 2, maximal_marginal_relevance => $F });
+is($a->{relevant_documents}[0]{metadata}{source}, 'reference/tidal-charts.md',
+   "the source's file name: found first");
+is($a->{relevant_documents}[1]{metadata}{source} // '', 'shore.md', '... then the text that has the word');
+is(rag(DELETE => "/dataset/$titled")->{status}, 204, 'clean up');
+
 my $second = second_user();
 json_response_is(rag(GET => "/dataset/$id/question/$qid", undef, basic => $second), 404,
 		 { detail => 'Dataset not found' }, "another user's question: 404");

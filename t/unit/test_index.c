@@ -1,5 +1,6 @@
 /* test_index.c - the index file: round trip, refusal of truncated,
- * flipped, foreign and missing files, and rows put in its order. */
+ * flipped, foreign and missing files, rows put in its order, and the
+ * documents' titles in its BM25. */
 #include <fcntl.h>
 #include <math.h>
 #include <dirent.h>
@@ -11,6 +12,8 @@
 
 #include "suites.h"
 #include "retrieval/index.h"
+#include "retrieval/title.h"
+#include "retrieval/tokenize.h"
 
 #define N 5
 #define DIM 20
@@ -327,12 +330,132 @@ static void test_sort_rows(void)
 	rindex_sort(brows, 0);
 }
 
+static void title_is(const char *json, const char *want)
+{
+	char out[DOC_TITLE_MAX + 1];
+	size_t n = doc_title(json, out, sizeof out);
+
+	CU_ASSERT_STRING_EQUAL(out, want);
+	CU_ASSERT_EQUAL(n, strlen(want));
+}
+
+static void test_doc_title(void)
+{
+	title_is(NULL, "");
+	title_is("{}", "");
+	title_is("not json", "");
+	title_is("[\"title\", \"source\"]", "");
+	title_is("{\"source\":\"\"}", "");
+	title_is("{\"source\":\"dir/\"}", "");
+	/* metadata.title first; else the source's file name without its
+	 * directory and extension. */
+	title_is("{\"title\":\"Glacier handbook\",\"source\":\"x.txt\"}", "Glacier handbook");
+	title_is("{\"title\":7,\"source\":\"dir/sub/git-rebase.md\"}", "git-rebase");
+	title_is("{\"title\":null,\"source\":\"ls.1\",\"chunk\":0}", "ls");
+	title_is("{\"source\":\"archive.tar.gz\"}", "archive.tar");
+	title_is("{\"source\":\"File::Spec\"}", "File::Spec");
+	title_is("{\"source\":\".bashrc\"}", ".bashrc");             /* a leading dot is the name */
+	title_is("{\"source\":\"notes.final draft\"}", "notes.final draft");
+	title_is("{\"source\":\"x.verylong\"}", "x.verylong");       /* more than 5: not an extension */
+	title_is("{\"source\":\"a.b-c\"}", "a.b-c");
+	title_is("{\"source\":17}", "");
+	title_is("{\"n\":{\"title\":\"nested\"}}", "");
+	title_is("{\"title\":\"a\\\"b\\u00e9\"}", "a\"b\xc3\xa9");
+	/* A long title is cut at DOC_TITLE_MAX bytes, never inside a UTF-8
+	 * character: "a" then 1500 two-byte characters keeps "a" and 511. */
+	char json[4096], want[DOC_TITLE_MAX + 1], out[DOC_TITLE_MAX + 1];
+	size_t m = (size_t)snprintf(json, sizeof json, "{\"title\":\"a");
+	for (int i = 0; i < 1500; i++)
+		m += (size_t)snprintf(json + m, sizeof json - m, "\xc3\xa9");
+	snprintf(json + m, sizeof json - m, "\"}");
+	want[0] = 'a';
+	for (int i = 0; i < 511; i++)
+		memcpy(want + 1 + 2 * i, "\xc3\xa9", 2);
+	want[1023] = '\0';
+	title_is(json, want);
+	/* Too small an output: no title rather than a cut one. */
+	CU_ASSERT_EQUAL(doc_title("{\"title\":\"Glacier\"}", out, 4), 0);
+	CU_ASSERT_STRING_EQUAL(out, "");
+}
+
+/* The term id of a word's stem in b, or -1. */
+static long term_of(const struct bm25 *b, const char *word)
+{
+	char s[TOKEN_MAX];
+	size_t n = strlen(word);
+
+	memcpy(s, word, n + 1);
+	n = tok_stem(s, n);
+	return bm25_term_id(b, s, n);
+}
+
+static void test_titles(void)
+{
+	/* Two documents: d1 (rows 0 and 1) titled in its metadata, d2 (row
+	 * 2) by its source's file name. */
+	static const char *const tids[3] = { "t0", "t1", "t2" };
+	static const char *const tdocs[3] = { "d1", "d1", "d2" };
+	static const char *const tmeta[3] = {
+		"{\"title\":\"Glacier handbook\",\"document_id\":\"d1\",\"chunk\":0}",
+		"{\"title\":\"Glacier handbook\",\"document_id\":\"d1\",\"chunk\":1}",
+		"{\"source\":\"notes/river-guide.md\",\"document_id\":\"d2\",\"chunk\":0}",
+	};
+	static const char *const ttexts[3] = { "ice moves slowly", "snow falls", "water flows" };
+	char err[256] = "";
+	struct rindex *ix;
+	struct vec_hit h[3];
+	const uint32_t *w;
+	size_t nw, np;
+
+	if (setup() != 0) {
+		CU_FAIL("mkdtemp");
+		return;
+	}
+	CU_ASSERT_EQUAL_FATAL(rindex_write(path, 3, DIM, vecs, tids, tmeta, ttexts, tdocs,
+	                                   err, sizeof err), 0);
+	ix = rindex_open(path, err, sizeof err);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(ix);
+	const struct bm25 *b = rindex_bm25(ix), *bd = rindex_bm25_docs(ix);
+	long glacier = term_of(b, "glacier"), handbook = term_of(b, "handbook"),
+	     river = term_of(b, "river"), ice = term_of(b, "ice");
+	CU_ASSERT_FATAL(glacier >= 0 && handbook >= 0 && river >= 0 && ice >= 0);
+	/* The title's words twice, then the snippet's, in the first row only. */
+	w = bm25_words(b, 0, &nw);
+	CU_ASSERT_EQUAL_FATAL(nw, 7);
+	CU_ASSERT(w[0] == (uint32_t)glacier && w[1] == (uint32_t)handbook &&
+	          w[2] == (uint32_t)glacier && w[3] == (uint32_t)handbook && w[4] == (uint32_t)ice);
+	bm25_words(b, 1, &nw);
+	CU_ASSERT_EQUAL(nw, 2);
+	const struct bm25_post *p = bm25_postings(b, (uint32_t)glacier, &np);
+	CU_ASSERT_EQUAL_FATAL(np, 1);
+	CU_ASSERT_EQUAL(p[0].doc, 0);
+	/* Twice the term frequency: a larger impact than a word once in the
+	 * same row. */
+	CU_ASSERT(bm25_impact(b, (uint32_t)glacier, 0) > bm25_impact(b, (uint32_t)ice, 0));
+	p = bm25_postings(b, (uint32_t)river, &np);
+	CU_ASSERT(np == 1 && p[0].doc == 2);
+	CU_ASSERT_EQUAL(term_of(b, "md"), -1);               /* the extension is not a word */
+	CU_ASSERT_EQUAL(term_of(b, "notes"), -1);            /* nor the directory */
+	/* The documents' BM25 has them through the rows. */
+	CU_ASSERT(bm25_impact(bd, (uint32_t)term_of(bd, "glacier"), 0) > 0.0f);
+	CU_ASSERT(bm25_impact(bd, (uint32_t)term_of(bd, "river"), 1) > 0.0f);
+	CU_ASSERT_EQUAL(bm25_topk(b, "glacier handbook", 16, NULL, 3, h), 1);
+	CU_ASSERT_EQUAL(h[0].row, 0);
+	/* The stored texts are the snippets', without the title. */
+	for (int i = 0; i < 3; i++)
+		CU_ASSERT_STRING_EQUAL(rindex_text(ix, (size_t)i), ttexts[i]);
+	rindex_close(ix);
+	teardown();
+}
+
 int suite_index(void)
 {
 	static const struct test_case tests[] = {
 		{ "write, open, read back", test_round_trip },
 		{ "truncated, flipped, foreign, missing refused", test_refused },
 		{ "rows sorted by document and position, each row whole", test_sort_rows },
+		{ "a document's title from its metadata", test_doc_title },
+		{ "the title twice in its document's first snippet's BM25", test_titles },
 		{ NULL, NULL },
 	};
 	return suite_add("index", tests);

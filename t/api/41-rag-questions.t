@@ -278,6 +278,18 @@ $a = answer($titled, { question => 'tidal charts', top_n => 2, maximal_marginal_
 is($a->{relevant_documents}[0]{metadata}{source}, 'reference/tidal-charts.md',
    "the source's file name: found first");
 is($a->{relevant_documents}[1]{metadata}{source} // '', 'shore.md', '... then the text that has the word');
+# A second batch, as users post them: the index is written again from the
+# rows the ingestion kept and those it reads back, titles and all.
+is(add_documents($titled, [ { text => 'Crampons and an ice axe for the approach.',
+			      metadata => { source => 'kit/winter-checklist.txt' } } ])->{status},
+   202, 'a second batch');
+is(wait_dataset($titled, 60)->{status}, 'success', '... ingested');
+$a = answer($titled, { question => 'tidal charts', top_n => 1, maximal_marginal_relevance => $F });
+is($a->{relevant_documents}[0]{metadata}{source}, 'reference/tidal-charts.md',
+   "the first batch's titles after the second batch");
+$a = answer($titled, { question => 'winter checklist', top_n => 1, maximal_marginal_relevance => $F });
+is($a->{relevant_documents}[0]{metadata}{source}, 'kit/winter-checklist.txt',
+   "the second batch's title");
 is(rag(DELETE => "/dataset/$titled")->{status}, 204, 'clean up');
 
 my $second = second_user();

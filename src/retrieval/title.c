@@ -1,4 +1,5 @@
 /* title.c - a document's title from its metadata (title.h). */
+#include <ctype.h>
 #include <json-c/json.h>
 #include <string.h>
 
@@ -23,7 +24,7 @@ static size_t without_extension(const char *name, size_t len)
 	if (dot == NULL || dot == name || (ext = len - (size_t)(dot - name) - 1) == 0 || ext > 5)
 		return len;
 	for (const char *c = dot + 1; c < name + len; c++)
-		if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9')))
+		if (!isalnum((unsigned char)*c))   /* the C locale: ASCII only */
 			return len;
 	return (size_t)(dot - name);
 }

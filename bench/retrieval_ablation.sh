@@ -55,9 +55,9 @@ build() {    # build OUT SRCDIR [extra flags]
 	local out=$1 src=$2 files=()
 	shift 2
 	# Every file the ranking and the index writer link, in either tree
-	# (older trees lack some: vec_codes.c, title.c, util/thread.c).
+	# (older trees lack some: vec_codes.c, title.c, util/thread.c, util/pages.c).
 	for f in retrieval/{vec,vec_codes,tokenize,embed,chunk,bm25,lexical,proximity,mmr,filter,index,title,rank} \
-	         util/thread; do
+	         util/thread util/pages; do
 		[[ -f $src/$f.c ]] && files+=("$src/$f.c")
 	done
 	$CC $CFLAGS "$@" -I"$src" $(pkg-config --cflags json-c) -o "$out" \

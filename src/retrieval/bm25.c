@@ -40,6 +40,7 @@
 
 #include "retrieval/bm25.h"
 #include "retrieval/tokenize.h"
+#include "util/pages.h"
 
 #define BM25_MAGIC 0x35324d42u          /* "BM25" */
 #define BM25_MAX_QUERY_TERMS 1024
@@ -54,7 +55,8 @@ struct bm25 {
 	const unsigned char *blob;
 	size_t len;
 	unsigned char *owned;           /* blob, when built here */
-	const struct bm25_hdr *hdr;
+	const struct bm25_hdr *hdr;     /* blob's, or own_hdr */
+	struct bm25_hdr own_hdr;        /* a view's header (rows_without_words) */
 	const uint32_t *doclen, *slots;
 	const struct bm25_term *terms;
 	const struct bm25_post *posts;
@@ -105,9 +107,11 @@ static uint64_t term_hash(const char *s, size_t n)
 	return h;
 }
 
-static void bind(struct bm25 *b, const unsigned char *blob, size_t len)
+/* b reads the blob's sections as header h tells (h is the blob's own
+ * header, except in a view). */
+static void bind_with(struct bm25 *b, const struct bm25_hdr *h, const unsigned char *blob,
+                      size_t len)
 {
-	const struct bm25_hdr *h = (const struct bm25_hdr *)blob;
 	struct layout l;
 
 	layout_of(h->ndocs, h->nslots, h->nterms, h->npostings, h->strbytes, h->nwords, &l);
@@ -121,6 +125,11 @@ static void bind(struct bm25 *b, const unsigned char *blob, size_t len)
 	b->strs = (const char *)(blob + l.strs);
 	b->word_off = h->nwords > 0 ? (const uint64_t *)(blob + l.word_off) : NULL;
 	b->words = h->nwords > 0 ? (const uint32_t *)(blob + l.words) : NULL;
+}
+
+static void bind(struct bm25 *b, const unsigned char *blob, size_t len)
+{
+	bind_with(b, (const struct bm25_hdr *)blob, blob, len);
 }
 
 /* Term index of s, or -1. */
@@ -166,8 +175,10 @@ static void *grow(void *p, size_t *cap, size_t need, size_t elem)
 	while (c < need)
 		c *= 2;
 	void *q = realloc(p, c * elem);
-	if (q != NULL)
+	if (q != NULL) {
+		pages_populate((char *)q + *cap * elem, (c - *cap) * elem);
 		*cap = c;
+	}
 	return q;
 }
 
@@ -318,6 +329,7 @@ static unsigned char *builder_blob(struct builder *bd, size_t n, const size_t *p
 	unsigned char *blob = calloc(1, l.total ? l.total : 1);
 	if (blob == NULL)
 		return NULL;
+	pages_populate(blob, l.total);
 	struct bm25_hdr *h = (struct bm25_hdr *)blob;
 	*h = (struct bm25_hdr){ BM25_MAGIC, (uint32_t)n, (uint32_t)bd->nterms,
 	                        (uint32_t)nslots, bd->npairs, bd->strbytes, bd->total_len,
@@ -416,27 +428,21 @@ fail:
 
 /* The rows' index without their words: what bm25_build_groups makes when
  * every group is one row, byte for byte (the same terms in the same order,
- * counts, lengths and so impacts), without counting every word again. */
+ * counts, lengths and so impacts), without counting every word again.  A
+ * view: its own header, whose layout ends before the words, over the
+ * rows' blob, so no byte of the postings is copied. */
 static struct bm25 *rows_without_words(const struct bm25 *rows)
 {
 	const struct bm25_hdr *rh = rows->hdr;
-	struct bm25_hdr *h;
 	struct bm25 *b;
 	struct layout l;
-	unsigned char *blob;
 
 	if (layout_of(rh->ndocs, rh->nslots, rh->nterms, rh->npostings, rh->strbytes, 0,
-	              &l) != 0 || (blob = malloc(l.total)) == NULL)
+	              &l) != 0 || (b = calloc(1, sizeof *b)) == NULL)
 		return NULL;
-	memcpy(blob, rows->blob, l.total);          /* the sections before the words */
-	h = (struct bm25_hdr *)blob;
-	h->nwords = 0;
-	if ((b = calloc(1, sizeof *b)) == NULL) {
-		free(blob);
-		return NULL;
-	}
-	b->owned = blob;
-	bind(b, blob, l.total);
+	b->own_hdr = *rh;
+	b->own_hdr.nwords = 0;
+	bind_with(b, &b->own_hdr, rows->blob, l.total);
 	return b;
 }
 
@@ -560,9 +566,19 @@ size_t bm25_serialized_size(const struct bm25 *b)
 	return b->len;
 }
 
+void bm25_serialized_parts(const struct bm25 *b, struct bm25_part part[2])
+{
+	part[0] = (struct bm25_part){ b->hdr, sizeof *b->hdr };
+	part[1] = (struct bm25_part){ b->blob + sizeof *b->hdr, b->len - sizeof *b->hdr };
+}
+
 void bm25_serialize(const struct bm25 *b, void *dst)
 {
-	memcpy(dst, b->blob, b->len);
+	struct bm25_part part[2];
+
+	bm25_serialized_parts(b, part);
+	memcpy(dst, part[0].p, part[0].len);
+	memcpy((unsigned char *)dst + part[0].len, part[1].p, part[1].len);
 }
 
 /* Every count, offset and index checked, so a query never reads outside

@@ -22,7 +22,8 @@ struct bm25 *bm25_build(const char *const *texts, const size_t *lens, size_t n,
  * built with them) instead of tokenising again: a word never spans two
  * rows, so the groups have the rows' terms in the same order.  Group g is
  * rows first[g] .. first[g + 1] - 1; first[ngroups] is the rows' count.
- * NULL on allocation failure or inconsistent groups. */
+ * When every group is one row, the result reads the rows' memory: free it
+ * first, or with rows.  NULL on allocation failure or inconsistent groups. */
 struct bm25 *bm25_build_groups(const struct bm25 *rows, const uint32_t *first,
                                size_t ngroups);
 void bm25_free(struct bm25 *b);
@@ -70,6 +71,10 @@ void bm25_scores_free(struct bm25_scores *s);
  * (p must outlive the result) and refuses anything inconsistent: NULL. */
 size_t bm25_serialized_size(const struct bm25 *b);
 void bm25_serialize(const struct bm25 *b, void *dst);
+/* The same bytes as two pieces of the index's own memory, to be written
+ * one after the other without a copy (an index file's writer). */
+struct bm25_part { const void *p; size_t len; };
+void bm25_serialized_parts(const struct bm25 *b, struct bm25_part part[2]);
 struct bm25 *bm25_load(const void *p, size_t len);
 
 #endif

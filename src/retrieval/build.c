@@ -24,6 +24,7 @@
 #include "retrieval/retrieval.h"
 #include "util/config.h"
 #include "util/log.h"
+#include "util/pages.h"
 #include "util/timeutil.h"
 
 #define BUILD_RUNS_MAX 64          /* ranges read for ids not kept; more: read all */
@@ -109,25 +110,6 @@ size_t rag_rows_count(const struct rag_rows *r)
 	return r != NULL ? r->n : 0;
 }
 
-/* Fault in the part of a grown array about to be filled, in one call.
- * Filled row by row, each new page was a fault of its own, and on this
- * project's virtual machine those faults were most of what keeping a row
- * cost (68,000 of them for 100,000 rows, about 1.5 s of CPU).  Advice:
- * without MADV_POPULATE_WRITE (Linux 5.14), pages fault in as before. */
-static void populate(void *p, size_t len)
-{
-#ifdef MADV_POPULATE_WRITE
-	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
-	uintptr_t from = ((uintptr_t)p + page - 1) & ~(page - 1);
-	uintptr_t to = ((uintptr_t)p + len) & ~(page - 1);
-
-	if (to > from)
-		(void)madvise((void *)from, to - from, MADV_POPULATE_WRITE);
-#else
-	(void)p, (void)len;
-#endif
-}
-
 /* p (room for *cap elements of elem bytes) grown to hold need, by
  * doubling, its new part faulted in: the array, or NULL when out of memory
  * (p is then as it was). */
@@ -142,7 +124,7 @@ static void *grow(void *p, size_t *cap, size_t need, size_t elem)
 		nc *= 2;
 	if ((q = realloc(p, nc * elem)) == NULL)
 		return NULL;
-	populate(q + *cap * elem, (nc - *cap) * elem);
+	pages_populate(q + *cap * elem, (nc - *cap) * elem);
 	*cap = nc;
 	return q;
 }

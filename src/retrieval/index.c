@@ -53,6 +53,7 @@
 #include "retrieval/title.h"
 #include "retrieval/vec.h"
 #include "retrieval/vec_codes.h"
+#include "util/pages.h"
 #include "util/thread.h"
 
 #define RINDEX_MAGIC "SLRIDX\r\n"
@@ -280,7 +281,6 @@ struct derived {
 	size_t ndocs;
 	uint32_t *row_doc, *doc_first;      /* count, ndocs + 1 */
 	struct bm25 *bm, *bm_docs;
-	void *blob, *blob_docs;
 };
 
 /* What rindex_write computes from each row's vector: its norm, its code,
@@ -327,14 +327,23 @@ static int write_rows(struct out *o, size_t n, size_t dim, const struct rindex_r
 	return out_write(o, "", 1) != 0 || out_pad(o) != 0 ? -1 : 0;
 }
 
+/* A BM25 index's serialised bytes, from its own memory. */
+static int write_bm25(struct out *o, const struct bm25 *b)
+{
+	struct bm25_part part[2];
+
+	bm25_serialized_parts(b, part);
+	return out_write(o, part[0].p, part[0].len) != 0 ||
+	       out_write(o, part[1].p, part[1].len) != 0 ? -1 : 0;
+}
+
 /* The sections derived from the rows (the BM25 indexes, the documents). */
 static int write_derived(struct out *o, size_t n, const struct derived *dv)
 {
-	if (out_write(o, dv->blob, bm25_serialized_size(dv->bm)) != 0 || out_pad(o) != 0 ||
+	if (write_bm25(o, dv->bm) != 0 || out_pad(o) != 0 ||
 	    out_write(o, dv->row_doc, n * sizeof *dv->row_doc) != 0 ||
 	    out_write(o, dv->doc_first, (dv->ndocs + 1) * sizeof *dv->doc_first) != 0 ||
-	    out_pad(o) != 0 ||
-	    out_write(o, dv->blob_docs, bm25_serialized_size(dv->bm_docs)) != 0)
+	    out_pad(o) != 0 || write_bm25(o, dv->bm_docs) != 0)
 		return -1;
 	return 0;
 }
@@ -343,10 +352,8 @@ static void derived_free(struct derived *dv)
 {
 	free(dv->row_doc);
 	free(dv->doc_first);
+	bm25_free(dv->bm_docs);         /* may read bm's memory: first */
 	bm25_free(dv->bm);
-	bm25_free(dv->bm_docs);
-	free(dv->blob);
-	free(dv->blob_docs);
 }
 
 /* The texts BM25 counts: each row's, with its document's title (title.h)
@@ -399,9 +406,8 @@ static int titled_texts(size_t n, const struct rindex_row *rows, const char *con
 }
 
 /* The document map (rows with equal consecutive docs are one document)
- * and both BM25 indexes with their serialised blobs; the documents' index
- * is counted from the rows' words, not tokenised again.  0, or -1 when out
- * of memory. */
+ * and both BM25 indexes; the documents' index is counted from the rows'
+ * words, not tokenised again.  0, or -1 when out of memory. */
 static int derive(size_t n, const struct rindex_row *rows, const char *const *tx,
                   const size_t *lens, struct derived *dv)
 {
@@ -422,19 +428,13 @@ static int derive(size_t n, const struct rindex_row *rows, const char *const *tx
 	dv->doc_first[dv->ndocs] = (uint32_t)n;
 	rc = titled_texts(n, rows, tx, lens, dv, &bm_tx, &bm_lens) != 0 ||
 	     (dv->bm = bm25_build(bm_tx, bm_lens, n, true)) == NULL ||
-	     (dv->bm_docs = bm25_build_groups(dv->bm, dv->doc_first, dv->ndocs)) == NULL ||
-	     (dv->blob = malloc(bm25_serialized_size(dv->bm))) == NULL ||
-	     (dv->blob_docs = malloc(bm25_serialized_size(dv->bm_docs))) == NULL ? -1 : 0;
+	     (dv->bm_docs = bm25_build_groups(dv->bm, dv->doc_first, dv->ndocs)) == NULL ? -1 : 0;
 	for (size_t i = 0; bm_tx != NULL && i < n; i++)
 		if (bm_tx[i] != tx[i])
 			free((char *)bm_tx[i]);
 	free(bm_tx);
 	free(bm_lens);
-	if (rc != 0)
-		return -1;
-	bm25_serialize(dv->bm, dv->blob);
-	bm25_serialize(dv->bm_docs, dv->blob_docs);
-	return 0;
+	return rc;
 }
 
 struct derive_job {
@@ -546,6 +546,7 @@ int rindex_write_rows(const char *path, size_t n, size_t dim, const struct rinde
 	if (lens == NULL || tx == NULL || rf.norms == NULL || rf.codes == NULL ||
 	    rf.code_rows == NULL || (o.buf = malloc(RINDEX_WRITE_BUF)) == NULL)
 		goto nomem;
+	pages_populate(rf.codes, n * stride);
 	for (size_t i = 0; i < n; i++) {
 		tx[i] = str_or(rows[i].text, "");
 		lens[i] = strlen(tx[i]);

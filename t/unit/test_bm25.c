@@ -94,6 +94,15 @@ static void test_serialise(void)
 	CU_ASSERT_FATAL(l != NULL);
 	check_example(l);
 	bm25_free(l);
+	/* The two pieces an index file's writer sends are those bytes. */
+	{
+		struct bm25_part part[2];
+
+		bm25_serialized_parts(b, part);
+		CU_ASSERT_EQUAL(part[0].len + part[1].len, n);
+		CU_ASSERT(memcmp(buf, part[0].p, part[0].len) == 0);
+		CU_ASSERT(memcmp((char *)buf + part[0].len, part[1].p, part[1].len) == 0);
+	}
 	/* Short, long, misaligned, or a posting outside the documents: refused. */
 	CU_ASSERT_PTR_NULL(bm25_load(buf, n - 1));
 	CU_ASSERT_PTR_NULL(bm25_load(buf, 8));
@@ -206,8 +215,9 @@ static void test_groups(void)
 	CU_ASSERT_EQUAL(bm25_count(got), ngroups);
 	CU_ASSERT(same_bytes(got, want));
 	bm25_free(got);
-	/* Every group one row (one-snippet documents, taken as a copy of the
-	 * rows' index): what bm25_build gives the rows without their words. */
+	/* Every group one row (one-snippet documents, a view of the rows'
+	 * index): what bm25_build gives the rows without their words, and it
+	 * ranks as that does. */
 	{
 		uint32_t *each = malloc((NROWS + 1) * sizeof *each);
 		struct bm25 *plain = bm25_build((const char *const *)rows, rlen, NROWS, false);
@@ -220,6 +230,15 @@ static void test_groups(void)
 		CU_ASSERT_PTR_NOT_NULL_FATAL(got);
 		CU_ASSERT_EQUAL(bm25_count(got), NROWS);
 		CU_ASSERT(same_bytes(got, plain));
+		CU_ASSERT_PTR_NULL(bm25_words(got, 0, &(size_t){ 0 }));
+		{
+			struct vec_hit hg[5], hp[5];
+			size_t ng = bm25_topk(got, "the license", 11, NULL, 5, hg);
+
+			CU_ASSERT(ng > 0);
+			CU_ASSERT_EQUAL(ng, bm25_topk(plain, "the license", 11, NULL, 5, hp));
+			CU_ASSERT(memcmp(hg, hp, ng * sizeof *hg) == 0);
+		}
 		bm25_free(got);
 		bm25_free(plain);
 		free(each);

@@ -11,7 +11,9 @@
 #include <stddef.h>
 
 /* Fault in the whole pages of p[0 .. len) for writing.  Advice only:
- * where the kernel lacks it, pages fault in one by one as before. */
+ * where the kernel lacks it, pages fault in one by one as before.  The
+ * pages count in the process's memory at once: for an array grown by
+ * doubling, its whole new half, used or not. */
 void pages_populate(void *p, size_t len);
 
 #endif

@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# bench/index_write.sh - the index file's writer of this tree against
+# BASE's (a commit), alone in a process: each build writes the index of N
+# snippets shaped as the ingestion curve of bench/retrieval_service.sh
+# posts them (one-snippet documents, or documents of each of PER_DOC
+# snippets), REPS times, ROUNDS times alternated; per shape, the median of
+# each build's medians, their ratio, and whether the two files are the same
+# bytes (a change of the writer's speed must not change the file).
+#
+# The text is the retrieval benches' (/usr/share/common-licenses and the
+# copyright files under /usr/share/doc).  The file is written in TMPDIR
+# (default /tmp): put it on the disk the index files live on.
+#
+# Environment: BASE (35fab34, the writer before its BM25 sections were
+# written from the indexes' own memory), N ("10000 100000"), PER_DOC ("1 5"),
+# ROUNDS (5), REPS (3), CC (cc).
+#   bench/index_write.sh | tee bench/results/index-write-<date>.txt
+set -euo pipefail
+
+ROOT=$(dirname "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")")
+BASE=${BASE:-35fab34}
+N=${N:-10000 100000}
+PER_DOC=${PER_DOC:-1 5}
+ROUNDS=${ROUNDS:-5}
+REPS=${REPS:-3}
+CC=${CC:-cc}
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+
+# shellcheck disable=SC2086
+build() {                # build OUT SRC
+	local files=()
+	# Every file the index writer links, in either tree.
+	for f in retrieval/{vec,vec_codes,tokenize,bm25,index,title} util/{thread,pages}; do
+		[[ -f $2/$f.c ]] && files+=("$2/$f.c")
+	done
+	"$CC" -std=gnu11 -O2 -D_GNU_SOURCE -I"$2" $(pkg-config --cflags json-c) -o "$1" \
+		"$ROOT/bench/index_write.c" "${files[@]}" -ljson-c -lstemmer -lm -lpthread
+}
+mkdir -p "$TMP/base"
+git -C "$ROOT" archive "$BASE" src | tar -x -C "$TMP"/base
+build "$TMP/write-tree" "$ROOT/src"
+build "$TMP/write-base" "$TMP/base/src"
+
+{ cat /usr/share/common-licenses/*
+  find /usr/share/doc -name copyright -size -64k -print0 2>/dev/null | xargs -0 cat 2>/dev/null || true
+} | head -c 8000000 >"$TMP/text.txt"
+
+echo "== index_write: this tree $(git -C "$ROOT" rev-parse --short HEAD)$(git -C "$ROOT" diff --quiet -- src || echo +changes), base $BASE, $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
+for n in $N; do
+	for g in $PER_DOC; do
+		tree=() base=()
+		for ((r = 1; r <= ROUNDS; r++)); do
+			t=$("$TMP/write-tree" "$TMP/text.txt" "$n" "$g" "$REPS" "$TMP/tree.idx")
+			b=$("$TMP/write-base" "$TMP/text.txt" "$n" "$g" "$REPS" "$TMP/base.idx")
+			echo "round $r tree: $t"
+			echo "round $r base: $b"
+			tree+=("$(sed -E 's/.*median ([0-9]+) ms.*/\1/' <<<"$t")")
+			base+=("$(sed -E 's/.*median ([0-9]+) ms.*/\1/' <<<"$b")")
+			[[ ${t##*fnv } == "${b##*fnv }" ]] || echo "$n snippets in documents of $g: the files DIFFER from BASE's"
+		done
+		mt=$(printf '%s\n' "${tree[@]}" | sort -n | sed -n "$(((ROUNDS + 1) / 2))p")
+		mb=$(printf '%s\n' "${base[@]}" | sort -n | sed -n "$(((ROUNDS + 1) / 2))p")
+		echo "$n snippets in documents of $g: medians tree $mt ms, base $mb ms: $(awk -v a="$mb" -v b="$mt" 'BEGIN { printf "%.2f", a / b }') x"
+	done
+done

@@ -25,6 +25,8 @@ TEXT_MB=${TEXT_MB:-20}
 CC=${CC:-cc}
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
+# shellcheck source=bench/lib/ab.sh
+. "$ROOT/bench/lib/ab.sh"
 
 build() {                # build OUT SRC
 	"$CC" -O2 -march=native -I"$2" -o "$1" "$ROOT/bench/embed_speed.c" \
@@ -40,18 +42,9 @@ build "$TMP/embed-base" "$TMP/base/src"
 } | head -c $((TEXT_MB * 1000000)) >"$TMP/text.txt"
 
 echo "== embed_speed: this tree $(git -C "$ROOT" rev-parse --short HEAD)$(git -C "$ROOT" diff --quiet -- src/retrieval || echo +changes), base $BASE, $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
+embed() {                # embed tree|base: one run at $dim
+	"$TMP/embed-$1" "$TMP/text.txt" "$dim" "$REPS"
+}
 for dim in $DIMS; do
-	tree=() base=()
-	for ((r = 1; r <= ROUNDS; r++)); do
-		t=$("$TMP/embed-tree" "$TMP/text.txt" "$dim" "$REPS")
-		b=$("$TMP/embed-base" "$TMP/text.txt" "$dim" "$REPS")
-		echo "round $r tree: $t"
-		echo "round $r base: $b"
-		tree+=("$(sed -E 's/.*median ([0-9.]+) us.*/\1/' <<<"$t")")
-		base+=("$(sed -E 's/.*median ([0-9.]+) us.*/\1/' <<<"$b")")
-		[[ ${t##*fnv } == "${b##*fnv }" ]] || echo "dim $dim: the vectors DIFFER from BASE's"
-	done
-	mt=$(printf '%s\n' "${tree[@]}" | sort -n | sed -n "$(((ROUNDS + 1) / 2))p")
-	mb=$(printf '%s\n' "${base[@]}" | sort -n | sed -n "$(((ROUNDS + 1) / 2))p")
-	echo "dim $dim: medians tree $mt us, base $mb us a piece: $(awk -v a="$mb" -v b="$mt" 'BEGIN { printf "%.2f", a / b }') x"
+	ab_rounds "dim $dim" us "the vectors" embed
 done

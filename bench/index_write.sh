@@ -26,8 +26,10 @@ REPS=${REPS:-3}
 CC=${CC:-cc}
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
+# shellcheck source=bench/lib/ab.sh
+. "$ROOT/bench/lib/ab.sh"
 
-# shellcheck disable=SC2086
+# shellcheck disable=SC2046
 build() {                # build OUT SRC
 	local files=()
 	# Every file the index writer links, in either tree.
@@ -47,20 +49,11 @@ build "$TMP/write-base" "$TMP/base/src"
 } | head -c 8000000 >"$TMP/text.txt"
 
 echo "== index_write: this tree $(git -C "$ROOT" rev-parse --short HEAD)$(git -C "$ROOT" diff --quiet -- src || echo +changes), base $BASE, $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
+write() {                # write tree|base: one run of the shape $n, $g
+	"$TMP/write-$1" "$TMP/text.txt" "$n" "$g" "$REPS" "$TMP/$1.idx"
+}
 for n in $N; do
 	for g in $PER_DOC; do
-		tree=() base=()
-		for ((r = 1; r <= ROUNDS; r++)); do
-			t=$("$TMP/write-tree" "$TMP/text.txt" "$n" "$g" "$REPS" "$TMP/tree.idx")
-			b=$("$TMP/write-base" "$TMP/text.txt" "$n" "$g" "$REPS" "$TMP/base.idx")
-			echo "round $r tree: $t"
-			echo "round $r base: $b"
-			tree+=("$(sed -E 's/.*median ([0-9]+) ms.*/\1/' <<<"$t")")
-			base+=("$(sed -E 's/.*median ([0-9]+) ms.*/\1/' <<<"$b")")
-			[[ ${t##*fnv } == "${b##*fnv }" ]] || echo "$n snippets in documents of $g: the files DIFFER from BASE's"
-		done
-		mt=$(printf '%s\n' "${tree[@]}" | sort -n | sed -n "$(((ROUNDS + 1) / 2))p")
-		mb=$(printf '%s\n' "${base[@]}" | sort -n | sed -n "$(((ROUNDS + 1) / 2))p")
-		echo "$n snippets in documents of $g: medians tree $mt ms, base $mb ms: $(awk -v a="$mb" -v b="$mt" 'BEGIN { printf "%.2f", a / b }') x"
+		ab_rounds "$n snippets in documents of $g" ms "the files" write
 	done
 done

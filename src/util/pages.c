@@ -11,11 +11,14 @@
 void pages_populate(void *p, size_t len)
 {
 #ifdef MADV_POPULATE_WRITE
-	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
-	uintptr_t from = ((uintptr_t)p + page - 1) & ~(page - 1);
-	uintptr_t to = ((uintptr_t)p + len) & ~(page - 1);
+	uintptr_t page, from, to;
 
-	if (len >= PAGES_MIN && to > from)
+	if (len < PAGES_MIN)
+		return;
+	page = (uintptr_t)sysconf(_SC_PAGESIZE);
+	from = ((uintptr_t)p + page - 1) & ~(page - 1);
+	to = ((uintptr_t)p + len) & ~(page - 1);
+	if (to > from)
 		(void)madvise((void *)from, to - from, MADV_POPULATE_WRITE);
 #else
 	(void)p, (void)len;

@@ -666,7 +666,6 @@ static int ingest_documents(struct work_ctx *w, const char *dataset_id,
 		if (ready != NULL) {
 			struct group_store gs = { dataset_id, dim, ready, ready->d, ready->nd,
 			                          rows, kept, rag_rows_count(kept), false };
-			size_t before = gs.kept_before;
 
 			stored = db_tx(w->db, "ingestion group", group_store_tx, &gs);
 			if (stored == DB_ERR_DUPLICATE) {
@@ -678,7 +677,7 @@ static int ingest_documents(struct work_ctx *w, const char *dataset_id,
 			group_free(ready);
 			ready = NULL;
 			if (stored != GROUP_STORED)
-				rag_rows_truncate(kept, before);
+				rag_rows_truncate(kept, gs.kept_before);
 			if (stored < 0)
 				goto dberr;
 			if (stored == GROUP_INTRUDER) {

@@ -16,8 +16,6 @@ use Test::More;
 use RagFixture;
 use SluiceTest;
 
-sub sq { "'" . join("''", split /'/, $_[0], -1) . "'" }
-
 my $ds = ready_dataset([ { text => 'The harbour ledger lists timber and cargo.', metadata => {} } ],
 		       name => "leftover-$$");
 my $dim = mysql('SELECT dimensions FROM rag_datasets WHERE id = ' . sq($ds));

@@ -26,13 +26,6 @@ our @EXPORT = qw(
 	start_extra_work stop_extra_work sq runs_of tap_pid_file children_of
 );
 
-sub sq {
-	my ($v) = @_;
-	return 'NULL' unless defined $v;
-	(my $q = $v) =~ s/(['\\])/\\$1/g;
-	return "'$q'";
-}
-
 my $seq = 0;
 
 # A job of the fixture tap: %config is the tap's config (generate, sleep_ms,

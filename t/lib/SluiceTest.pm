@@ -31,7 +31,7 @@ use Time::Local qw(timegm_modern);
 our @EXPORT = qw(
 	env http raw_http header describe json_response_is iso_time_ok
 	token craft_jwt jwt_secret jwt_payload b64url b64url_decode
-	mysql run_cmd dev
+	mysql sq run_cmd dev
 	master_pid worker_pids waiter_pid proc_stat proc_alive wait_workers busy_worker
 	wait_until
 	serve_log_offset serve_log_since work_log_offset work_log_since
@@ -440,6 +440,14 @@ sub mysql {
 		if wantarray;
 	(my $out = $r->{out}) =~ s/\n\z//;
 	return $out;
+}
+
+# sq($v): $v as an SQL string literal for mysql() (NULL when undef).
+sub sq {
+	my ($v) = @_;
+	return 'NULL' unless defined $v;
+	(my $q = $v) =~ s/(['\\])/\\$1/g;
+	return "'$q'";
 }
 
 # dev('db-stop'): scripts/dev for this instance -> run_cmd result.

@@ -29,24 +29,16 @@ trap 'rm -rf "$TMP"' EXIT
 # shellcheck source=bench/lib/ab.sh
 . "$ROOT/bench/lib/ab.sh"
 
-# shellcheck disable=SC2046
-build() {                # build OUT SRC
-	local files=()
-	# Every file the index writer links, in either tree.
-	for f in retrieval/{vec,vec_codes,tokenize,bm25,index,title} util/{thread,pages}; do
-		[[ -f $2/$f.c ]] && files+=("$2/$f.c")
-	done
-	"$CC" -std=gnu11 -O2 -D_GNU_SOURCE -I"$2" $(pkg-config --cflags json-c) -o "$1" \
-		"$ROOT/bench/index_write.c" "${files[@]}" -ljson-c -lstemmer -lm -lpthread
+build() {                # build OUT SRC: with every file the index writer links, in either tree
+	ab_build "$1" "$2" "$ROOT/bench/index_write.c" \
+		retrieval/{vec,vec_codes,tokenize,bm25,index,title} util/{thread,pages}
 }
 mkdir -p "$TMP/base"
 git -C "$ROOT" archive "$BASE" src | tar -x -C "$TMP"/base
 build "$TMP/write-tree" "$ROOT/src"
 build "$TMP/write-base" "$TMP/base/src"
 
-{ cat /usr/share/common-licenses/*
-  find /usr/share/doc -name copyright -size -64k -print0 2>/dev/null | xargs -0 cat 2>/dev/null || true
-} | head -c 8000000 >"$TMP/text.txt"
+ab_text | head -c 8000000 >"$TMP/text.txt"
 
 echo "== index_write: this tree $(git -C "$ROOT" rev-parse --short HEAD)$(git -C "$ROOT" diff --quiet -- src || echo +changes), base $BASE, $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
 write() {                # write tree|base: one run of the shape $n, $g

@@ -196,6 +196,13 @@ static int rank_and_store(struct db *db, const struct config *cfg, const struct 
 	}
 	n = rank_question(ix, qvec, a->text, a->len, &a->rp, hits, a->rp.top_n);
 	TEST_HOOK_PAUSE(cfg, rag_test_rank_delay_ms);
+#ifdef SLUICE_TEST_HOOKS
+	static bool ranked_before;               /* in this process */
+	if (!ranked_before) {
+		ranked_before = true;
+		TEST_HOOK_SPIN(cfg, rag_test_rank_spin_first_ms);
+	}
+#endif
 	*rank_ms += time_cpu_ms() - c0;
 	docs = json_object_new_array();
 	for (size_t i = 0; i < n; i++) {

@@ -172,6 +172,7 @@ static const struct key keys[] = {
 	NUM(rag_test_batch_delay_ms, 0, 60000),
 	NUM(storage_test_unlink_delay_ms, 0, 60000),
 	NUM(rag_test_rank_delay_ms, 0, 60000),
+	NUM(rag_test_rank_spin_first_ms, 0, 60000),
 #endif
 
 	STR(singer_taps_dir, true),
@@ -308,6 +309,7 @@ void config_defaults(struct config *c)
 	c->storage_test_unlink_delay_ms = 0;
 	c->rag_test_batch_delay_ms = 0;
 	c->rag_test_rank_delay_ms = 0;
+	c->rag_test_rank_spin_first_ms = 0;
 #endif
 
 	strcpy(c->singer_taps_dir, SLUICE_PKGDATADIR "/taps");

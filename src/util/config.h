@@ -153,6 +153,7 @@ struct config {
 	int storage_test_unlink_delay_ms; /* after a file's removal committed */
 	int rag_test_batch_delay_ms;    /* after sluice work took a question's riders */
 	int rag_test_rank_delay_ms;     /* inside a ranking: a core taken away */
+	int rag_test_rank_spin_first_ms; /* CPU burnt in a process's first ranking */
 #endif
 
 	/* runner: singer and file_storage connectors */

@@ -1,4 +1,4 @@
-/* test_hooks.c - the test-only pauses and allocations of test_hooks.h;
+/* test_hooks.c - the test-only pauses, spins and allocations of test_hooks.h;
  * compiled only with --enable-test-hooks. */
 #include <errno.h>
 #include <stdlib.h>
@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include "util/test_hooks.h"
+#include "util/timeutil.h"
 
 #define MIB (1024 * 1024)
 
@@ -19,6 +20,15 @@ void test_hook_pause(int ms)
 	ts.tv_nsec = (long)(ms % 1000) * 1000000L;
 	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
 		;
+}
+
+void test_hook_spin(int ms)
+{
+	double until = time_cpu_ms() + ms;
+	volatile unsigned long n = 0;
+
+	while (ms > 0 && time_cpu_ms() < until)
+		n++;
 }
 
 int test_hook_alloc(int mb, int *got)

@@ -729,27 +729,28 @@ sub conf_write {
 }
 
 # Write $text as the config and HUP the master; returns once every worker
-# and the waiter are new processes that read it (dies after 30 s).  For a
-# config with the same worker count.
+# and the waiter are new processes that read it (dies after 30 s).  $count
+# is how many workers the config gives, when not as many as now.
 sub reload_serve {
-	my ($text) = @_;
+	my ($text, $count) = @_;
 	my $m = master_pid();
 	my @old = worker_pids($m);
 	my $waiter = waiter_pid($m);
 	conf_write($text);
 	kill 'HUP', $m or croak "HUP $m: $!";
-	wait_workers($m, scalar @old, 30, \@old) or croak "no new workers after HUP\n";
+	wait_workers($m, $count // scalar @old, 30, \@old) or croak "no new workers after HUP\n";
 	return 1 unless $waiter;
 	wait_until(30, sub { my $w = waiter_pid($m); $w && $w != $waiter })
 		or croak "no new waiter after HUP\n";
 	return 1;
 }
 
-# reload_serve($text), then `sluice work` restarted on it (it reads its
-# config at start only); returns once /health answers (dies otherwise).
+# reload_serve($text, $count), then `sluice work` restarted on it (it
+# reads its config at start only); returns once /health answers (dies
+# otherwise).
 sub reload_stack {
-	my ($text) = @_;
-	reload_serve($text);
+	my ($text, $count) = @_;
+	reload_serve($text, $count);
 	for my $cmd (qw(work-stop work-start)) {
 		my $r = dev($cmd);
 		croak "scripts/dev $cmd: $r->{out}$r->{err}" if $r->{exit};

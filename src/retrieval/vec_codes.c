@@ -19,9 +19,11 @@
  *
  * The pass reads 1 byte per component instead of 4, so a question alone
  * (bound by memory bandwidth) takes about a quarter of the float scan.
- * What the bound costs is the rows scored again: tens, at most a few
- * hundred, of 100,000 for a top 20 of the built-in embedder's vectors
- * (bench/vec_speed.c prints the count for random rows). */
+ * What the bound costs is the rows scored again: tens to a few hundred
+ * of 100,000 for a top 20 of the built-in embedder's vectors, thousands
+ * where a passage recurs (twins tie, and ties are ordered by their exact
+ * scores); bench/vec_speed.c prints the count for random rows,
+ * bench/vec_questions.c for real text. */
 #include <float.h>
 #include <immintrin.h>
 #include <math.h>

@@ -20,8 +20,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "lib/bench.h"
 #include "retrieval/chunk.h"
 #include "retrieval/embed.h"
 #include "retrieval/index.h"
@@ -32,21 +32,6 @@
 #define K 20
 #define DOCS 20
 #define MAX_REPS 101
-
-static double now_ms(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
 
 static int cmp_size(const void *a, const void *b)
 {

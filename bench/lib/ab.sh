@@ -5,7 +5,8 @@
 #
 #   ab_build OUT SRC MAIN FILE...
 #     MAIN (a bench program) compiled as OUT against the tree SRC: with
-#     each FILE (a path under SRC without .c) that SRC has.
+#     each FILE (a path under SRC without .c) that SRC has, and bench/ on
+#     the include path (lib/bench.h).
 #   ab_text
 #     The retrieval benches' text on stdout: the licences under
 #     /usr/share/common-licenses and the copyright files under
@@ -41,7 +42,8 @@ ab_build() {
 	for f in "$@"; do
 		[[ -f $src/$f.c ]] && files+=("$src/$f.c")
 	done
-	"$CC" -std=gnu11 -O2 -D_GNU_SOURCE -I"$src" $(pkg-config --cflags json-c) -o "$out" \
+	"$CC" -std=gnu11 -O2 -D_GNU_SOURCE -I"$src" -I"$(dirname "$main")" \
+		$(pkg-config --cflags json-c) -o "$out" \
 		"$main" "${files[@]}" -ljson-c -lstemmer -lm -lpthread
 }
 

@@ -33,7 +33,9 @@
 #       success; documents/s and snippets/s per N show whether the cost per
 #       document stays flat as the dataset grows.  A size that is not done
 #       within CAP seconds (600) is reported with the rate reached so far
-#       (progress.documents_done) and the dataset is deleted.
+#       (progress.documents_done) and the dataset is deleted; one that
+#       settled is read 20 times over (the median GET, which must not grow
+#       with N) before it is deleted.
 #       INGEST_ONLY=1 runs (1) and (3) only.
 # The instance is stopped at the end unless KEEP=1.  The dataset of (1) is
 # the one (2) asks; questions are lines of the same text.
@@ -313,6 +315,17 @@ for my $n (split ' ', $docs) {
 			"(posted in %.2f s): %6.0f documents/s, %6.0f snippets/s\n",
 			$dsn->{document_count}, $dsn->{snippet_count}, $tn, $posted,
 			$dsn->{document_count} / $tn, $dsn->{snippet_count} / $tn;
+		# What a client's GET of the settled dataset costs (one keep-alive
+		# connection, 20 GETs): it must not grow with the dataset.
+		my @g;
+		for (1 .. 20) {
+			my $g0 = time;
+			call($ua, GET => "/dataset/$did");
+			push @g, (time - $g0) * 1000;
+		}
+		@g = sort { $a <=> $b } @g;
+		printf "GET of the settled dataset of %6d documents: median %.2f ms, max %.2f ms\n",
+			$n, $g[10], $g[-1];
 	}
 	call($ua, DELETE => "/dataset/$did");
 }

@@ -35,7 +35,8 @@
 #       within CAP seconds (600) is reported with the rate reached so far
 #       (progress.documents_done) and the dataset is deleted; one that
 #       settled is read 20 times over (the median GET, which must not grow
-#       with N) before it is deleted.
+#       with N) before it is deleted.  The polls' own times while the
+#       dataset is processing are printed too.
 #       INGEST_ONLY=1 runs (1) and (3) only.
 # The instance is stopped at the end unless KEEP=1.  The dataset of (1) is
 # the one (2) asks; questions are lines of the same text.
@@ -296,13 +297,18 @@ for my $n (split ' ', $docs) {
 		die "POST documents: $s" unless $s == 202;
 	}
 	my $posted = time - $t1;
-	my $dsn;
+	my ($dsn, @polls);
 	while (1) {
+		my $p0 = time;
 		(undef, $dsn) = call($ua, GET => "/dataset/$did");
+		push @polls, (time - $p0) * 1000 if $dsn->{status} eq 'processing';
 		last if $dsn->{status} ne 'processing' || time - $t1 > $cap;
 		sleep $poll;
 	}
 	my $tn = time - $t1;
+	@polls = sort { $a <=> $b } @polls;
+	printf "GETs of the processing dataset of %6d documents: %d, median %.2f ms, max %.2f ms\n",
+		$n, scalar @polls, $polls[$#polls / 2], $polls[-1] if @polls;
 	if ($dsn->{status} eq 'processing') {
 		my $done = $dsn->{progress}{documents_done};
 		printf "ingestion curve: %6d one-snippet documents NOT done in %.0f s " .

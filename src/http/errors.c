@@ -30,8 +30,19 @@ int req_count_or_reply(struct req *r, struct db_stmt *st, long long *n)
 	return rc < 0 ? resp_db_error(r, db_last_err(r->db)) : 0;
 }
 
+static struct json_object *row_plain(const struct db_stmt *st, void *row)
+{
+	return (*(req_row_fn *)row)(st);
+}
+
 struct json_object *req_rows_or_reply(struct req *r, struct db_stmt *st,
                                       req_row_fn row)
+{
+	return req_rows_arg_or_reply(r, st, row_plain, &row);
+}
+
+struct json_object *req_rows_arg_or_reply(struct req *r, struct db_stmt *st,
+                                          req_row_arg_fn row, void *arg)
 {
 	struct json_object *arr;
 	int rc;
@@ -42,7 +53,7 @@ struct json_object *req_rows_or_reply(struct req *r, struct db_stmt *st,
 	}
 	arr = json_object_new_array();
 	while ((rc = db_fetch(st)) == 1)
-		json_object_array_add(arr, row(st));
+		json_object_array_add(arr, row(st, arg));
 	db_done(st);
 	if (rc < 0) {
 		json_object_put(arr);

@@ -22,6 +22,10 @@ int req_count_or_reply(struct req *r, struct db_stmt *st, long long *n);
 typedef struct json_object *(*req_row_fn)(const struct db_stmt *st);
 struct json_object *req_rows_or_reply(struct req *r, struct db_stmt *st,
                                       req_row_fn row);
+/* The same, with the caller's arg passed to row. */
+typedef struct json_object *(*req_row_arg_fn)(const struct db_stmt *st, void *arg);
+struct json_object *req_rows_arg_or_reply(struct req *r, struct db_stmt *st,
+                                          req_row_arg_fn row, void *arg);
 
 /* Answer a failed database call: 503 {"detail":"Database unavailable"}
  * with Retry-After when the server cannot be reached or serve (a Galera

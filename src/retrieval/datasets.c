@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -220,36 +221,79 @@ static int dataset_post(struct req *r)
 
 /* --- GET /dataset/{id} and GET /dataset ------------------------------------------ */
 
-/* A dataset as GET shows it: its row and its live counts, read in one
- * statement and so in one snapshot (read apart, a dataset that settled in
- * between showed "success" beside documents still processing).  A settled
- * dataset's counts of done documents and of snippets are the ones stored
- * when it settled: every change since (a POST, a delete, a retry) sets it
- * processing again in the same transaction, and it settles only when no
- * document is processing.  Counted, they cost an index entry per document
- * and per snippet on every GET, and for every dataset of GET /dataset:
- * 37-46 ms for 100,000 documents.  Its processing and failed documents are
- * still counted: two empty ranges of the index.  A dataset processing or
- * failed has everything counted, from rag_documents_pending_idx and
- * rag_snippets_dataset_idx, never by reading the rows (clients poll this
- * while a large dataset is ingested).  The caller's user id first, then
- * what the WHERE clause that follows binds. */
+/* A dataset as GET shows it: its row and its counts, read in one statement
+ * and so in one snapshot (read apart, a dataset that settled in between
+ * showed "success" beside documents still processing).
+ *
+ * A settled dataset's counts of done documents and of snippets are the
+ * ones stored when it settled: every change since (a POST, a delete, a
+ * retry) sets it processing again in the same transaction, and it settles
+ * only when no document is processing.  Its processing and failed
+ * documents are still counted: two empty ranges of the index.
+ *
+ * A processing (or failed) dataset is counted from rag_documents_pending_idx
+ * and rag_snippets_dataset_idx, never by reading the rows: an index entry
+ * per document and per snippet, 37-46 ms for 100,000 documents.  Clients
+ * poll a dataset while it is ingested, so a processing dataset's counts are
+ * kept in rag_dataset_counts (migration 020) and shown again for
+ * dataset_counts_cache_ms while its index_generation, which every POST,
+ * delete and retry bumps, is the one they were counted at.  The columns
+ * after the counts say whether this statement counted and what to store.
+ * Binds: the counts' age in microseconds, the caller's user id, then what
+ * the WHERE clause that follows binds. */
 #define DOCS_WITH "(SELECT COUNT(*) FROM rag_documents x FORCE INDEX " \
 	"(rag_documents_pending_idx) WHERE x.dataset_id = d.id AND x.status = "
+#define SNIPPETS_COUNTED "(SELECT COUNT(*) FROM rag_snippets s FORCE INDEX " \
+	"(rag_snippets_dataset_idx) WHERE s.dataset_id = d.id)"
 #define DATASET_SELECT "SELECT d.id, d.name, d.status, d.error, d.embedder, " \
 	"d.dimensions, d.created_at, d.updated_at, " \
-	DOCS_WITH "'processing'), " \
-	"IF(d.status = 'success', d.document_count, " DOCS_WITH "'success')), " \
-	DOCS_WITH "'failed'), " \
-	"IF(d.status = 'success', d.snippet_count, (SELECT COUNT(*) FROM rag_snippets s " \
-	"FORCE INDEX (rag_snippets_dataset_idx) WHERE s.dataset_id = d.id)) " \
-	"FROM rag_datasets d WHERE d.owner_user_id = ? "
+	"IFNULL(c.processing, " DOCS_WITH "'processing')), " \
+	"IF(d.status = 'success', d.document_count, IFNULL(c.done, " DOCS_WITH "'success'))), " \
+	"IFNULL(c.failed, " DOCS_WITH "'failed')), " \
+	"IF(d.status = 'success', d.snippet_count, IFNULL(c.snippets, " SNIPPETS_COUNTED ")), " \
+	"d.status = 'processing' AND c.dataset_id IS NULL, d.index_generation, NOW(6) " \
+	"FROM rag_datasets d LEFT JOIN rag_dataset_counts c ON c.dataset_id = d.id AND " \
+	"d.status = 'processing' AND c.index_generation = d.index_generation AND " \
+	"c.counted_at >= NOW(6) - INTERVAL ? MICROSECOND WHERE d.owner_user_id = ? "
+enum { COL_PROCESSING = 8, COL_DONE, COL_FAILED, COL_SNIPPETS, COL_COUNTED, COL_GENERATION,
+       COL_NOW };
+
+/* The first bind of DATASET_SELECT: -1 (a moment in the future) when
+ * counts are never reused. */
+static long long counts_age_us(const struct config *cfg)
+{
+	return cfg->dataset_counts_cache_ms > 0 ? cfg->dataset_counts_cache_ms * 1000LL : -1;
+}
+
+/* Counts a GET took. */
+struct counted {
+	char id[RAG_ID_LEN + 1];
+	char at[32];
+	long long generation, n[4];
+};
+
+/* Stored unless newer ones are there already (the assignments run left to
+ * right: the generation goes last, after the others compared against it).
+ * Best effort: a GET has its answer, and a dataset deleted meanwhile
+ * refuses the row by its foreign key. */
+#define COUNTS_NEWER "(VALUES(index_generation) > index_generation OR " \
+	"(VALUES(index_generation) = index_generation AND VALUES(counted_at) > counted_at))"
+#define COUNTS_KEEP(col) #col " = IF(" COUNTS_NEWER ", VALUES(" #col "), " #col "), "
+static void counts_store(struct db *db, const struct counted *c)
+{
+	(void)db_exec(db, "INSERT INTO rag_dataset_counts (dataset_id, index_generation, "
+	              "counted_at, processing, done, failed, snippets) VALUES (?, ?, ?, ?, ?, ?, ?) "
+	              "ON DUPLICATE KEY UPDATE " COUNTS_KEEP(processing) COUNTS_KEEP(done)
+	              COUNTS_KEEP(failed) COUNTS_KEEP(snippets) COUNTS_KEEP(counted_at)
+	              "index_generation = GREATEST(index_generation, VALUES(index_generation))",
+	              "sisiiii", c->id, c->generation, c->at, c->n[0], c->n[1], c->n[2], c->n[3]);
+}
 
 static struct json_object *dataset_row_json(const struct db_stmt *st)
 {
 	struct json_object *o = json_object_new_object(), *progress;
-	long long processing = db_col_ll(st, 8), done = db_col_ll(st, 9);
-	long long failed = db_col_ll(st, 10);
+	long long processing = db_col_ll(st, COL_PROCESSING), done = db_col_ll(st, COL_DONE);
+	long long failed = db_col_ll(st, COL_FAILED);
 	long long total = processing + done + failed;
 
 	json_object_object_add(o, "dataset_id", json_object_new_string(db_col_str(st, 0)));
@@ -258,7 +302,8 @@ static struct json_object *dataset_row_json(const struct db_stmt *st)
 	json_object_object_add(o, "error", db_col_null(st, 3) ? NULL
 	                       : json_object_new_string(db_col_str(st, 3)));
 	json_object_object_add(o, "document_count", json_object_new_int64(total));
-	json_object_object_add(o, "snippet_count", json_object_new_int64(db_col_ll(st, 11)));
+	json_object_object_add(o, "snippet_count",
+	                       json_object_new_int64(db_col_ll(st, COL_SNIPPETS)));
 	progress = json_object_new_object();
 	json_object_object_add(progress, "documents_total", json_object_new_int64(total));
 	json_object_object_add(progress, "documents_done", json_object_new_int64(done));
@@ -275,6 +320,53 @@ static struct json_object *dataset_row_json(const struct db_stmt *st)
 	return o;
 }
 
+/* Counts a statement took, to be stored once it is read (the connection
+ * is busy until then). */
+struct counted_list {
+	struct counted *c;
+	size_t n, cap;
+	bool keep;                      /* dataset_counts_cache_ms > 0 */
+};
+
+/* A row as dataset_row_json shows it, its counts noted when it took them. */
+static struct json_object *dataset_row_noting(const struct db_stmt *st, void *arg)
+{
+	struct counted_list *l = arg;
+	struct counted *c;
+
+	if (l->keep && db_col_ll(st, COL_COUNTED) != 0) {
+		if (l->n == l->cap) {
+			size_t cap = l->cap ? 2 * l->cap : 4;
+			struct counted *t = realloc(l->c, cap * sizeof *t);
+
+			if (t == NULL)         /* not stored: the next GET counts again */
+				return dataset_row_json(st);
+			l->c = t;
+			l->cap = cap;
+		}
+		c = &l->c[l->n++];
+		snprintf(c->id, sizeof c->id, "%s", db_col_str(st, 0));
+		snprintf(c->at, sizeof c->at, "%s", db_col_str(st, COL_NOW));
+		c->generation = db_col_ll(st, COL_GENERATION);
+		for (int k = 0; k < 4; k++)
+			c->n[k] = db_col_ll(st, COL_PROCESSING + k);
+	}
+	return dataset_row_json(st);
+}
+
+/* The datasets a DATASET_SELECT statement reads, as a JSON array, the
+ * counts it took stored; NULL once the error is answered. */
+static struct json_object *datasets_read(struct req *r, struct db_stmt *st)
+{
+	struct counted_list l = { .keep = r->cfg->dataset_counts_cache_ms > 0 };
+	struct json_object *arr = req_rows_arg_or_reply(r, st, dataset_row_noting, &l);
+
+	for (size_t i = 0; arr != NULL && i < l.n; i++)
+		counts_store(r->db, &l.c[i]);
+	free(l.c);
+	return arr;
+}
+
 static int dataset_get(struct req *r)
 {
 	char id[RAG_ID_LEN + 1];
@@ -286,8 +378,8 @@ static int dataset_get(struct req *r)
 		return rag_reply(r, RAG_DATASET_NOT_FOUND);
 	if (req_db_or_reply(r) == NULL)
 		return -1;
-	arr = req_rows_or_reply(r, db_query(r->db, DATASET_SELECT "AND d.id = ?", "is",
-	                        r->id.user_id, id), dataset_row_json);
+	arr = datasets_read(r, db_query(r->db, DATASET_SELECT "AND d.id = ?", "iis",
+	                    counts_age_us(r->cfg), r->id.user_id, id));
 	if (arr == NULL)
 		return -1;
 	if (json_object_array_length(arr) == 0) {
@@ -321,9 +413,9 @@ static int datasets_list(struct req *r)
 	if (req_count_or_reply(r, db_query(r->db, "SELECT COUNT(*) FROM rag_datasets "
 	    "WHERE owner_user_id = ?", "i", r->id.user_id), &total) != 0)
 		return -1;
-	arr = req_rows_or_reply(r, db_query(r->db, DATASET_SELECT "ORDER BY d.created_at "
-	    "DESC, d.id LIMIT ? OFFSET ?", "iii", r->id.user_id, q.page.limit,
-	    page_offset(&q.page)), dataset_row_json);
+	arr = datasets_read(r, db_query(r->db, DATASET_SELECT "ORDER BY d.created_at "
+	    "DESC, d.id LIMIT ? OFFSET ?", "iiii", counts_age_us(r->cfg), r->id.user_id,
+	    q.page.limit, page_offset(&q.page)));
 	if (arr == NULL)
 		return -1;
 	o = json_object_new_object();

@@ -141,6 +141,8 @@ struct config {
 	int question_inline_max_snippets;     /* a worker ranks an index up to this */
 	int question_inline_budget_ms;        /* ... whose last ranking took this much
 	                                       * CPU time at most */
+	int dataset_counts_cache_ms;          /* a processing dataset's counts are
+	                                       * shown again this long; 0 = never */
 #ifdef SLUICE_TEST_HOOKS
 	/* Test builds only (util/test_hooks.h): a pause before a worker
 	 * answers a question / before each ingested document, so a test can

@@ -189,6 +189,7 @@ static void test_defaults(void)
 	CU_ASSERT_EQUAL(c.question_wait_max_s, 30);
 	CU_ASSERT_EQUAL(c.question_inline_max_snippets, 200000);
 	CU_ASSERT_EQUAL(c.question_inline_budget_ms, 50);
+	CU_ASSERT_EQUAL(c.dataset_counts_cache_ms, 1000);
 	CU_ASSERT_EQUAL(c.work_shutdown_grace_s, 20);
 	CU_ASSERT_EQUAL(c.work_rag_ingest_deadline_s, 3600);
 	CU_ASSERT_EQUAL(c.runner_run_timeout_s, 21600);
@@ -241,6 +242,7 @@ static const struct range_case ranges[] = {
 	RANGE(password_checks_max, 0, 256),
 	RANGE(question_inline_max_snippets, 0, 10000000),
 	RANGE(question_inline_budget_ms, 0, 10000),
+	RANGE(dataset_counts_cache_ms, 0, 60000),
 	RANGE(runner_max_runs, 1, 256),
 	RANGE(runner_heartbeat_s, 1, 300),
 	RANGE(runner_stale_s, 10, 86400),

@@ -239,8 +239,9 @@ static int dataset_post(struct req *r)
  * dataset_counts_cache_ms while its index_generation, which every POST,
  * delete and retry bumps, is the one they were counted at.  The columns
  * after the counts say whether this statement counted and what to store.
- * Binds: the counts' age in microseconds, the caller's user id, then what
- * the WHERE clause that follows binds. */
+ * Binds: the counts' age in microseconds (at 0 nothing is stored, and
+ * what was is too old), the caller's user id, then what the WHERE clause
+ * that follows binds. */
 #define DOCS_WITH "(SELECT COUNT(*) FROM rag_documents x FORCE INDEX " \
 	"(rag_documents_pending_idx) WHERE x.dataset_id = d.id AND x.status = "
 #define SNIPPETS_COUNTED "(SELECT COUNT(*) FROM rag_snippets s FORCE INDEX " \
@@ -257,13 +258,6 @@ static int dataset_post(struct req *r)
 	"c.counted_at >= NOW(6) - INTERVAL ? MICROSECOND WHERE d.owner_user_id = ? "
 enum { COL_PROCESSING = 8, COL_DONE, COL_FAILED, COL_SNIPPETS, COL_COUNTED, COL_GENERATION,
        COL_NOW };
-
-/* The first bind of DATASET_SELECT: -1 (a moment in the future) when
- * counts are never reused. */
-static long long counts_age_us(const struct config *cfg)
-{
-	return cfg->dataset_counts_cache_ms > 0 ? cfg->dataset_counts_cache_ms * 1000LL : -1;
-}
 
 /* Counts a GET took. */
 struct counted {
@@ -379,7 +373,7 @@ static int dataset_get(struct req *r)
 	if (req_db_or_reply(r) == NULL)
 		return -1;
 	arr = datasets_read(r, db_query(r->db, DATASET_SELECT "AND d.id = ?", "iis",
-	                    counts_age_us(r->cfg), r->id.user_id, id));
+	                    r->cfg->dataset_counts_cache_ms * 1000LL, r->id.user_id, id));
 	if (arr == NULL)
 		return -1;
 	if (json_object_array_length(arr) == 0) {
@@ -414,8 +408,8 @@ static int datasets_list(struct req *r)
 	    "WHERE owner_user_id = ?", "i", r->id.user_id), &total) != 0)
 		return -1;
 	arr = datasets_read(r, db_query(r->db, DATASET_SELECT "ORDER BY d.created_at "
-	    "DESC, d.id LIMIT ? OFFSET ?", "iiii", counts_age_us(r->cfg), r->id.user_id,
-	    q.page.limit, page_offset(&q.page)));
+	    "DESC, d.id LIMIT ? OFFSET ?", "iiii", r->cfg->dataset_counts_cache_ms * 1000LL,
+	    r->id.user_id, q.page.limit, page_offset(&q.page)));
 	if (arr == NULL)
 		return -1;
 	o = json_object_new_object();

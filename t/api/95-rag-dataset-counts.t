@@ -10,7 +10,9 @@
 # not made through the API shows once the counts are older than the
 # setting, a POST shows at once, another customer reads nothing, older
 # counts never replace newer ones, and the counts go with the dataset.
-# With the setting at 0 every GET counts.
+# Counts are shown alike for an id in upper case, after every worker was
+# killed with -9 and after MariaDB restarted; another customer's look-alike
+# id stores nothing.  With the setting at 0 every GET counts.
 use strict;
 use warnings;
 
@@ -27,8 +29,13 @@ my $KEEP_MS = 5000;
 
 my $orig = conf_read();
 my $restored = 0;
+my $db_down = 0;
 END {
 	local ($?, $@);
+	if ($db_down) {
+		eval { dev('db-start') };
+		wait_until(60, sub { http(GET => '/health')->{status} == 200 });
+	}
 	return if $restored;
 	eval { dev('work-start') };
 	eval { reload_serve($orig) };
@@ -113,6 +120,66 @@ is(add_documents($ds, [ { text => 'One more tide table.' } ], basic => $mine)->{
 is_deeply($progress->(rag(GET => "/dataset/$ds", undef, basic => $mine)->{json}),
 	  [ 'processing', $DOCS + 1, $DOCS + 1, 0, 0 ],
 	  'the next GET shows it at once (the POST retried the failed five as well)');
+
+# --- look-alike ids, killed workers, a MariaDB restart ------------------------------
+# Counts are rows, not a worker's memory: they are shown by every worker,
+# after workers die, and after MariaDB restarts, within the setting (a
+# minute here, to outlast the restart).  An id in upper case is the same
+# dataset to its owner and nobody's to another customer, and neither stores
+# counts under another key.
+
+reload_serve(conf_with($orig, dataset_counts_cache_ms => 60000));
+my $now = [ 'processing', $DOCS + 1, $DOCS + 1, 0, 0 ];
+my $shown_stored = sub {
+	my ($how, $path) = @_;
+	my $from = $read_next->();
+	my $res = rag(GET => $path // "/dataset/$ds", undef, basic => $mine);
+	is($res->{status}, 200, "$how: 200") or diag describe($res);
+	is_deeply($progress->($res->{json} // {}), $now, "$how: the counts");
+	my $walked = $read_next->() - $from;
+	cmp_ok($walked, '<', $DOCS, "$how: shown from the stored counts, not counted")
+		if $from >= 0;
+};
+mysql("DELETE FROM rag_dataset_counts WHERE dataset_id = '$ds'");
+is_deeply($progress->(rag(GET => "/dataset/$ds", undef, basic => $mine)->{json}), $now,
+	  'counted once more');
+my $row = sub {
+	return scalar mysql("SELECT CONCAT_WS(' ', dataset_id, counted_at, processing) "
+			    . "FROM rag_dataset_counts WHERE dataset_id IN ('$ds', '" . uc($ds) . "')");
+};
+my $kept = $row->();
+like($kept, qr/^\Q$ds\E \S+ \S+ ${\($DOCS + 1)}$/, 'one counts row, under the dataset\'s id');
+
+$shown_stored->('the owner, id in upper case', '/dataset/' . uc($ds));
+json_response_is(rag(GET => '/dataset/' . uc($ds), undef, basic => $other), 404,
+		 { detail => 'Dataset not found' }, 'another customer, id in upper case: 404');
+is($row->(), $kept, 'neither stored counts of its own');
+
+my $master = master_pid();
+my @workers = worker_pids($master);
+ok(@workers > 0, 'the workers are there') or diag "master $master";
+kill 'KILL', @workers;
+my @fresh = wait_workers($master, scalar @workers, 30, \@workers);
+is(scalar @fresh, scalar @workers, 'every worker killed with -9 was replaced');
+$shown_stored->("after kill -9 of every worker ($_)") for 1 .. 2;
+
+# Counted again just before, so that the minute outlasts the restart.
+mysql("DELETE FROM rag_dataset_counts WHERE dataset_id = '$ds'");
+is_deeply($progress->(rag(GET => "/dataset/$ds", undef, basic => $mine)->{json}), $now,
+	  'counted again before MariaDB stops');
+$kept = $row->();
+$db_down = 1;
+$r = dev('db-stop');
+is($r->{exit}, 0, 'MariaDB stopped') or diag "$r->{out}$r->{err}";
+json_response_is(rag(GET => "/dataset/$ds", undef, basic => $mine), 503,
+		 { detail => 'Database unavailable' }, 'GET while MariaDB is down: 503');
+$r = dev('db-start');
+is($r->{exit}, 0, 'MariaDB started again') or diag "$r->{out}$r->{err}";
+$db_down = 0 if $r->{exit} == 0;
+ok(wait_until(60, sub { rag(GET => "/dataset/$ds", undef, basic => $mine)->{status} == 200 }),
+   'GETs answer again after the restart');
+is($row->(), $kept, 'the counts row outlived the restart, unchanged');
+$shown_stored->("after MariaDB restarted ($_)") for 1 .. 2;
 
 # --- the setting at 0: every GET counts, nothing is stored ---------------------------
 

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # bench/vec_batch.sh - exact vector top-k: sluice one question at a time
 # (the float scan, and the pass over the rows' 8-bit codes that it ranks
-# with) against FAISS IndexFlatIP on the same rows and queries, one
-# question at a time and in batches, in queries per second.
+# with) and in batches of 2 to 16 sharing one pass over the codes (as
+# sluice work ranks the questions it answers together), against FAISS
+# IndexFlatIP on the same rows and queries, one question at a time and in
+# batches, in queries per second.
 #
 # FAISS runs with OpenBLAS on one thread and on two (its batched search
 # is a matrix product too; OPENBLAS_NUM_THREADS sets its threads).  The

@@ -31,6 +31,7 @@
 #include "retrieval/rank.h"
 #include "retrieval/retrieval.h"
 #include "retrieval/vec.h"
+#include "retrieval/vec_codes.h"
 #include "util/config.h"
 #include "util/log.h"
 #include "util/test_hooks.h"
@@ -181,8 +182,8 @@ static int load_asked(struct db *db, struct asked *a, struct batch_of *b, bool f
  * rider's as done by process by).  The ranking's CPU time is added to
  * *rank_ms.  0 or -1 (a->err). */
 static int rank_and_store(struct db *db, const struct config *cfg, const struct rindex *ix,
-                          struct asked *a, const float *qvec, const char *by,
-                          double *rank_ms)
+                          struct asked *a, const float *qvec, const struct rank_vector *given,
+                          const char *by, double *rank_ms)
 {
 	struct vec_hit *hits = malloc(a->rp.top_n * sizeof *hits);
 	struct json_object *docs;
@@ -194,7 +195,7 @@ static int rank_and_store(struct db *db, const struct config *cfg, const struct 
 		snprintf(a->err, sizeof a->err, "out of memory");
 		return -1;
 	}
-	n = rank_question(ix, qvec, a->text, a->len, &a->rp, hits, a->rp.top_n);
+	n = rank_question_given(ix, qvec, a->text, a->len, &a->rp, given, hits, a->rp.top_n);
 	TEST_HOOK_PAUSE(cfg, rag_test_rank_delay_ms);
 #ifdef SLUICE_TEST_HOOKS
 	static bool ranked_before;               /* in this process */
@@ -246,6 +247,47 @@ static int rank_and_store(struct db *db, const struct config *cfg, const struct 
 	return 0;
 }
 
+/* The exact vector top-k of the questions of as[0..n) that take one over
+ * every row, in one pass over the codes for all of them
+ * (vec_topk_coded_many): given[i] for those, with have[i] set, their hits
+ * in *hold (the caller frees it).  A pass alone is bound by reading the
+ * codes; shared, each run of them is read once.  Two questions at least:
+ * one ranks as it always did. */
+static void shared_vector_pass(const struct rindex *ix, const struct asked *as, size_t n,
+                               const float *qvecs, struct rank_vector *given, bool *have,
+                               struct vec_hit **hold)
+{
+	size_t rows = rindex_count(ix), dim = rindex_dim(ix), total = 0, m = 0;
+	size_t ks[RAG_QUESTION_BATCH], which[RAG_QUESTION_BATCH];
+	struct vec_question vq[RAG_QUESTION_BATCH];
+	struct vec_hit *h;
+
+	*hold = NULL;
+	for (size_t i = 0; i < n; i++) {
+		have[i] = false;
+		if (!as[i].failed &&
+		    rank_wants_vector(&as[i].rp, rows, as[i].text != NULL, &ks[m])) {
+			total += ks[m];
+			which[m++] = i;
+		}
+	}
+	if (m < 2 || (*hold = h = malloc(total * sizeof *h)) == NULL)
+		return;
+	for (size_t j = 0; j < m; j++) {
+		const float *q = qvecs + which[j] * dim;
+
+		vq[j] = (struct vec_question){ as[which[j]].rp.metric, q, vec_norm(q, dim), NULL,
+		                               ks[j], h, 0, 0 };
+		h += ks[j];
+	}
+	vec_topk_coded_many(VEC_KERNEL_AUTO, vq, m, rindex_vectors(ix), rindex_norms(ix),
+	                    rindex_codes(ix), rows, dim);
+	for (size_t j = 0; j < m; j++) {
+		given[which[j]] = (struct rank_vector){ vq[j].out, vq[j].got };
+		have[which[j]] = true;
+	}
+}
+
 /* Answer as[0..n): as[0] is the question asked for, the others ride along
  * with the item process by runs; a rider not answered here goes back to its
  * own queue row.  With given, as[0] and its dataset are given, not read:
@@ -262,6 +304,9 @@ static int answer_batch(struct db *db, const struct config *cfg, const char *by,
 	const char *texts[RAG_QUESTION_BATCH];
 	size_t lens[RAG_QUESTION_BATCH], live = 0;
 	float *qvecs = NULL;
+	struct rank_vector vtopk[RAG_QUESTION_BATCH];
+	bool vtopk_have[RAG_QUESTION_BATCH];
+	struct vec_hit *shared = NULL;            /* vtopk's hits */
 	double t0, rank_ms = 0;                    /* rank_ms: CPU time */
 	int rc;
 
@@ -296,20 +341,28 @@ static int answer_batch(struct db *db, const struct config *cfg, const char *by,
 		if (!as[i].failed && --j != i)
 			memmove(qvecs + i * b.dim, qvecs + j * b.dim, b.dim * sizeof *qvecs);
 	t0 = time_mono_ms();
+	double c0 = time_cpu_ms();
+	shared_vector_pass(ix, as, n, qvecs, vtopk, vtopk_have, &shared);
+	rank_ms += time_cpu_ms() - c0;
 	for (size_t i = 0; i < n; i++)
 		if (!as[i].failed)
 			as[i].failed = rank_and_store(db, cfg, ix, &as[i], qvecs + i * b.dim,
-			                              by, &rank_ms) != 0;
+			                              vtopk_have[i] ? &vtopk[i] : NULL, by,
+			                              &rank_ms) != 0;
 	/* What a worker's next inline ranking of this dataset may cost: CPU
 	 * time, not the wall clock.  On a busy machine a cheap ranking can
 	 * wait tens of ms for a core; measured by the clock, that sent the
 	 * worker's next questions to sluice work, whose child forks and
 	 * checks the whole index file first, which made the machine busier
-	 * still (5 % of all CPU samples at 16 clients, and a p99 of 184 ms). */
-	rag_index_ranked(b.dataset_id, rank_ms / (double)live);
+	 * still (5 % of all CPU samples at 16 clients, and a p99 of 184 ms).
+	 * Rankings that shared a pass over the codes cost less each than a
+	 * worker's lone one would: they say nothing of it. */
+	if (shared == NULL)
+		rag_index_ranked(b.dataset_id, rank_ms / (double)live);
 	if (n > 1)
 		log_kv(LOG_DEBUG, "questions answered together", "dataset=%s questions=%zu "
-		       "rank_cpu_ms=%.1f ms=%.1f", b.dataset_id, live, rank_ms, time_mono_ms() - t0);
+		       "shared_pass=%s rank_cpu_ms=%.1f ms=%.1f", b.dataset_id, live,
+		       shared != NULL ? "yes" : "no", rank_ms, time_mono_ms() - t0);
 	if (as[0].failed)
 		snprintf(err, errlen, "%s", as[0].err);
 	rc = as[0].failed ? -1 : 1;
@@ -317,6 +370,7 @@ out:
 	for (size_t i = 0; i < n; i++)
 		if ((rc != 1 || as[i].failed) && as[i].item > 0)
 			queue_hurry(db, "rag_question", as[i].id);
+	free(shared);
 	free(qvecs);
 	return rc;
 }

@@ -79,14 +79,32 @@ void rank_params_embedder(struct rank_params *p, bool builtin)
 
 /* The exact vector top-k: a pass over the rows' codes (a quarter of the
  * bytes of the rows), then the few rows that can be in it scored from the
- * floats. */
+ * floats; or the caller's, taken in a pass shared with other questions. */
 static size_t vector_topk(const struct rindex *ix, const struct rank_params *p,
                           const float *q, float qnorm, const uint8_t *keep, size_t k,
-                          struct vec_hit *out)
+                          const struct rank_vector *given, struct vec_hit *out)
 {
+	if (given != NULL) {
+		size_t n = given->n < k ? given->n : k;
+
+		memcpy(out, given->hits, n * sizeof *out);
+		return n;
+	}
 	return vec_topk_coded(p->metric, q, qnorm, rindex_vectors(ix), rindex_norms(ix),
 	                      rindex_codes(ix), rindex_count(ix), rindex_dim(ix), keep, k,
 	                      out, NULL);
+}
+
+bool rank_wants_vector(const struct rank_params *p, size_t rows, bool has_question,
+                       size_t *k)
+{
+	bool hybrid = p->hybrid && has_question;
+
+	if (rows == 0 || p->k == 0 || p->top_n == 0 || p->filter != NULL ||
+	    (hybrid && !p->vec_search))
+		return false;
+	*k = p->k < rows ? p->k : rows;
+	return true;
 }
 
 /* keep[i] = the filter matches row i's metadata; the number kept, or -1. */
@@ -137,7 +155,8 @@ static float metric_of(const struct rindex *ix, enum vec_metric m, const float *
  * fused score in rel; its length, or -1 when out of memory. */
 static long hybrid_rank(const struct rindex *ix, const float *q, float qnorm,
                         const char *question, size_t qlen, const struct rank_params *p,
-                        const uint8_t *keep, size_t k, struct vec_hit *pool, double *rel)
+                        const uint8_t *keep, size_t k, const struct rank_vector *given,
+                        struct vec_hit *pool, double *rel)
 {
 	size_t nc, ncap;
 	const struct rank_weights *w = &p->w;
@@ -162,7 +181,7 @@ static long hybrid_rank(const struct rindex *ix, const float *q, float qnorm,
 		c[nc] = (struct cand){ best[nc].row, best[nc].score, 0 };
 	/* The vector top-k joins when it may matter. */
 	if (p->vec_search || nc < k) {
-		size_t nv = vector_topk(ix, p, q, qnorm, keep, k, best);
+		size_t nv = vector_topk(ix, p, q, qnorm, keep, k, given, best);
 
 		for (size_t i = 0; i < nv; i++) {
 			size_t j = 0;
@@ -233,6 +252,13 @@ out:
 size_t rank_question(const struct rindex *ix, const float *qvec, const char *question,
                      size_t qlen, const struct rank_params *p, struct vec_hit *out, size_t max)
 {
+	return rank_question_given(ix, qvec, question, qlen, p, NULL, out, max);
+}
+
+size_t rank_question_given(const struct rindex *ix, const float *qvec, const char *question,
+                           size_t qlen, const struct rank_params *p,
+                           const struct rank_vector *given, struct vec_hit *out, size_t max)
+{
 	size_t n = rindex_count(ix), dim = rindex_dim(ix), k, top_n, np, nsel = 0, nout = 0;
 	uint8_t *keep = NULL;
 	struct vec_hit *pool = NULL, *sel = NULL;
@@ -257,12 +283,13 @@ size_t rank_question(const struct rindex *ix, const float *qvec, const char *que
 	bool hybrid = p->hybrid && question != NULL;
 
 	if (hybrid) {
-		long nf = hybrid_rank(ix, qvec, qnorm, question, qlen, p, keep, k, pool, rel);
+		long nf = hybrid_rank(ix, qvec, qnorm, question, qlen, p, keep, k, given, pool,
+		                      rel);
 		if (nf < 0)
 			goto out;
 		np = (size_t)nf;
 	} else {
-		np = vector_topk(ix, p, qvec, qnorm, keep, k, pool);
+		np = vector_topk(ix, p, qvec, qnorm, keep, k, given, pool);
 	}
 	if (p->mmr) {
 		size_t nc = p->fetch_k < np ? p->fetch_k : np;

@@ -78,4 +78,21 @@ void rank_params_embedder(struct rank_params *p, bool builtin);
 size_t rank_question(const struct rindex *ix, const float *qvec, const char *question,
                      size_t qlen, const struct rank_params *p, struct vec_hit *out, size_t max);
 
+/* Questions ranked together share one pass over the codes for their
+ * exact vector top-k (vec_topk_coded_many).  rank_wants_vector: whether
+ * rank_question takes that top-k for p (with no filter, over all rows,
+ * and surely: not the built-in embedder's hybrid ranking, which takes it
+ * only when the lexical candidates are too few), and its k.
+ * rank_question_given: rank_question with that top-k given (its hits,
+ * best first), which must be vec_topk_coded's for the question. */
+struct rank_vector {
+	const struct vec_hit *hits;
+	size_t n;
+};
+bool rank_wants_vector(const struct rank_params *p, size_t rows, bool has_question,
+                       size_t *k);
+size_t rank_question_given(const struct rindex *ix, const float *qvec, const char *question,
+                           size_t qlen, const struct rank_params *p,
+                           const struct rank_vector *given, struct vec_hit *out, size_t max);
+
 #endif

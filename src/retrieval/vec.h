@@ -39,9 +39,13 @@ size_t vec_topk(enum vec_metric m, const float *q, float qnorm,
                 const uint8_t *keep, size_t k, struct vec_hit *out);
 
 /* Kernel choice, for tests and the benchmark: VEC_KERNEL_AUTO picks AVX2
- * when the CPU supports AVX2 and FMA, else the portable code. */
+ * when the CPU supports AVX2 and FMA, else the portable code; for the pass
+ * over 8-bit codes (vec_codes.h) it picks AVX-512 VNNI first, where the
+ * CPU has it (VEC_KERNEL_AVX2 asks for AVX2 there too). */
 enum vec_kernel { VEC_KERNEL_AUTO, VEC_KERNEL_PORTABLE, VEC_KERNEL_AVX2 };
 bool vec_have_avx2(void);
+/* AVX-512 F, BW and VNNI. */
+bool vec_have_vnni(void);
 /* As vec_topk with an explicit kernel; AVX2 falls back to portable when the
  * CPU lacks it. */
 size_t vec_topk_with(enum vec_kernel kern, enum vec_metric m, const float *q,

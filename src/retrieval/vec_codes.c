@@ -150,6 +150,53 @@ AVX2 static void idots_avx2(const int8_t *d, const int8_t *c, size_t stride, siz
 		dc[r] = idot_avx2(d, c, stride);
 }
 
+#define VNNI __attribute__((target("avx512f,avx512bw,avx512vnni")))
+
+/* vpdpbusd multiplies unsigned bytes by signed ones, four products added
+ * into each 32-bit lane: one instruction for what takes AVX2 four.  The
+ * row's codes are made unsigned by flipping their top bit (c + 128), so
+ * the lanes add up to d.c + 128 sum(d), and sum(d) is taken once a call.
+ * A lane adds at most stride / 16 products of 255 by 127: under 2^24.
+ * The question's pass alone is bound by reading the codes either way;
+ * questions ranked together (vec_topk_coded_many) read each run once, and
+ * then this is what each of them costs. */
+VNNI static void idots_vnni(const int8_t *d, const int8_t *c, size_t stride, size_t rows,
+                            int64_t *dc)
+{
+	const __m512i flip = _mm512_set1_epi8(-128), ones = _mm512_set1_epi8(1);
+	/* stride is a multiple of 32: the last 32 bytes may be half a load */
+	const __mmask64 tail = 0xffffffffu;
+	const size_t full = stride & ~(size_t)63;
+	__m512i ds = _mm512_setzero_si512();
+	size_t j;
+
+	for (j = 0; j < full; j += 64)
+		ds = _mm512_dpbusd_epi32(ds, ones, _mm512_loadu_si512(d + j));
+	if (j < stride)
+		ds = _mm512_dpbusd_epi32(ds, ones, _mm512_maskz_loadu_epi8(tail, d + j));
+	const int64_t bias = 128 * (int64_t)_mm512_reduce_add_epi32(ds);
+
+	for (size_t r = 0; r < rows; r++, c += stride) {
+		__m512i p = _mm512_setzero_si512();
+
+		for (j = 0; j < full; j += 64)
+			p = _mm512_dpbusd_epi32(p, _mm512_xor_si512(_mm512_loadu_si512(c + j), flip),
+			                        _mm512_loadu_si512(d + j));
+		if (j < stride)
+			p = _mm512_dpbusd_epi32(p, _mm512_xor_si512(
+			        _mm512_maskz_loadu_epi8(tail, c + j), flip),
+			        _mm512_maskz_loadu_epi8(tail, d + j));
+		dc[r] = (int64_t)_mm512_reduce_add_epi32(p) - bias;
+	}
+}
+
+bool vec_have_vnni(void)
+{
+	__builtin_cpu_init();
+	return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+	       __builtin_cpu_supports("avx512vnni");
+}
+
 static idots_fn idots_kernel(enum vec_kernel kern)
 {
 	static _Atomic idots_fn best;
@@ -157,8 +204,10 @@ static idots_fn idots_kernel(enum vec_kernel kern)
 
 	if (kern == VEC_KERNEL_PORTABLE)
 		return idots_portable;
+	if (kern == VEC_KERNEL_AVX2)
+		return vec_have_avx2() ? idots_avx2 : idots_portable;
 	if ((f = atomic_load_explicit(&best, memory_order_relaxed)) == NULL) {
-		f = vec_have_avx2() ? idots_avx2 : idots_portable;
+		f = vec_have_vnni() ? idots_vnni : vec_have_avx2() ? idots_avx2 : idots_portable;
 		atomic_store_explicit(&best, f, memory_order_relaxed);
 	}
 	return f;
@@ -339,91 +388,177 @@ static bool code_question(struct coded_q *x, enum vec_metric m, const float *q, 
 	return true;
 }
 
-size_t vec_topk_coded_with(enum vec_kernel kern, enum vec_metric m, const float *q,
-                           float qnorm, const float *base, const float *norms,
-                           const struct vec_codes *vc, size_t n, size_t dim,
-                           const uint8_t *keep, size_t k, struct vec_hit *out,
-                           size_t *cand)
-{
+/* One question's part of a pass: its coded form, the k best lower bounds
+ * so far and the rows that can still be in its top k. */
+struct pass_q {
+	struct vec_question *vq;
 	struct coded_q x;
-	struct lows lw = { NULL, 0, k };
-	struct cands cs = { 0 };
-	struct vec_hit *hits = NULL;
-	idots_fn idots = idots_kernel(kern);
-	size_t got = 0, stride = vec_code_stride(dim);
-	bool ok = false;
+	struct lows lw;
+	struct cands cs;
+	bool coded;                       /* false: it takes vec_topk's scan */
+};
 
-	if (cand != NULL)
-		*cand = n;
-	if (k == 0 || dim == 0 || (unsigned)m >= VEC_METRIC_COUNT)
-		return 0;
-	if (n > UINT32_MAX)
-		n = UINT32_MAX;                   /* rows are uint32_t */
-	x.d = calloc(stride, sizeof *x.d);
-	lw.v = malloc(k * sizeof *lw.v);
-	if (vc == NULL || vc->stride != stride || norms == NULL || x.d == NULL ||
-	    lw.v == NULL || (m != VEC_L2 && m != VEC_COS && m != VEC_DOT) ||
-	    !code_question(&x, m, q, qnorm, dim))
-		goto scan;
+static void pass_q_free(struct pass_q *p)
+{
+	free(p->x.d);
+	free(p->lw.v);
+	free(p->cs.c);
+	p->x.d = NULL;
+	p->lw.v = NULL;
+	p->cs.c = NULL;
+	p->coded = false;
+}
 
-	for (size_t r0 = 0; r0 < n; r0 += RUN) {
-		size_t rows = n - r0 < RUN ? n - r0 : RUN;
-		int64_t dc[RUN];
-		uint8_t may[RUN];
+/* Set up p for vq: false when it takes the float scan (L1 and max, a
+ * question that is not finite or is zero, codes of another stride, out of
+ * memory). */
+static bool pass_q_start(struct pass_q *p, struct vec_question *vq,
+                         const struct vec_codes *vc, const float *norms, size_t dim,
+                         size_t stride)
+{
+	*p = (struct pass_q){ .vq = vq, .lw = { NULL, 0, vq->k } };
+	p->x.d = calloc(stride, sizeof *p->x.d);
+	p->lw.v = malloc(vq->k * sizeof *p->lw.v);
+	p->coded = vc != NULL && vc->stride == stride && norms != NULL && p->x.d != NULL &&
+	           p->lw.v != NULL &&
+	           (vq->m == VEC_L2 || vq->m == VEC_COS || vq->m == VEC_DOT) &&
+	           code_question(&p->x, vq->m, vq->q, vq->qnorm, dim);
+	if (!p->coded)
+		pass_q_free(p);
+	return p->coded;
+}
 
-		idots(x.d, vc->code + r0 * stride, stride, rows, dc);
-		run_may(&x, dc, vc->scale + r0, vc->err + r0, norms + r0, rows, lows_floor(&lw),
-		        may);
-		for (size_t r = 0; r < rows; r++) {
-			size_t row = r0 + r;
-			double lo, hi;
+/* Rows r0 .. r0 + rows (one run, d.c in dc) for p: its candidates and
+ * bounds; false when out of memory. */
+static bool pass_q_run(struct pass_q *p, const int64_t *dc, const struct vec_codes *vc,
+                       const float *norms, size_t r0, size_t rows)
+{
+	const uint8_t *keep = p->vq->keep;
+	uint8_t may[RUN];
 
-			if (!may[r] || (keep != NULL && !keep[row]))
-				continue;
-			if (!interval(&x, dc[r], vc->scale[row], vc->err[row], norms[row],
-			              lows_floor(&lw), &lo, &hi))
-				continue;
-			if (!cands_add(&cs, (uint32_t)row, hi))
-				goto scan;
-			lows_offer(&lw, lo);
-		}
+	run_may(&p->x, dc, vc->scale + r0, vc->err + r0, norms + r0, rows, lows_floor(&p->lw),
+	        may);
+	for (size_t r = 0; r < rows; r++) {
+		size_t row = r0 + r;
+		double lo, hi;
+
+		if (!may[r] || (keep != NULL && !keep[row]))
+			continue;
+		if (!interval(&p->x, dc[r], vc->scale[row], vc->err[row], norms[row],
+		              lows_floor(&p->lw), &lo, &hi))
+			continue;
+		if (!cands_add(&p->cs, (uint32_t)row, hi))
+			return false;
+		lows_offer(&p->lw, lo);
 	}
-	/* The rows that can still be in the top k, scored exactly. */
-	double floor = lows_floor(&lw);
-	if ((hits = malloc((cs.n ? cs.n : 1) * sizeof *hits)) == NULL)
-		goto scan;
-	size_t live = 0;
-	for (size_t j = 0; j < cs.n; j++)
-		if (!(cs.c[j].hi < floor))
-			cs.c[live++] = cs.c[j];
+	return true;
+}
+
+/* The rows that can still be in p's top k, scored exactly, into its out;
+ * false when out of memory. */
+static bool pass_q_finish(struct pass_q *p, const float *base, const float *norms,
+                          size_t dim)
+{
+	struct vec_question *vq = p->vq;
+	struct cands *cs = &p->cs;
+	double floor = lows_floor(&p->lw);
+	struct vec_hit *hits = malloc((cs->n ? cs->n : 1) * sizeof *hits);
+	size_t live = 0, got = 0;
+
+	if (hits == NULL)
+		return false;
+	for (size_t j = 0; j < cs->n; j++)
+		if (!(cs->c[j].hi < floor))
+			cs->c[live++] = cs->c[j];
 	/* Rows far apart in a file larger than the caches: each is fetched a
 	 * few rows ahead, so that their reads overlap instead of each waiting
 	 * for the last (in the service, with other processes between, these
 	 * scores took a tenth of the CPU). */
 	for (size_t j = 0; j < live; j++) {
 		if (j + SCORE_AHEAD < live) {
-			const char *p = (const char *)(base + (size_t)cs.c[j + SCORE_AHEAD].row * dim);
+			const char *a = (const char *)(base + (size_t)cs->c[j + SCORE_AHEAD].row * dim);
 			for (size_t at = 0; at < dim * sizeof *base; at += 64)
-				__builtin_prefetch(p + at);
+				__builtin_prefetch(a + at);
 		}
-		uint32_t row = cs.c[j].row;
-		float s = vec_score(m, q, qnorm, base + (size_t)row * dim, norms[row], dim);
-		if (!isnan(s))
-			hits[got++] = (struct vec_hit){ row, s };
+		uint32_t row = cs->c[j].row;
+		float sc = vec_score(vq->m, vq->q, vq->qnorm, base + (size_t)row * dim, norms[row],
+		                     dim);
+		if (!isnan(sc))
+			hits[got++] = (struct vec_hit){ row, sc };
 	}
-	if (cand != NULL)
-		*cand = got;
-	got = vec_hits_best(m, hits, got, k);
-	memcpy(out, hits, got * sizeof *out);
-	ok = true;
-scan:
-	if (!ok)
-		got = vec_topk(m, q, qnorm, base, norms, n, dim, keep, k, out);
+	vq->cand = got;
+	vq->got = vec_hits_best(vq->m, hits, got, vq->k);
+	memcpy(vq->out, hits, vq->got * sizeof *vq->out);
 	free(hits);
-	free(cs.c);
-	free(lw.v);
-	free(x.d);
-	return got;
+	return true;
+}
+
+static bool nothing_to_find(const struct vec_question *vq, size_t dim)
+{
+	return vq->k == 0 || dim == 0 || (unsigned)vq->m >= VEC_METRIC_COUNT;
+}
+
+void vec_topk_coded_many(enum vec_kernel kern, struct vec_question *qs, size_t nq,
+                         const float *base, const float *norms, const struct vec_codes *vc,
+                         size_t n, size_t dim)
+{
+	idots_fn idots = idots_kernel(kern);
+	size_t stride = vec_code_stride(dim), coded = 0;
+	struct pass_q *ps = calloc(nq ? nq : 1, sizeof *ps);
+
+	if (n > UINT32_MAX)
+		n = UINT32_MAX;                   /* rows are uint32_t */
+	for (size_t i = 0; i < nq; i++) {
+		qs[i].got = 0;
+		qs[i].cand = n;
+		if (!nothing_to_find(&qs[i], dim) && ps != NULL &&
+		    pass_q_start(&ps[i], &qs[i], vc, norms, dim, stride))
+			coded++;
+	}
+	/* One pass for all: a run's codes are read from memory once, and
+	 * stay in the cache for the other questions. */
+	for (size_t r0 = 0; coded > 0 && r0 < n; r0 += RUN) {
+		size_t rows = n - r0 < RUN ? n - r0 : RUN;
+		int64_t dc[RUN];
+
+		for (size_t i = 0; i < nq; i++) {
+			if (!ps[i].coded)
+				continue;
+			idots(ps[i].x.d, vc->code + r0 * stride, stride, rows, dc);
+			if (!pass_q_run(&ps[i], dc, vc, norms, r0, rows)) {
+				pass_q_free(&ps[i]);
+				coded--;
+			}
+		}
+	}
+	for (size_t i = 0; i < nq; i++) {
+		struct vec_question *vq = &qs[i];
+
+		if (nothing_to_find(vq, dim))
+			continue;
+		if (ps == NULL || !ps[i].coded || !pass_q_finish(&ps[i], base, norms, dim)) {
+			vq->cand = n;
+			vq->got = vec_topk(vq->m, vq->q, vq->qnorm, base, norms, n, dim, vq->keep,
+			                   vq->k, vq->out);
+		}
+		if (ps != NULL)
+			pass_q_free(&ps[i]);
+	}
+	free(ps);
+}
+
+size_t vec_topk_coded_with(enum vec_kernel kern, enum vec_metric m, const float *q,
+                           float qnorm, const float *base, const float *norms,
+                           const struct vec_codes *vc, size_t n, size_t dim,
+                           const uint8_t *keep, size_t k, struct vec_hit *out,
+                           size_t *cand)
+{
+	struct vec_question vq = { m, q, qnorm, keep, k, out, 0, 0 };
+
+	vec_topk_coded_many(kern, &vq, 1, base, norms, vc, n, dim);
+	if (cand != NULL)
+		*cand = vq.cand;
+	return vq.got;
 }
 
 size_t vec_topk_coded(enum vec_metric m, const float *q, float qnorm,

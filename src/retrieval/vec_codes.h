@@ -46,4 +46,23 @@ size_t vec_topk_coded_with(enum vec_kernel kern, enum vec_metric m, const float 
                            const uint8_t *keep, size_t k, struct vec_hit *out,
                            size_t *cand);
 
+/* Several questions' top k over the same rows in one pass over the codes:
+ * each question's result is vec_topk_coded's for it, hit for hit, but
+ * the codes are read from memory once for all of them (the pass of a
+ * question alone is bound by reading them).  In: m, q, qnorm, keep, k and
+ * out (k hits of room); out: got (hits written) and cand (rows scored
+ * exactly, n for the float scan). */
+struct vec_question {
+	enum vec_metric m;
+	const float *q;
+	float qnorm;
+	const uint8_t *keep;
+	size_t k;
+	struct vec_hit *out;
+	size_t got, cand;
+};
+void vec_topk_coded_many(enum vec_kernel kern, struct vec_question *qs, size_t nq,
+                         const float *base, const float *norms, const struct vec_codes *vc,
+                         size_t n, size_t dim);
+
 #endif

@@ -8,7 +8,9 @@
 
 #include "suites.h"
 #include "retrieval/embed.h"
+#include "retrieval/filter.h"
 #include "retrieval/rank.h"
+#include "retrieval/vec_codes.h"
 
 #define DIM 64
 #define N 8
@@ -335,6 +337,77 @@ static void test_vector_counts(void)
 	close_corpus();
 }
 
+/* Questions ranked together take their exact vector top-k from one
+ * shared pass (vec_topk_coded_many): rank_wants_vector names those whose
+ * ranking surely takes it over every row, and their answers given it are
+ * the answers each gets alone, hit for hit. */
+static void test_given_vector(void)
+{
+	static const char *const qs[] = { "cat", "dog walks", "ranks the query", "zymurgy" };
+	enum { NQ = sizeof qs / sizeof *qs, NP = 3 };
+	struct rank_params ps[NP], p;
+	struct vec_question vq[NQ * NP];
+	struct vec_hit topk[NQ * NP][N], alone[N], given[N];
+	float qv[NQ][DIM];
+	size_t k = 0;
+	char err[128];
+
+	CU_ASSERT_FATAL(open_corpus() == 0);
+	rank_params_default(&p);
+	rank_params_embedder(&p, true);
+	CU_ASSERT_FALSE(rank_wants_vector(&p, N, true, &k));    /* only when too few */
+	CU_ASSERT_TRUE(rank_wants_vector(&p, N, false, &k));    /* no text: no hybrid */
+	CU_ASSERT_EQUAL(k, N);                                    /* at most the rows */
+	CU_ASSERT_FALSE(rank_wants_vector(&p, 0, false, &k));
+	struct json_object *spec = json_tokener_parse("{\"lang\": \"en\"}");
+	p.filter = meta_filter_parse(spec, err, sizeof err);
+	p.hybrid = false;
+	CU_ASSERT_FALSE(rank_wants_vector(&p, N, true, &k));    /* a filter's own rows */
+	meta_filter_free((struct meta_filter *)p.filter);
+	json_object_put(spec);
+
+	/* A learned embedder's hybrid ranking, the exact path with MMR and
+	 * dot, and L1 with a pool smaller than the rows. */
+	for (int i = 0; i < NP; i++) {
+		rank_params_default(&ps[i]);
+		rank_params_embedder(&ps[i], false);
+	}
+	ps[1].hybrid = false;
+	ps[1].metric = VEC_DOT;
+	ps[1].top_n = 5;
+	ps[2].hybrid = false;
+	ps[2].mmr = false;
+	ps[2].metric = VEC_L1;
+	ps[2].k = 3;
+	for (size_t i = 0; i < NQ * NP; i++) {
+		size_t qi = i / NP;
+		const struct rank_params *pi = &ps[i % NP];
+
+		CU_ASSERT_EQUAL(embed_builtin(qs[qi], strlen(qs[qi]), qv[qi], DIM), 0);
+		CU_ASSERT_FATAL(rank_wants_vector(pi, N, true, &k));
+		CU_ASSERT_EQUAL(k, pi->k < N ? pi->k : N);
+		vq[i] = (struct vec_question){ pi->metric, qv[qi], vec_norm(qv[qi], DIM), NULL, k,
+		                               topk[i], 0, 0 };
+	}
+	vec_topk_coded_many(VEC_KERNEL_AUTO, vq, NQ * NP, rindex_vectors(ix), rindex_norms(ix),
+	                    rindex_codes(ix), N, DIM);
+	for (size_t i = 0; i < NQ * NP; i++) {
+		size_t qi = i / NP, len = strlen(qs[qi]);
+		const struct rank_params *pi = &ps[i % NP];
+		struct rank_vector rv = { vq[i].out, vq[i].got };
+		size_t a = rank_question(ix, qv[qi], qs[qi], len, pi, alone, N);
+		size_t b = rank_question_given(ix, qv[qi], qs[qi], len, pi, &rv, given, N);
+
+		CU_ASSERT(a > 0);
+		CU_ASSERT_EQUAL(b, a);
+		CU_ASSERT(memcmp(alone, given, a * sizeof *alone) == 0);
+	}
+	/* What is given is what is used: none given, none found. */
+	struct rank_vector none = { NULL, 0 };
+	CU_ASSERT_EQUAL(rank_question_given(ix, qv[0], qs[0], 3, &ps[1], &none, given, N), 0);
+	close_corpus();
+}
+
 int suite_rank(void)
 {
 	static const struct test_case tests[] = {
@@ -344,6 +417,7 @@ int suite_rank(void)
 		{ "the answer keeps the ranking's order", test_ranking_order },
 		{ "documents: the whole text and one snippet each first", test_documents },
 		{ "the vector term orders equal lexical evidence", test_vector_counts },
+		{ "a vector top-k given from a shared pass: the same answers", test_given_vector },
 		{ NULL, NULL },
 	};
 	return suite_add("rank", tests);

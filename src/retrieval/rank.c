@@ -87,7 +87,8 @@ static size_t vector_topk(const struct rindex *ix, const struct rank_params *p,
 	if (given != NULL) {
 		size_t n = given->n < k ? given->n : k;
 
-		memcpy(out, given->hits, n * sizeof *out);
+		if (n > 0)
+			memcpy(out, given->hits, n * sizeof *out);
 		return n;
 	}
 	return vec_topk_coded(p->metric, q, qnorm, rindex_vectors(ix), rindex_norms(ix),

@@ -44,8 +44,6 @@ size_t vec_topk(enum vec_metric m, const float *q, float qnorm,
  * CPU has it (VEC_KERNEL_AVX2 asks for AVX2 there too). */
 enum vec_kernel { VEC_KERNEL_AUTO, VEC_KERNEL_PORTABLE, VEC_KERNEL_AVX2 };
 bool vec_have_avx2(void);
-/* AVX-512 F, BW and VNNI. */
-bool vec_have_vnni(void);
 /* As vec_topk with an explicit kernel; AVX2 falls back to portable when the
  * CPU lacks it. */
 size_t vec_topk_with(enum vec_kernel kern, enum vec_metric m, const float *q,

@@ -17,6 +17,10 @@
 
 #include "retrieval/vec.h"
 
+/* The CPU has AVX-512 F, BW and VNNI: the kernel VEC_KERNEL_AUTO picks
+ * for the pass over the codes. */
+bool vec_have_vnni(void);
+
 /* A coded row's length in bytes: dim rounded up to 32, zero padded. */
 size_t vec_code_stride(size_t dim);
 

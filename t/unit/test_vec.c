@@ -321,6 +321,18 @@ static void coded_rows(bool adversarial, float *base, float q[CNQ][CDIM])
 	}
 }
 
+/* The rows' norms and codes (a stride of 64), and a mask keeping two
+ * rows in three. */
+static void coded_codes(const float *base, int8_t *codes, float *norms, float *scale,
+                        float *err, uint8_t *keep)
+{
+	for (size_t i = 0; i < CN; i++) {
+		norms[i] = vec_norm(base + i * CDIM, CDIM);
+		vec_encode(base + i * CDIM, CDIM, codes + i * 64, &scale[i], &err[i]);
+		keep[i] = i % 3 != 1;
+	}
+}
+
 static void coded_set(enum vec_kernel kern, bool adversarial)
 {
 	static float base[CN * CDIM], q[CNQ][CDIM];
@@ -332,11 +344,7 @@ static void coded_set(enum vec_kernel kern, bool adversarial)
 	size_t pruned = 0, runs = 0;
 
 	coded_rows(adversarial, base, q);
-	for (size_t i = 0; i < CN; i++) {
-		norms[i] = vec_norm(base + i * CDIM, CDIM);
-		vec_encode(base + i * CDIM, CDIM, codes + i * 64, &scale[i], &err[i]);
-		keep[i] = i % 3 != 1;
-	}
+	coded_codes(base, codes, norms, scale, err, keep);
 	const struct vec_codes vc = { codes, 64, scale, err };
 	for (size_t t = 0; t < CNQ; t++) {
 		float qn = vec_norm(q[t], CDIM);
@@ -407,11 +415,7 @@ static void coded_many_set(enum vec_kernel kern, bool adversarial)
 
 	coded_rows(adversarial, base, q);
 	memset(q[CNQ], 0, sizeof q[CNQ]);
-	for (size_t i = 0; i < CN; i++) {
-		norms[i] = vec_norm(base + i * CDIM, CDIM);
-		vec_encode(base + i * CDIM, CDIM, codes + i * 64, &scale[i], &err[i]);
-		keep[i] = i % 3 != 1;
-	}
+	coded_codes(base, codes, norms, scale, err, keep);
 	const struct vec_codes vc = { codes, 64, scale, err };
 	for (size_t i = 0; i < NQ; i++) {
 		size_t t = i / VEC_METRIC_COUNT;

@@ -17,8 +17,8 @@
 
 #include "retrieval/vec.h"
 
-/* The CPU has AVX-512 F, BW and VNNI: the kernel VEC_KERNEL_AUTO picks
- * for the pass over the codes. */
+/* The CPU has AVX-512 F, BW, DQ and VNNI: the kernel VEC_KERNEL_AUTO
+ * picks for the pass over the codes. */
 bool vec_have_vnni(void);
 
 /* A coded row's length in bytes: dim rounded up to 32, zero padded. */
@@ -53,7 +53,8 @@ size_t vec_topk_coded_with(enum vec_kernel kern, enum vec_metric m, const float 
 /* Several questions' top k over the same rows in one pass over the codes:
  * each question's result is vec_topk_coded's for it, hit for hit, but
  * the codes are read from memory once for all of them (the pass of a
- * question alone is bound by reading them).  In: m, q, qnorm, keep, k and
+ * question alone is bound by reading them), and with the VNNI kernel
+ * eight or more take each run of rows turned on its side.  In: m, q, qnorm, keep, k and
  * out (k hits of room); out: got (hits written) and cand (rows scored
  * exactly, n for the float scan). */
 struct vec_question {

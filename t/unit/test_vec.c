@@ -449,10 +449,13 @@ static void coded_with(enum vec_kernel kern)
 
 /* The kernel's d.c at every shape of row: a stride of 32 (only a half
  * load), 96 (a full one and a half), 384 and 4,096: the same rows scored
- * exactly and the same hits as the portable kernel's. */
+ * exactly and the same hits as the portable kernel's, alone and in
+ * batches of 8, 13 (eight on their side, five not) and 16 (two groups of
+ * eight), 300 rows (18 full runs and 12 rows). */
 static void coded_dims(enum vec_kernel kern)
 {
-	const size_t dims[] = { 20, 90, 384, 4096 }, rows = 300;
+	enum { BQ = 16 };
+	const size_t dims[] = { 20, 90, 384, 4096 }, rows = 300, batches[] = { 8, 13, 16 };
 
 	srand(29);
 	for (size_t di = 0; di < sizeof dims / sizeof *dims; di++) {
@@ -484,6 +487,35 @@ static void coded_dims(enum vec_kernel kern)
 		CU_ASSERT_EQUAL(cb, ca);
 		CU_ASSERT(ca < rows);           /* the codes pruned: their products mattered */
 		CU_ASSERT(memcmp(want, got, sizeof want) == 0);
+		/* Batches: question i is q with its components turned by i, a
+		 * metric of each kind that the codes take. */
+		for (size_t bi = 0; bi < sizeof batches / sizeof *batches; bi++) {
+			static const enum vec_metric ms[] = { VEC_DOT, VEC_COS, VEC_L2 };
+			struct vec_question vq[BQ];
+			struct vec_hit bgot[BQ][10];
+			float *bq = malloc(BQ * dim * sizeof *bq);
+
+			CU_ASSERT_FATAL(bq != NULL);
+			for (size_t i = 0; i < batches[bi]; i++) {
+				for (size_t j = 0; j < dim; j++)
+					bq[i * dim + j] = q[(j + i * 7) % dim];
+				vq[i] = (struct vec_question){ ms[i % 3], bq + i * dim,
+				                               vec_norm(bq + i * dim, dim), NULL, 10,
+				                               bgot[i], 99, 99 };
+			}
+			vec_topk_coded_many(kern, vq, batches[bi], base, norms, &vc, rows, dim);
+			for (size_t i = 0; i < batches[bi]; i++) {
+				size_t cw = 0;
+				size_t w = vec_topk_coded_with(VEC_KERNEL_PORTABLE, vq[i].m, vq[i].q,
+				                               vq[i].qnorm, base, norms, &vc, rows, dim,
+				                               NULL, 10, want, &cw);
+				CU_ASSERT_EQUAL(w, 10);
+				CU_ASSERT_EQUAL(vq[i].got, w);
+				CU_ASSERT_EQUAL(vq[i].cand, cw);
+				CU_ASSERT(memcmp(want, bgot[i], sizeof want) == 0);
+			}
+			free(bq);
+		}
 		free(base);
 		free(q);
 		free(norms);

@@ -192,12 +192,14 @@ VNNI static void idots_vnni(const int8_t *d, const int8_t *c, size_t stride, siz
 
 /* ---- runs on their side, for questions ranked together ----------------------------
  *
- * Four or more questions ranked together take a run of RUN rows turned on
- * its side: word k (four codes) of the 16 rows in one 64-byte vector, so
- * that one vpdpbusd adds four products to each of the 16 rows' sums.  The
- * turn is paid once a run for all the questions, and each question then
- * pays stride / 4 vpdpbusd a run, with no flip and no horizontal sum: per
- * row and question, a third of what idots_vnni costs. */
+ * Eight or more questions ranked together (TURN_MIN) take a run of RUN
+ * rows turned on its side: word k (four codes) of the 16 rows in one
+ * 64-byte vector, so that one vpdpbusd adds four products to each of the
+ * 16 rows' sums.  The turn is paid once a run for all the questions, and
+ * each question then pays stride / 4 vpdpbusd a run, with no flip and no
+ * horizontal sum.  Eight at a time keep eight independent sums going;
+ * four at a time waited on each sum's chain and ran slower than
+ * idots_vnni (bench/vec_batch.c). */
 
 /* The run's 16 rows (flipped, as idots_vnni flips them) on their side:
  * t[k] holds word k of every row.  A 16 x 16 transpose of words for each

@@ -48,7 +48,9 @@
 # QPARAMS (unset), EMBED (unset; stub: the local embeddings stub), POLL
 # (0.05: the most seconds between the GETs of a dataset's progress while
 # it is ingested, and at most a twentieth of the time so far, at least
-# 2 ms; each GET counts the dataset's documents and snippets).
+# 2 ms; each GET counts the dataset's documents and snippets), STMTS (0;
+# 1: MariaDB's general log during the questions of (2), then its
+# statements per question by kind; the log slows the run).
 #
 # The ingestion figures of docs/operations.md:
 #   SLUICE_PORT=41443 INGEST_ONLY=1 DOCS="1000 10000 100000" \
@@ -227,6 +229,15 @@ sub cpu_by_pid {
 }
 
 # The server's counters (SHOW GLOBAL STATUS), through the instance's socket.
+sub db_sql {
+	my @cmd = ('mariadb', '--no-defaults', "--socket=$ENV{BENCH_DB_SOCKET}", '-uroot',
+		   '-N', '-B', '-e', $_[0]);
+	open my $p, '-|', @cmd or die "mariadb: $!";
+	my @rows = map { chomp; [ split /\t/ ] } <$p>;
+	close $p;
+	return @rows;
+}
+
 sub db_status {
 	my @cmd = ('mariadb', '--no-defaults', "--socket=$ENV{BENCH_DB_SOCKET}", '-uroot',
 		   '-N', '-B', '-e', 'SHOW GLOBAL STATUS');
@@ -406,6 +417,10 @@ for my $c (1 .. $clients) {
 close $ready_w;
 close $go_r;
 sysread $ready_r, my $one, 1 for 1 .. $clients;
+# STMTS=1: MariaDB's general log, in a table, for the questions of (2)
+# only; it costs time, so the figures of such a run are not comparable.
+db_sql("SET GLOBAL log_output = 'TABLE'; TRUNCATE mysql.general_log; " .
+       "SET GLOBAL general_log = 1") if $ENV{STMTS};
 my %db0 = db_status();
 my %cpu0 = cpu_by_pid(map { $_->[0] } @kids);
 $t0 = time;
@@ -445,6 +460,14 @@ printf "target: p50 <= 20 ms: %s\n", $pct->(0.5) <= 20 ? 'met' : 'NOT met';
 # are what clients sent (Questions), commits every engine commit, an
 # autocommitted statement's included.
 my %db1 = db_status();
+if ($ENV{STMTS}) {
+	db_sql('SET GLOBAL general_log = 0');
+	# A statement's kind: its text up to the first value or WHERE.
+	printf "  %6.2f per question: %s\n", $_->[1] / (@all || 1), $_->[0] for db_sql(
+	    "SELECT CONCAT(command_type, ' ', REGEXP_REPLACE(LEFT(argument, 200), " .
+	    "'( WHERE |[0-9]{2,}|''|\\\\().*', '')), COUNT(*) FROM mysql.general_log " .
+	    "GROUP BY 1 ORDER BY 2 DESC LIMIT 30");
+}
 my $each = sub { my $n = 0; $n += ($db1{$_} // 0) - ($db0{$_} // 0) for @_; $n / (@all || 1) };
 printf "MariaDB per question: %.1f statements (%.1f prepared executions), %.1f commits, " .
 	"%.1f rows written (%.1f inserted, %.1f updated, %.1f deleted), %.1f rows read, " .

@@ -858,6 +858,27 @@ int db_in_batch(struct db *db, const char *sql, const char *const *ids, size_t n
 	return rc < 0 ? rc : 0;
 }
 
+long long db_exec_in(struct db *db, const char *sql, const struct db_param *head,
+                     size_t nhead, const long long *ids, size_t n)
+{
+	struct db_param ps[DB_MAX_PARAMS];
+	long long total = 0, rc;
+
+	if (nhead + DB_IN_BATCH > DB_MAX_PARAMS)
+		return DB_ERR;
+	for (size_t i = 0; i < nhead; i++)
+		ps[i] = head[i];
+	for (size_t done = 0; done < n; done += DB_IN_BATCH) {
+		for (size_t i = 0; i < DB_IN_BATCH; i++)
+			ps[nhead + i] = (struct db_param){ .type = 'i',
+			    .i = ids[done + (done + i < n ? i : 0)] };
+		if ((rc = db_exec_params(db, sql, ps, nhead + DB_IN_BATCH)) < 0)
+			return rc;
+		total += rc;
+	}
+	return total;
+}
+
 int db_first_row(struct db *db, struct db_stmt *st, const struct db_text *out, size_t n)
 {
 	int rc;

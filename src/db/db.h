@@ -129,6 +129,13 @@ int db_last_err(const struct db *db);
 int db_in_batch(struct db *db, const char *sql, const char *const *ids, size_t n,
                 bool *found);
 
+/* db_exec of sql for ids[0..n), any n: sql ends in an IN list of exactly
+ * DB_IN_BATCH integer placeholders, after the nhead of head[]; it runs
+ * once per DB_IN_BATCH ids (a list's places past its ids repeat its
+ * first).  The rows affected in all, or < 0 enum db_err. */
+long long db_exec_in(struct db *db, const char *sql, const struct db_param *head,
+                     size_t nhead, const long long *ids, size_t n);
+
 /* Transactions.  db_rollback is safe to call when none is open. */
 int db_begin(struct db *db);
 int db_commit(struct db *db);

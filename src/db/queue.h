@@ -117,14 +117,17 @@ long long queue_cancel(struct db *db, const char *kind, const char *ref_id);
  * head start for someone else, who gave up).  < 0 on error. */
 long long queue_hurry(struct db *db, const char *kind, const char *ref_id);
 
-/* Queued item id is claimable only delay_s from now: another process
- * does its work and cancels it, and it runs after all should that process
- * die first.  1 held, 0 not queued any more, < 0 enum db_err. */
-int queue_hold(struct db *db, long long id, int delay_s);
+/* Queued items ids[0..n) are claimable only delay_s from now: another
+ * process does their work and cancels them, and they run after all should
+ * that process die first.  One statement per DB_IN_BATCH items.  The
+ * number held (those still queued), or < 0 enum db_err. */
+long long queue_hold(struct db *db, const long long *ids, size_t n, int delay_s);
 
-/* Queued item id was done by process_id while it ran another (it rode
- * along: see queue_hold).  1 recorded, 0 not queued any more, < 0. */
-int queue_done_along(struct db *db, long long id, const char *process_id);
+/* Queued items ids[0..n) were done by process_id while it ran another
+ * (they rode along: see queue_hold).  The number recorded (those still
+ * queued), or < 0 enum db_err. */
+long long queue_done_along(struct db *db, const long long *ids, size_t n,
+                           const char *process_id);
 
 /* An item's status ("queued", "running", "done", "failed") and error into
  * the buffers, and (payload not NULL) its payload text, malloc'd or NULL.

@@ -10,9 +10,9 @@
  * itself (the pass over the float rows that the batch shared before, four
  * questions by two rows at a time, answered 15-20 % fewer questions a
  * second end to end).  Those riders' queue rows are not claimed but held back
- * RAG_QUESTION_FALLBACK_S: each is marked done once its result is stored,
- * hurried back when its own ranking failed, and comes due by itself should
- * this child die first.  Once its own batch is answered, the child takes
+ * RAG_QUESTION_FALLBACK_S: marked done once the batch's results are stored
+ * (a statement for all), hurried back when their own ranking failed, and
+ * come due by themselves should this child die first.  Once its own batch is answered, the child takes
  * the next riders, and again, while they keep
  * coming and for at most RAG_QUESTION_ROUNDS_MS, with the index open and
  * the connection made.  A result is stored only while its question is
@@ -144,46 +144,70 @@ static int asked_set(struct asked *a, const struct batch_of *b, const char *text
 	return 1;
 }
 
-/* Question a->id, while processing, with its dataset into *b (the first of
- * a batch sets it; the others must match it).  1 loaded, 0 not processing
- * any more or of another dataset, -1 on error (err). */
-static int load_asked(struct db *db, struct asked *a, struct batch_of *b, bool first,
+/* The questions of as[0..n) still processing, with their dataset into
+ * *b: as[0]'s sets it, and a rider no longer processing or of another
+ * dataset is left failed (err empty: nothing went wrong).  A statement
+ * per DB_IN_BATCH questions, as[0]'s row first.  1 as[0] loaded, 0 it
+ * is not processing any more, -1 on error (err). */
+static int load_asked(struct db *db, struct asked *as, size_t n, struct batch_of *b,
                       char *err, size_t errlen)
 {
-	struct db_stmt *st;
-	int f;
+	for (size_t i = 0; i < n; i++)
+		as[i].failed = true;
+	for (size_t c = 0; c < n; c += DB_IN_BATCH) {
+		size_t end = c + DB_IN_BATCH < n ? c + DB_IN_BATCH : n;
+		const char *v[DB_IN_BATCH];
+		struct db_stmt *st;
+		int f;
 
-	st = db_query(db, "SELECT q.dataset_id, q.question_text, q.params, q.status, "
-	              "d.embedder, d.dimensions FROM rag_questions q JOIN rag_datasets d "
-	              "ON d.id = q.dataset_id WHERE q.id = ?", "s", a->id);
-	if (st == NULL) {
-		snprintf(err, errlen, "database error");
-		return -1;
-	}
-	if ((f = db_fetch(st)) != 1 || strcmp(db_col_str(st, 3), "processing") != 0 ||
-	    (!first && strcmp(db_col_str(st, 0), b->dataset_id) != 0)) {
+		for (size_t i = 0; i < DB_IN_BATCH; i++)
+			v[i] = as[c + i < end ? c + i : c].id;
+		/* By the keys: left to itself the optimizer may read every
+		 * dataset, or start from the dataset and read its questions. */
+		st = db_query(db, "SELECT q.id, q.dataset_id, q.question_text, q.params, "
+		    "d.embedder, d.dimensions FROM rag_questions q FORCE INDEX (PRIMARY) "
+		    "STRAIGHT_JOIN rag_datasets d FORCE INDEX (PRIMARY) ON d.id = q.dataset_id "
+		    "WHERE q.status = 'processing' AND q.id IN "
+		    "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ORDER BY q.id <> ?",
+		    "sssssssssssssssss", v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7],
+		    v[8], v[9], v[10], v[11], v[12], v[13], v[14], v[15], as[0].id);
+		while (st != NULL && (f = db_fetch(st)) == 1) {
+			size_t i = c;
+			struct asked *a;
+
+			while (i < end && strcmp(as[i].id, db_col_str(st, 0)) != 0)
+				i++;
+			if (i == end || !(a = &as[i])->failed)
+				continue;
+			if (i == 0) {
+				snprintf(b->dataset_id, sizeof b->dataset_id, "%s", db_col_str(st, 1));
+				snprintf(b->embedder, sizeof b->embedder, "%s", db_col_str(st, 4));
+				b->dim = (size_t)db_col_ll(st, 5);
+			} else if (as[0].failed || strcmp(db_col_str(st, 1), b->dataset_id) != 0) {
+				continue;
+			}
+			a->failed = asked_set(a, b, db_col_str(st, 2), db_col_len(st, 2),
+			                      db_col_str(st, 3), a->err, sizeof a->err) != 1;
+		}
 		db_done(st);
-		if (f < 0)
+		if (st == NULL || f < 0) {
 			snprintf(err, errlen, "database error");
-		return f < 0 ? -1 : 0;
+			return -1;
+		}
+		if (as[0].failed) {
+			snprintf(err, errlen, "%s", as[0].err);
+			return as[0].err[0] != '\0' ? -1 : 0;
+		}
 	}
-	if (first) {
-		snprintf(b->dataset_id, sizeof b->dataset_id, "%s", db_col_str(st, 0));
-		snprintf(b->embedder, sizeof b->embedder, "%s", db_col_str(st, 4));
-		b->dim = (size_t)db_col_ll(st, 5);
-	}
-	f = asked_set(a, b, db_col_str(st, 1), db_col_len(st, 1), db_col_str(st, 2),
-	              err, errlen);
-	db_done(st);
-	return f;
+	return 1;
 }
 
-/* Rank a and store its result; wake its waiter, settle its queue row (a
- * rider's as done by process by).  The ranking's CPU time is added to
- * *rank_ms.  0 or -1 (a->err). */
+/* Rank a and store its result; wake its waiter.  Its own queue rows are
+ * cancelled, but a rider's (by whom the caller records) are not.  The
+ * ranking's CPU time is added to *rank_ms.  0 or -1 (a->err). */
 static int rank_and_store(struct db *db, const struct config *cfg, const struct rindex *ix,
                           struct asked *a, const float *qvec, const struct rank_vector *given,
-                          const char *by, double *rank_ms)
+                          double *rank_ms)
 {
 	struct vec_hit *hits = malloc(a->rp.top_n * sizeof *hits);
 	struct json_object *docs;
@@ -239,10 +263,7 @@ static int rank_and_store(struct db *db, const struct config *cfg, const struct 
 	}
 	if (upd > 0)
 		wake_send(cfg, WAKE_WAITER, "question", a->id);
-	/* Its queue row is not needed any more: a rider's says who did it. */
-	if (a->item > 0 && by != NULL)
-		queue_done_along(db, a->item, by);
-	else
+	if (a->item <= 0)
 		queue_cancel(db, "rag_question", a->id);
 	return 0;
 }
@@ -307,17 +328,16 @@ static int answer_batch(struct db *db, const struct config *cfg, const char *by,
 	struct rank_vector vtopk[RAG_QUESTION_BATCH];
 	bool vtopk_have[RAG_QUESTION_BATCH];
 	struct vec_hit *shared = NULL;            /* vtopk's hits */
+	long long along[RAG_QUESTION_BATCH];
+	size_t nalong = 0;
 	double t0, rank_ms = 0;                    /* rank_ms: CPU time */
 	int rc;
 
 	if (given != NULL)
 		b = *given;
-	else if ((rc = load_asked(db, &as[0], &b, true, err, errlen)) != 1)
+	else if ((rc = load_asked(db, as, n, &b, err, errlen)) != 1)
 		goto out;
 	rc = -1;
-	for (size_t i = 1; i < n; i++)
-		as[i].failed = load_asked(db, &as[i], &b, false, as[i].err,
-		                          sizeof as[i].err) != 1;
 	if (in_serve && strcmp(b.embedder, "builtin") != 0) {
 		snprintf(err, errlen, "a network embedder is not called from a worker");
 		goto out;
@@ -347,8 +367,15 @@ static int answer_batch(struct db *db, const struct config *cfg, const char *by,
 	for (size_t i = 0; i < n; i++)
 		if (!as[i].failed)
 			as[i].failed = rank_and_store(db, cfg, ix, &as[i], qvecs + i * b.dim,
-			                              vtopk_have[i] ? &vtopk[i] : NULL, by,
+			                              vtopk_have[i] ? &vtopk[i] : NULL,
 			                              &rank_ms) != 0;
+	/* The riders' queue rows, in one statement: should this child die
+	 * first, those still held come due and find their questions answered. */
+	for (size_t i = 0; i < n; i++)
+		if (!as[i].failed && as[i].item > 0)
+			along[nalong++] = as[i].item;
+	if (nalong > 0 && by != NULL)
+		queue_done_along(db, along, nalong, by);
 	/* What a worker's next inline ranking of this dataset may cost: CPU
 	 * time, not the wall clock.  On a busy machine a cheap ranking can
 	 * wait tens of ms for a core; measured by the clock, that sent the
@@ -413,6 +440,7 @@ struct riders {
 static int take_riders_body(struct db *db, void *arg)
 {
 	struct riders *r = arg;
+	long long items[RAG_QUESTION_BATCH], held;
 	struct db_stmt *st;
 	int rc = 0;
 
@@ -443,9 +471,9 @@ static int take_riders_body(struct db *db, void *arg)
 	if (rc < 0)
 		return rc;
 	for (size_t i = r->first; i < r->n; i++)
-		if ((rc = queue_hold(db, r->as[i].item, RAG_QUESTION_FALLBACK_S)) < 0)
-			return rc;
-	return 0;
+		items[i - r->first] = r->as[i].item;
+	held = queue_hold(db, items, r->n - r->first, RAG_QUESTION_FALLBACK_S);
+	return held < 0 ? (int)held : 0;
 }
 
 /* Answer the riders r takes, batch after batch, for at most

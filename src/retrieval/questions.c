@@ -537,6 +537,7 @@ int rag_question_get(struct req *r)
 	 * request, not this worker. */
 	if (in.wait > 0 && json_object_object_get_ex(o, "status", &status) &&
 	    strcmp(json_object_get_string(status), "processing") == 0) {
+		TEST_HOOK_PAUSE(r->cfg, rag_test_redirect_delay_ms);
 		if (wait_redirect(r, "question", owner, ds, qid, in.wait * 1000) == 0) {
 			json_object_put(o);
 			return 0;

@@ -51,6 +51,7 @@
 #define HEAD_OUT_MAX 384              /* the head of an answer */
 #define READ_TIMEOUT_MS 5000          /* for the head, from nginx on the same host */
 #define WAKES_PER_TURN 256            /* datagrams read before the sockets get a turn */
+#define WOKEN_KEPT 512                /* the last wakes, for requests yet to arrive */
 
 enum cstate { C_FREE, C_READ, C_WAIT, C_WRITE };
 
@@ -77,6 +78,16 @@ struct wait_kind {
 };
 
 static struct client *clients;        /* WAITER_CLIENTS, the waiter's only */
+
+/* The rows the last WOKEN_KEPT wakes named, oldest overwritten first.  A
+ * request arriving for one of them is looked at at once: its row settled
+ * before the redirect reached us.  Any other waits for its wake or the
+ * tick, without a statement of its own. */
+static struct woken {
+	char kind[WAKE_KIND_MAX + 1], id[WAKE_ID_MAX + 1];
+} *woken;
+static size_t woken_next;
+static bool tick_blind;               /* a test's: the tick keeps only deadlines */
 static volatile sig_atomic_t stop;
 
 static void on_term(int sig)
@@ -212,11 +223,21 @@ static void try_answer(struct db *db, struct client *c, bool final)
 	respond_json(c, status, body);
 }
 
-/* A whole head arrived: take the path off the request line. */
-static void head_done(struct db *db, struct client *c)
+static bool was_woken(const char *kind, const char *id)
+{
+	for (size_t i = 0; i < WOKEN_KEPT; i++)
+		if (strcmp(woken[i].id, id) == 0 && strcmp(woken[i].kind, kind) == 0)
+			return true;
+	return false;
+}
+
+/* A whole head arrived: take the path off the request line.  wakes_on:
+ * the waiter's wake socket is bound. */
+static void head_done(struct db *db, struct client *c, bool wakes_on)
 {
 	char *sp1 = strchr(c->head, ' '), *sp2;
 	size_t k;
+	bool final;
 
 	if (sp1 == NULL || (sp2 = strchr(sp1 + 1, ' ')) == NULL ||
 	    wait_uri_parse(sp1 + 1, (size_t)(sp2 - sp1 - 1), &c->ref) != 0) {
@@ -234,12 +255,15 @@ static void head_done(struct db *db, struct client *c)
 	c->state = C_WAIT;
 	free(c->head);                    /* the request line is in c->ref */
 	c->head = NULL;
-	/* Settled before the redirect reached us: answer at once. */
-	if (db_ensure(db) == DB_OK)
-		try_answer(db, c, wait_now_ms() >= c->ref.deadline_ms);
+	/* Settled before the redirect reached us (or, without wakes, maybe
+	 * so): answer at once. */
+	final = wait_now_ms() >= c->ref.deadline_ms;
+	if ((final || !wakes_on || was_woken(c->kind->name, c->ref.b)) &&
+	    db_ensure(db) == DB_OK)
+		try_answer(db, c, final);
 }
 
-static void on_readable(struct db *db, struct client *c)
+static void on_readable(struct db *db, struct client *c, bool wakes_on)
 {
 	ssize_t n;
 
@@ -263,7 +287,7 @@ static void on_readable(struct db *db, struct client *c)
 	c->hlen += (size_t)n;
 	c->head[c->hlen] = '\0';
 	if (strstr(c->head, "\r\n\r\n") != NULL)
-		head_done(db, c);
+		head_done(db, c, wakes_on);
 	else if (c->hlen == HEAD_MAX)
 		respond_raw(c, 400, "{\"detail\":\"Malformed request\"}");
 }
@@ -321,6 +345,10 @@ static void on_wakes(struct db *db, int wake_fd)
 	for (int n = 0; n < WAKES_PER_TURN && wake_recv(wake_fd, kind, id) == 1; n++) {
 		long long now = wait_now_ms();
 
+		snprintf(woken[woken_next].kind, sizeof woken->kind, "%s", kind);
+		snprintf(woken[woken_next].id, sizeof woken->id, "%s", id);
+		woken_next = (woken_next + 1) % WOKEN_KEPT;
+
 		for (int i = 0; i < WAITER_CLIENTS; i++) {
 			struct client *c = &clients[i];
 
@@ -365,7 +393,7 @@ static void tick(struct db *db)
 				batch[n++] = c;
 			if (n == 0 || (n < BATCH && c != NULL))
 				continue;
-			if (kinds[k].settled(db, batch, n) < 0)
+			if (tick_blind || kinds[k].settled(db, batch, n) < 0)
 				for (size_t j = 0; j < n; j++)
 					batch[j]->settled = false;
 			for (size_t j = 0; j < n; j++)
@@ -399,15 +427,20 @@ int waiter_main(const struct config *cfg, int listen_fd)
 	int wake_fd;
 
 	prctl(PR_SET_NAME, "sluice-wait");
+#ifdef SLUICE_TEST_HOOKS
+	tick_blind = cfg->wait_test_tick_blind;
+#endif
 	memset(&sa, 0, sizeof sa);
 	sa.sa_handler = on_term;
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGTERM, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	clients = calloc(WAITER_CLIENTS, sizeof *clients);
+	woken = calloc(WOKEN_KEPT, sizeof *woken);
 	pfd = calloc(WAITER_CLIENTS + 2, sizeof *pfd);
 	idx = calloc(WAITER_CLIENTS + 2, sizeof *idx);
-	if (clients == NULL || pfd == NULL || idx == NULL || (db = db_new(cfg)) == NULL)
+	if (clients == NULL || woken == NULL || pfd == NULL || idx == NULL ||
+	    (db = db_new(cfg)) == NULL)
 		return 1;
 	for (int i = 0; i < WAITER_CLIENTS; i++)
 		clients[i].fd = -1;
@@ -447,7 +480,7 @@ int waiter_main(const struct config *cfg, int listen_fd)
 			if (c->state == C_WRITE)
 				on_writable(c);
 			else
-				on_readable(db, c);
+				on_readable(db, c, wake_fd >= 0);
 		}
 		if (pfd[0].revents & POLLIN)
 			accept_all(listen_fd);

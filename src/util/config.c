@@ -174,6 +174,8 @@ static const struct key keys[] = {
 	NUM(storage_test_unlink_delay_ms, 0, 60000),
 	NUM(rag_test_rank_delay_ms, 0, 60000),
 	NUM(rag_test_rank_spin_first_ms, 0, 60000),
+	NUM(rag_test_redirect_delay_ms, 0, 60000),
+	BOOL(wait_test_tick_blind),
 #endif
 
 	STR(singer_taps_dir, true),
@@ -312,6 +314,8 @@ void config_defaults(struct config *c)
 	c->rag_test_batch_delay_ms = 0;
 	c->rag_test_rank_delay_ms = 0;
 	c->rag_test_rank_spin_first_ms = 0;
+	c->rag_test_redirect_delay_ms = 0;
+	c->wait_test_tick_blind = false;
 #endif
 
 	strcpy(c->singer_taps_dir, SLUICE_PKGDATADIR "/taps");

@@ -156,6 +156,8 @@ struct config {
 	int rag_test_batch_delay_ms;    /* after sluice work took a question's riders */
 	int rag_test_rank_delay_ms;     /* inside a ranking: a core taken away */
 	int rag_test_rank_spin_first_ms; /* CPU burnt in a process's first ranking */
+	int rag_test_redirect_delay_ms; /* before a GET's redirect to the waiter */
+	bool wait_test_tick_blind;      /* the waiter's tick keeps only deadlines */
 #endif
 
 	/* runner: singer and file_storage connectors */

@@ -175,5 +175,47 @@ wait_until(5, sub {
 });
 cmp_ok($n, '>=', scalar keys %question, 'sluice work ranked them');
 
+# --- settled before the GET reached the waiter ------------------------------------------
+
+# The waiter looks at a request on arrival only when a wake named its row
+# already (it settled between the worker's read and the redirect); any
+# other waits for its wake or the tick without a statement of its own.
+# Here the tick only keeps deadlines, sluice work is stopped (the question
+# stays processing until the test stores its result) and the worker pauses
+# 1.5 s between its read and the redirect.
+my $r = dev('work-stop');
+die "work-stop: $r->{err}" if $r->{exit};
+reload_serve(conf_with($orig, question_inline_max_snippets => 0,
+		       rag_test_redirect_delay_ms => 1500, wait_test_tick_blind => 'on'));
+for my $case ([ 'woken', 6 ], [ 'not woken', 3 ]) {
+	my ($how, $wait) = @$case;
+	my $q = ask($id, { question => $question{bread} })->{json}{question_id};
+	$pid = fork // die "fork: $!";
+	if (!$pid) {
+		sleep 0.5;                # the worker has read it processing
+		mysql("UPDATE rag_questions SET status = 'success', relevant_documents = '[]', "
+		      . "finished_at = UTC_TIMESTAMP(3) WHERE id = '$q'");
+		send_wakes($waiter_wake, "question $q") if $how eq 'woken';
+		POSIX::_exit(0);
+	}
+	my $t0 = Time::HiRes::time();
+	$got = answer_of($id, $q, $wait);
+	my $took = Time::HiRes::time() - $t0;
+	waitpid($pid, 0);
+	note "$how: answered in $took s";
+	json_response_is($got, 200, undef, "GET ?wait=$wait of a question settled and $how meanwhile");
+	is($got->{json}{status}, 'success', "$how: answered with what was stored");
+	# Arrival at 1.5 s; the deadline $wait s after it.
+	if ($how eq 'woken') {
+		cmp_ok($took, '<', 4, 'woken: answered on arrival, not at the deadline')
+			or diag "took $took s";
+	} else {
+		cmp_ok($took, '>=', $wait - 0.5, 'not woken: left to the tick (here: the deadline)')
+			or diag "took $took s";
+	}
+}
+$r = dev('work-start');
+die "work-start: $r->{err}" if $r->{exit};
+
 reload_serve($orig);
 done_testing();

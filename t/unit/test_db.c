@@ -287,6 +287,57 @@ static void test_exec_rows(void)
 	db_free(db);
 }
 
+/* db_exec_in: ids in lists of DB_IN_BATCH (0, 1, 16, then 33 as
+ * 16 + 16 + 1, the last list padded), the head parameter in its place,
+ * each id's row changed once and no other, the rows affected summed. */
+static void test_exec_in(void)
+{
+	enum { N = 50, COLS = 3, BASE = 910000 };
+	static const char in[] = "UPDATE schema_migrations SET name = ? WHERE version IN "
+	                         "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
+	struct db *db = connect_db();
+	struct db_param ps[N * COLS];
+	long long ids[N], absent = BASE + 1000;
+	struct db_stmt *st;
+
+	for (size_t i = 0; i < N; i++) {
+		ids[i] = BASE + (long long)i;
+		ps[i * COLS] = (struct db_param){ .type = 'i', .i = ids[i] };
+		ps[i * COLS + 1] = (struct db_param){ .type = 's', .p = "before" };
+		ps[i * COLS + 2] = (struct db_param){ .type = 's', .p = "c" };
+	}
+	CU_ASSERT_EQUAL_FATAL(db_begin(db), DB_OK);
+	CU_ASSERT_EQUAL_FATAL(db_exec_rows(db, ROWS_INSERT, "(?, ?, ?)", COLS, ps, N), 0);
+	CU_ASSERT_EQUAL(db_exec_in(db, in, &(struct db_param){ .type = 's', .p = "none" }, 1,
+	                           ids, 0), 0);
+	CU_ASSERT_EQUAL(db_exec_in(db, in, &(struct db_param){ .type = 's', .p = "one" }, 1,
+	                           ids, 1), 1);
+	CU_ASSERT_EQUAL(db_exec_in(db, in, &(struct db_param){ .type = 's', .p = "sixteen" },
+	                           1, ids + 1, 16), 16);
+	CU_ASSERT_EQUAL(db_exec_in(db, in, &(struct db_param){ .type = 's', .p = "many" }, 1,
+	                           ids + 17, N - 17), N - 17);
+	CU_ASSERT_EQUAL(db_exec_in(db, in, &(struct db_param){ .type = 's', .p = "absent" },
+	                           1, &absent, 1), 0);
+	st = db_query(db, "SELECT COUNT(*), SUM(name = 'none' OR name = 'absent'), "
+	              "SUM(name = 'one' AND version = ?), "
+	              "SUM(name = 'sixteen' AND version BETWEEN ? AND ?), "
+	              "SUM(name = 'many' AND version BETWEEN ? AND ?) "
+	              "FROM schema_migrations WHERE version >= ?", "iiiiii",
+	              (long long)BASE, (long long)BASE + 1, (long long)BASE + 16,
+	              (long long)BASE + 17, (long long)BASE + N - 1, (long long)BASE);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(st);
+	CU_ASSERT_EQUAL_FATAL(db_fetch(st), 1);
+	CU_ASSERT_EQUAL(db_col_ll(st, 0), N);
+	CU_ASSERT_EQUAL(db_col_ll(st, 1), 0);
+	CU_ASSERT_EQUAL(db_col_ll(st, 2), 1);
+	CU_ASSERT_EQUAL(db_col_ll(st, 3), 16);
+	CU_ASSERT_EQUAL(db_col_ll(st, 4), N - 17);
+	db_done(st);
+	db_rollback(db);
+	CU_ASSERT_TRUE(db_connected(db));
+	db_free(db);
+}
+
 /* A transaction that meets a row lock held by another connection: the
  * lock wait timeout (1 s here) is a DB_ERR_DEADLOCK, as a Galera
  * certification failure is, and db_tx runs the body again.  The holder
@@ -396,6 +447,7 @@ int suite_db(void)
 		{ "the cache's bound closes the oldest statement", test_bound_evicts },
 		{ "an array of parameters past the type string's bound", test_params_array },
 		{ "multi-row INSERTs of any number of rows", test_exec_rows },
+		{ "a statement per DB_IN_BATCH ids", test_exec_in },
 		{ "db_tx runs a body again after a lock conflict", test_tx_retries_a_lock_conflict },
 		{ "db_tx gives up after DB_TX_ATTEMPTS", test_tx_gives_up_bounded },
 		{ "db_tx tries no more once DB_TX_BUDGET_MS have gone", test_tx_budget },

@@ -124,13 +124,15 @@ int db_last_err(const struct db *db);
 
 /* Which of ids[0..n) (n <= DB_IN_BATCH) the query returns in its first
  * column: found[i].  sql ends in an IN list of exactly DB_IN_BATCH string
- * placeholders; the places past n repeat ids[0].  0 or < 0 enum db_err. */
+ * placeholders (DB_IN_LIST); the places past n repeat ids[0].  0 or < 0
+ * enum db_err. */
 #define DB_IN_BATCH 16
+#define DB_IN_LIST "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"  /* DB_IN_BATCH */
 int db_in_batch(struct db *db, const char *sql, const char *const *ids, size_t n,
                 bool *found);
 
-/* db_exec of sql for ids[0..n), any n: sql ends in an IN list of exactly
- * DB_IN_BATCH integer placeholders, after the nhead of head[]; it runs
+/* db_exec of sql for ids[0..n), any n: sql ends in DB_IN_LIST, its
+ * DB_IN_BATCH placeholders integers, after the nhead of head[]; it runs
  * once per DB_IN_BATCH ids (a list's places past its ids repeat its
  * first).  The rows affected in all, or < 0 enum db_err. */
 long long db_exec_in(struct db *db, const char *sql, const struct db_param *head,

@@ -12,7 +12,6 @@
 #define FAIR_TENANTS 8             /* tenants tried per claim, fairest first */
 #define DEAD_PER_PASS 16           /* dead local processes handled per recover */
 #define BACKOFF_MAX_S 3600
-#define IN_LIST "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"  /* DB_IN_BATCH of them */
 /* An item waits while another of its kind for the same row runs (a second
  * ingestion of a dataset whose first is still going round, say): the two
  * would only queue up on the area's own lock. */
@@ -70,7 +69,7 @@ long long queue_hold(struct db *db, const long long *ids, size_t n, int delay_s)
 {
 	return db_exec_in(db, "UPDATE work_queue FORCE INDEX (PRIMARY) SET "
 	    "available_at = UTC_TIMESTAMP(3) + INTERVAL ? SECOND "
-	    "WHERE status = 'queued' AND id IN " IN_LIST,
+	    "WHERE status = 'queued' AND id IN " DB_IN_LIST,
 	    &(struct db_param){ .type = 'i', .i = delay_s }, 1, ids, n);
 }
 
@@ -79,7 +78,7 @@ long long queue_done_along(struct db *db, const long long *ids, size_t n,
 {
 	return db_exec_in(db, "UPDATE work_queue FORCE INDEX (PRIMARY) SET status = 'done', "
 	    "claimed_by = ?, claimed_at = UTC_TIMESTAMP(3), finished_at = UTC_TIMESTAMP(3) "
-	    "WHERE status = 'queued' AND id IN " IN_LIST,
+	    "WHERE status = 'queued' AND id IN " DB_IN_LIST,
 	    &(struct db_param){ .type = 's', .p = process_id }, 1, ids, n);
 }
 
@@ -108,7 +107,7 @@ int queue_status(struct db *db, long long id, char *status, size_t scap,
 int queue_settled(struct db *db, const char *const *ids, size_t n, bool *settled)
 {
 	return db_in_batch(db, "SELECT id FROM work_queue WHERE status IN ('done', 'failed') "
-	    "AND id IN " IN_LIST, ids, n, settled);
+	    "AND id IN " DB_IN_LIST, ids, n, settled);
 }
 
 /* ---- claiming ------------------------------------------------------------------ */

@@ -9,13 +9,13 @@
  * (hybrid off, or a learned embedder) reads the rows' 8-bit codes by
  * itself (the pass over the float rows that the batch shared before, four
  * questions by two rows at a time, answered 15-20 % fewer questions a
- * second end to end).  Those riders' queue rows are not claimed but held back
- * RAG_QUESTION_FALLBACK_S: marked done once the batch's results are stored
- * (a statement for all), hurried back when their own ranking failed, and
- * come due by themselves should this child die first.  Once its own batch is answered, the child takes
- * the next riders, and again, while they keep
- * coming and for at most RAG_QUESTION_ROUNDS_MS, with the index open and
- * the connection made.  A result is stored only while its question is
+ * second end to end).  Those riders' queue rows are not claimed but held
+ * back RAG_QUESTION_FALLBACK_S: marked done once the batch's results are
+ * stored (a statement per DB_IN_BATCH), hurried back when their own ranking
+ * failed, and come due by themselves should this child die first.  Once
+ * its own batch is answered, the child takes the next riders, and again,
+ * while they keep coming and for at most RAG_QUESTION_ROUNDS_MS, with the
+ * index open and the connection made.  A result is stored only while its question is
  * processing, so a question answered twice is harmless. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -167,8 +167,8 @@ static int load_asked(struct db *db, struct asked *as, size_t n, struct batch_of
 		st = db_query(db, "SELECT q.id, q.dataset_id, q.question_text, q.params, "
 		    "d.embedder, d.dimensions FROM rag_questions q FORCE INDEX (PRIMARY) "
 		    "STRAIGHT_JOIN rag_datasets d FORCE INDEX (PRIMARY) ON d.id = q.dataset_id "
-		    "WHERE q.status = 'processing' AND q.id IN "
-		    "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ORDER BY q.id <> ?",
+		    "WHERE q.status = 'processing' AND q.id IN " DB_IN_LIST " "
+		    "ORDER BY q.id <> ?",
 		    "sssssssssssssssss", v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7],
 		    v[8], v[9], v[10], v[11], v[12], v[13], v[14], v[15], as[0].id);
 		while (st != NULL && (f = db_fetch(st)) == 1) {

@@ -549,7 +549,7 @@ int rag_question_get(struct req *r)
 int rag_questions_settled(struct db *db, const char *const *ids, size_t n, bool *settled)
 {
 	return db_in_batch(db, "SELECT id FROM rag_questions WHERE status <> 'processing' "
-	    "AND id IN (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", ids, n, settled);
+	    "AND id IN " DB_IN_LIST, ids, n, settled);
 }
 
 int rag_question_wait_answer(struct db *db, const char *owner, const char *dataset_id,

@@ -5,17 +5,16 @@
  * A question `sluice work` claims brings along the other questions of its
  * dataset and tenant whose queue rows wait, up to RAG_QUESTION_BATCH: the
  * index file is opened and checked once, the embedder called once (one
- * request to a network embedder).  A question that reads every vector
- * (hybrid off, or a learned embedder) reads the rows' 8-bit codes by
- * itself (the pass over the float rows that the batch shared before, four
- * questions by two rows at a time, answered 15-20 % fewer questions a
- * second end to end).  Those riders' queue rows are not claimed but held
- * back RAG_QUESTION_FALLBACK_S: marked done once the batch's results are
- * stored (a statement per DB_IN_BATCH), hurried back when their own ranking
- * failed, and come due by themselves should this child die first.  Once
- * its own batch is answered, the child takes the next riders, and again,
- * while they keep coming and for at most RAG_QUESTION_ROUNDS_MS, with the
- * index open and the connection made.  A result is stored only while its question is
+ * request to a network embedder), the questions that read every vector
+ * (hybrid off, or a learned embedder) share one pass over the rows' 8-bit
+ * codes, and the results are stored a statement per DB_IN_BATCH.  Those
+ * riders' queue rows are not claimed but held back RAG_QUESTION_FALLBACK_S:
+ * marked done once the batch's results are stored (a statement per
+ * DB_IN_BATCH), hurried back when their own ranking failed, and come due by
+ * themselves should this child die first.  Once its own batch is answered,
+ * the child takes the next riders, and again, while they keep coming and
+ * for at most RAG_QUESTION_ROUNDS_MS, with the index open and the
+ * connection made.  A result is stored only while its question is
  * processing, so a question answered twice is harmless. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,8 +41,7 @@
 struct asked {
 	char id[RAG_ID_LEN + 1];
 	long long item;                  /* a rider's queue row, else 0 */
-	bool posted;                     /* ranked by the worker that took its POST */
-	char *result;                    /* posted: the result's JSON, not stored */
+	char *result;                    /* once ranked: its relevant documents' JSON */
 	char *text;
 	size_t len;
 	struct json_object *params;
@@ -202,16 +200,13 @@ static int load_asked(struct db *db, struct asked *as, size_t n, struct batch_of
 	return 1;
 }
 
-/* Rank a and store its result; wake its waiter.  Its own queue rows are
- * cancelled, but a rider's (by whom the caller records) are not.  The
- * ranking's CPU time is added to *rank_ms.  0 or -1 (a->err). */
-static int rank_and_store(struct db *db, const struct config *cfg, const struct rindex *ix,
-                          struct asked *a, const float *qvec, const struct rank_vector *given,
-                          double *rank_ms)
+/* Rank a into a->result, its relevant documents as JSON.  The ranking's
+ * CPU time is added to *rank_ms.  0 or -1 (a->err). */
+static int rank_one(const struct config *cfg, const struct rindex *ix, struct asked *a,
+                    const float *qvec, const struct rank_vector *given, double *rank_ms)
 {
 	struct vec_hit *hits = malloc(a->rp.top_n * sizeof *hits);
 	struct json_object *docs;
-	long long upd;
 	double c0 = time_cpu_ms();
 	size_t n;
 
@@ -244,28 +239,77 @@ static int rank_and_store(struct db *db, const struct config *cfg, const struct 
 		json_object_array_add(docs, s);
 	}
 	free(hits);
-	/* The worker stores a posted question with its result: one INSERT. */
-	if (a->posted) {
-		a->result = strdup(json_object_to_json_string_ext(docs, JSON_C_TO_STRING_PLAIN));
-		json_object_put(docs);
-		if (a->result == NULL)
-			snprintf(a->err, sizeof a->err, "out of memory");
-		return a->result != NULL ? 0 : -1;
-	}
-	upd = db_exec(db, "UPDATE rag_questions SET status = 'success', "
-	              "relevant_documents = ?, error = NULL, finished_at = UTC_TIMESTAMP(3) "
-	              "WHERE id = ? AND status = 'processing'", "ss",
-	              json_object_to_json_string_ext(docs, JSON_C_TO_STRING_PLAIN), a->id);
+	a->result = strdup(json_object_to_json_string_ext(docs, JSON_C_TO_STRING_PLAIN));
 	json_object_put(docs);
-	if (upd < 0) {
-		snprintf(a->err, sizeof a->err, "database error");
-		return -1;
+	if (a->result == NULL)
+		snprintf(a->err, sizeof a->err, "out of memory");
+	return a->result != NULL ? 0 : -1;
+}
+
+/* Up to DB_IN_BATCH results a statement, and at most STORE_BYTES of them
+ * (a statement is one packet: max_allowed_packet is 16 MB by default). */
+#define STORE_BYTES (4u << 20)
+#define STORE_WHEN "WHEN ? THEN ? "
+#define STORE_CASE STORE_WHEN STORE_WHEN STORE_WHEN STORE_WHEN STORE_WHEN \
+	STORE_WHEN STORE_WHEN STORE_WHEN STORE_WHEN STORE_WHEN STORE_WHEN \
+	STORE_WHEN STORE_WHEN STORE_WHEN STORE_WHEN STORE_WHEN  /* DB_IN_BATCH */
+
+/* Store the results of the ranked questions of as[0..n), several to a
+ * statement: stored one by one, a batch's commits took the child two to
+ * three times its ranking's time.  A result is stored only while its
+ * question is processing.  Each waiter is woken (a question answered
+ * meanwhile, or deleted, is woken for nothing: a wake is a hint); a
+ * question's own queue rows are cancelled, a rider's are not (whoever
+ * holds them records them).  A question whose statement failed is left
+ * failed (a->err). */
+static void store_answers(struct db *db, const struct config *cfg, struct asked *as,
+                          size_t n)
+{
+	struct db_param ps[3 * DB_IN_BATCH];
+	struct asked *in[DB_IN_BATCH];
+	size_t i = 0;
+
+	while (i < n) {
+		size_t k = 0, bytes = 0;
+
+		for (; i < n && k < DB_IN_BATCH; i++) {
+			size_t len;
+
+			if (as[i].failed || as[i].result == NULL)
+				continue;
+			len = strlen(as[i].result);
+			if (k > 0 && bytes + len > STORE_BYTES)
+				break;
+			bytes += len;
+			in[k++] = &as[i];
+		}
+		if (k == 0)
+			continue;
+		/* Places past k: WHEN NULL matches nothing, the IN list
+		 * repeats the first id. */
+		for (size_t j = 0; j < DB_IN_BATCH; j++) {
+			ps[2 * j] = (struct db_param){ .type = 's', .p = j < k ? in[j]->id : NULL };
+			ps[2 * j + 1] = (struct db_param){ .type = 's',
+			                                   .p = j < k ? in[j]->result : NULL };
+			ps[2 * DB_IN_BATCH + j] = (struct db_param){ .type = 's',
+			                                             .p = in[j < k ? j : 0]->id };
+		}
+		if (db_exec_params(db, "UPDATE rag_questions FORCE INDEX (PRIMARY) SET "
+		    "status = 'success', error = NULL, finished_at = UTC_TIMESTAMP(3), "
+		    "relevant_documents = CASE id " STORE_CASE "END "
+		    "WHERE status = 'processing' AND id IN " DB_IN_LIST, ps, 3 * DB_IN_BATCH) < 0) {
+			for (size_t j = 0; j < k; j++) {
+				in[j]->failed = true;
+				snprintf(in[j]->err, sizeof in[j]->err, "database error");
+			}
+			continue;
+		}
+		for (size_t j = 0; j < k; j++) {
+			wake_send(cfg, WAKE_WAITER, "question", in[j]->id);
+			if (in[j]->item <= 0)
+				queue_cancel(db, "rag_question", in[j]->id);
+		}
 	}
-	if (upd > 0)
-		wake_send(cfg, WAKE_WAITER, "question", a->id);
-	if (a->item <= 0)
-		queue_cancel(db, "rag_question", a->id);
-	return 0;
 }
 
 /* The exact vector top-k of the questions of as[0..n) that take one over
@@ -366,9 +410,10 @@ static int answer_batch(struct db *db, const struct config *cfg, const char *by,
 	rank_ms += time_cpu_ms() - c0;
 	for (size_t i = 0; i < n; i++)
 		if (!as[i].failed)
-			as[i].failed = rank_and_store(db, cfg, ix, &as[i], qvecs + i * b.dim,
-			                              vtopk_have[i] ? &vtopk[i] : NULL,
-			                              &rank_ms) != 0;
+			as[i].failed = rank_one(cfg, ix, &as[i], qvecs + i * b.dim,
+			                        vtopk_have[i] ? &vtopk[i] : NULL, &rank_ms) != 0;
+	if (!in_serve)
+		store_answers(db, cfg, as, n);
 	/* The riders' queue rows, in one statement: should this child die
 	 * first, those still held come due and find their questions answered. */
 	for (size_t i = 0; i < n; i++)
@@ -412,7 +457,6 @@ int rag_question_rank_posted(const struct config *cfg, const struct rag_posted_q
 	*result = NULL;
 	memset(&a, 0, sizeof a);
 	snprintf(a.id, sizeof a.id, "%s", q->id);
-	a.posted = true;
 	snprintf(b.dataset_id, sizeof b.dataset_id, "%s", q->dataset_id);
 	snprintf(b.embedder, sizeof b.embedder, "%s", q->embedder);
 	rc = asked_set(&a, &b, q->text, strlen(q->text), q->params, err, errlen);

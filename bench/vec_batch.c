@@ -10,9 +10,10 @@
  * Every repetition answers the 256 queries with the cos metric; the
  * median repetition is printed, and for the codes the rows scored from the
  * floats per query.  Then the codes again in batches of 2, 4, 8 and 16
- * queries, each batch one pass over them (vec_topk_coded_many), whose hits
- * must be the ones of one at a time.  Run by bench/vec_batch.sh, which runs FAISS's
- * batches beside it. */
+ * queries, each batch one pass over them, on one thread and split between
+ * two (vec_topk_coded_parts, as sluice work ranks a batch), whose hits
+ * must be the ones of one at a time.  Run by bench/vec_batch.sh, which runs
+ * FAISS's batches beside it. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -118,8 +119,9 @@ int main(int argc, char **argv)
 		       m / NQ * 1e3, scored / NQ);
 	}
 	/* The codes in batches: one pass over them for each batch of
-	 * questions (vec_topk_coded_many, as sluice work ranks the questions
-	 * it takes together); the hits must be the ones above. */
+	 * questions, on one thread and on two (vec_topk_coded_parts, as
+	 * sluice work ranks the questions it takes together); the hits must
+	 * be the ones above. */
 	static const size_t batches[] = { 2, 4, 8, 16 };
 	struct vec_hit *one = malloc(NQ * k * sizeof *one);
 	struct vec_question vq[16];
@@ -128,6 +130,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	memcpy(one, hits, NQ * k * sizeof *one);
+	for (size_t parts = 1; parts <= 2; parts++)
 	for (size_t bi = 0; bi < sizeof batches / sizeof *batches; bi++) {
 		size_t b = batches[bi], same = 0;
 
@@ -138,7 +141,8 @@ int main(int argc, char **argv)
 				for (size_t i = 0; i < b; i++)
 					vq[i] = (struct vec_question){ VEC_COS, q + (j + i) * dim, qn[j + i],
 					                               NULL, k, hits + (j + i) * k, 0, 0 };
-				vec_topk_coded_many(VEC_KERNEL_AUTO, vq, b, base, norms, &vc, rows, dim);
+				vec_topk_coded_parts(VEC_KERNEL_AUTO, vq, b, base, norms, &vc, rows, dim,
+				                     parts);
 				sink += hits[j * k].score;
 			}
 			t[r] = now_s() - t0;
@@ -146,8 +150,9 @@ int main(int argc, char **argv)
 		same = memcmp(one, hits, NQ * k * sizeof *one) == 0;
 		qsort(t, (size_t)reps, sizeof *t, cmp_double);
 		double m = t[reps / 2];
-		printf("sluice codes  batch %3zu:    %8.1f queries/s (%.2f ms a query)%s\n", b,
-		       NQ / m, m / NQ * 1e3, same ? "" : "  HITS DIFFER FROM ONE AT A TIME");
+		printf("sluice codes  batch %3zu, %zu thread%s: %8.1f queries/s (%.2f ms a query)%s\n",
+		       b, parts, parts > 1 ? "s" : " ", NQ / m, m / NQ * 1e3,
+		       same ? "" : "  HITS DIFFER FROM ONE AT A TIME");
 		if (!same)
 			return 1;
 	}

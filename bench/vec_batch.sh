@@ -2,7 +2,8 @@
 # bench/vec_batch.sh - exact vector top-k: sluice one question at a time
 # (the float scan, and the pass over the rows' 8-bit codes that it ranks
 # with) and in batches of 2 to 16 sharing one pass over the codes (as
-# sluice work ranks the questions it answers together), against FAISS
+# sluice work ranks the questions it answers together), on one thread and
+# split between two (vec_topk_coded_parts), against FAISS
 # IndexFlatIP on the same rows and queries, one question at a time and in
 # batches, in queries per second.
 #
@@ -39,7 +40,7 @@ echo "== vec batch $(date -u +%Y-%m-%dT%H:%M:%SZ), $(nproc) CPUs," \
 # shellcheck disable=SC2046
 gcc -O2 -std=gnu11 -Wall -Wextra -Werror -I"$ROOT/src" \
 	-o "$TMP/vec_batch" "$ROOT/bench/vec_batch.c" "$ROOT/src/retrieval/vec.c" \
-	"$ROOT/src/retrieval/vec_codes.c" -lm
+	"$ROOT/src/retrieval/vec_codes.c" "$ROOT/src/util/thread.c" -pthread -lm
 "$TMP/vec_batch" "$ROWS" "$DIM" "$REPS" "$K" "$TMP"
 for t in 1 2; do
 	echo "-- OpenBLAS threads: $t"

@@ -74,6 +74,13 @@ static inline bool work_stopping(const struct work_ctx *w)
 	return w->stop != NULL && *w->stop != 0;
 }
 
+/* Wait up to ms for a nudge: a wake named w's kind, one whose children
+ * linger for more items (work_kind.lingers), see work/supervisor.c.  true
+ * when nudged; false when ms passed or the child was asked to stop.  A
+ * nudge that came while the child was busy is taken at once: the item it
+ * named may still wait.  Implemented in work/child.c. */
+bool work_wait_nudge(const struct work_ctx *w, long ms);
+
 /* A new item.  tenant NULL = customer_id (or '').  delay_s > 0: claimable
  * only that long from now.  max_attempts 0 = QUEUE_ATTEMPTS. */
 struct queue_new {

@@ -7,19 +7,22 @@
  * index file is opened and checked once, the embedder called once (one
  * request to a network embedder), the questions that read every vector
  * (hybrid off, or a learned embedder) share one pass over the rows' 8-bit
- * codes, and the results are stored a statement per DB_IN_BATCH.  Those
+ * codes, split among the host's CPUs, and the results are stored a
+ * statement per DB_IN_BATCH.  Those
  * riders' queue rows are not claimed but held back RAG_QUESTION_FALLBACK_S:
  * marked done once the batch's results are stored (a statement per
  * DB_IN_BATCH), hurried back when their own ranking failed, and come due by
  * themselves should this child die first.  Once its own batch is answered,
  * the child takes the next riders, and again, while they keep coming and
  * for at most RAG_QUESTION_ROUNDS_MS, with the index open and the
- * connection made.  A result is stored only while its question is
+ * connection made; in between it waits for a nudge (a question posted on
+ * this host wakes sluice work, which signals its question children).  A result is stored only while its question is
  * processing, so a question answered twice is harmless. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <json-c/json.h>
 
@@ -317,7 +320,8 @@ static void store_answers(struct db *db, const struct config *cfg, struct asked 
  * every row, in one pass over the codes for all of them
  * (vec_topk_coded_many): given[i] for those, with have[i] set, their hits
  * in *hold (the caller frees it).  A pass alone is bound by reading the
- * codes; shared, each run of them is read once.  Two questions at least:
+ * codes; shared, each run of them is read once, and the rows are split
+ * among the host's CPUs (vec_topk_coded_parts).  Two questions at least:
  * one ranks as it always did. */
 static void shared_vector_pass(const struct rindex *ix, const struct asked *as, size_t n,
                                const float *qvecs, struct rank_vector *given, bool *have,
@@ -346,8 +350,8 @@ static void shared_vector_pass(const struct rindex *ix, const struct asked *as, 
 		                               ks[j], h, 0, 0 };
 		h += ks[j];
 	}
-	vec_topk_coded_many(VEC_KERNEL_AUTO, vq, m, rindex_vectors(ix), rindex_norms(ix),
-	                    rindex_codes(ix), rows, dim);
+	vec_topk_coded_parts(VEC_KERNEL_AUTO, vq, m, rindex_vectors(ix), rindex_norms(ix),
+	                     rindex_codes(ix), rows, dim, (size_t)sysconf(_SC_NPROCESSORS_ONLN));
 	for (size_t j = 0; j < m; j++) {
 		given[which[j]] = (struct rank_vector){ vq[j].out, vq[j].got };
 		have[which[j]] = true;
@@ -375,7 +379,8 @@ static int answer_batch(struct db *db, const struct config *cfg, const char *by,
 	struct vec_hit *shared = NULL;            /* vtopk's hits */
 	long long along[RAG_QUESTION_BATCH];
 	size_t nalong = 0;
-	double t0, rank_ms = 0;                    /* rank_ms: CPU time */
+	double t0, t_pass, t_ranked, t_stored;     /* the clock */
+	double rank_ms = 0;                        /* CPU time */
 	int rc;
 
 	if (given != NULL)
@@ -409,12 +414,15 @@ static int answer_batch(struct db *db, const struct config *cfg, const char *by,
 	double c0 = time_cpu_ms();
 	shared_vector_pass(ix, as, n, qvecs, vtopk, vtopk_have, &shared);
 	rank_ms += time_cpu_ms() - c0;
+	t_pass = time_mono_ms();
 	for (size_t i = 0; i < n; i++)
 		if (!as[i].failed)
 			as[i].failed = rank_one(cfg, ix, &as[i], qvecs + i * b.dim,
 			                        vtopk_have[i] ? &vtopk[i] : NULL, &rank_ms) != 0;
+	t_ranked = time_mono_ms();
 	if (!in_serve)
 		store_answers(db, cfg, as, n);
+	t_stored = time_mono_ms();
 	/* The riders' queue rows, in one statement: should this child die
 	 * first, those still held come due and find their questions answered. */
 	for (size_t i = 0; i < n; i++)
@@ -434,8 +442,9 @@ static int answer_batch(struct db *db, const struct config *cfg, const char *by,
 		rag_index_ranked(b.dataset_id, rank_ms / (double)live);
 	if (n > 1)
 		log_kv(LOG_DEBUG, "questions answered together", "dataset=%s questions=%zu "
-		       "shared_pass=%s rank_cpu_ms=%.1f ms=%.1f", b.dataset_id, live,
-		       shared != NULL ? "yes" : "no", rank_ms, time_mono_ms() - t0);
+		       "shared_pass=%s rank_cpu_ms=%.1f ms=%.1f pass_ms=%.1f results_ms=%.1f "
+		       "store_ms=%.1f", b.dataset_id, live, shared != NULL ? "yes" : "no", rank_ms,
+		       time_mono_ms() - t0, t_pass - t0, t_ranked - t_pass, t_stored - t_ranked);
 	if (as[0].failed)
 		snprintf(err, errlen, "%s", as[0].err);
 	rc = as[0].failed ? -1 : 1;
@@ -521,6 +530,16 @@ static int take_riders_body(struct db *db, void *arg)
 	return held < 0 ? (int)held : 0;
 }
 
+static long nudge_poll_ms(const struct config *cfg)
+{
+#ifdef SLUICE_TEST_HOOKS
+	if (cfg->rag_test_nudge_poll_ms > 0)
+		return cfg->rag_test_nudge_poll_ms;
+#endif
+	(void)cfg;
+	return RAG_QUESTION_NUDGE_POLL_MS;
+}
+
 /* Answer the riders r takes, batch after batch, for at most
  * RAG_QUESTION_ROUNDS_MS, while they keep coming (none for
  * RAG_QUESTION_LINGER_MS ends it): the index is open, the connection made,
@@ -536,8 +555,12 @@ static void more_rounds(struct work_ctx *w, struct riders *r)
 		memset(r->as, 0, RAG_QUESTION_BATCH * sizeof *r->as);
 		if (db_tx(w->db, "question riders", take_riders_body, r) < 0)
 			break;
+		/* None: wait for a question queued on this host (its POST's
+		 * wake nudges us), or for the poll's time (one queued on
+		 * another host).  A nudge is a new question: linger on. */
 		if (r->n == 0) {
-			nanosleep(&(struct timespec){ 0, RAG_QUESTION_LINGER_MS * 100000L }, NULL);
+			if (work_wait_nudge(w, nudge_poll_ms(w->cfg)))
+				idle_until = time_mono_ms() + RAG_QUESTION_LINGER_MS;
 			continue;
 		}
 		answer_batch(w->db, w->cfg, w->process_id, r->as, r->n, NULL, err, sizeof err);

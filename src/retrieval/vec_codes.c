@@ -33,6 +33,7 @@
 #include <string.h>
 
 #include "retrieval/vec_codes.h"
+#include "util/thread.h"
 
 #define CODE_MAX 127
 #define CODE_ALIGN 32
@@ -794,6 +795,108 @@ void vec_topk_coded_many(enum vec_kernel kern, struct vec_question *qs, size_t n
 			pass_q_free(&ps[i]);
 	}
 	free(ps);
+}
+
+/* ---- a pass split among threads --------------------------------------------------- */
+
+/* One part's rows, from row first, with its questions' outs of their own. */
+struct part {
+	enum vec_kernel kern;
+	struct vec_question *qs;
+	size_t nq, first, n, dim;
+	const float *base, *norms;
+	struct vec_codes vc;
+};
+
+static void *part_run(void *arg)
+{
+	struct part *p = arg;
+
+	vec_topk_coded_many(p->kern, p->qs, p->nq, p->base, p->norms, &p->vc, p->n, p->dim);
+	return NULL;
+}
+
+/* Question i's top k from its parts' (pt[p].qs[i]), whose outs lie side by
+ * side from the first part's: each part's top k are its rows' best, so the
+ * best k of theirs together are the whole pass's, hit for hit (hits are
+ * ordered by score, then row). */
+static void parts_merge(struct vec_question *vq, const struct part *pt, size_t parts,
+                        size_t i)
+{
+	struct vec_hit *all = pt[0].qs[i].out;
+	size_t got = 0, cand = 0;
+
+	for (size_t p = 0; p < parts; p++) {
+		const struct vec_question *x = &pt[p].qs[i];
+
+		/* all[got] never passes the hit it is copied from */
+		for (size_t h = 0; h < x->got; h++)
+			all[got++] = (struct vec_hit){ x->out[h].row + (uint32_t)pt[p].first,
+			                               x->out[h].score };
+		cand += x->cand;
+	}
+	vq->got = vec_hits_best(vq->m, all, got, vq->k);
+	vq->cand = cand;
+	memcpy(vq->out, all, vq->got * sizeof *all);
+}
+
+void vec_topk_coded_parts(enum vec_kernel kern, struct vec_question *qs, size_t nq,
+                          const float *base, const float *norms, const struct vec_codes *vc,
+                          size_t n, size_t dim, size_t parts)
+{
+	struct part pt[VEC_PARTS_MAX];
+	pthread_t th[VEC_PARTS_MAX];
+	bool started[VEC_PARTS_MAX] = { false };
+	struct vec_question *pq = NULL;
+	struct vec_hit *hits = NULL, *h;
+	size_t ks = 0;
+
+	if (parts > VEC_PARTS_MAX)
+		parts = VEC_PARTS_MAX;
+	if (n > UINT32_MAX)
+		n = UINT32_MAX;                   /* rows are uint32_t */
+	for (size_t i = 0; i < nq; i++)
+		ks += qs[i].k;
+	if (parts < 2 || n < parts * VEC_PART_MIN_ROWS ||
+	    (pq = calloc(parts * nq, sizeof *pq)) == NULL ||
+	    (hits = malloc((ks > 0 ? parts * ks : 1) * sizeof *hits)) == NULL) {
+		free(pq);
+		vec_topk_coded_many(kern, qs, nq, base, norms, vc, n, dim);
+		return;
+	}
+	/* Question i's parts' outs side by side, k hits of room each: the
+	 * merge gathers them in place. */
+	h = hits;
+	for (size_t i = 0; i < nq; i++)
+		for (size_t p = 0; p < parts; p++, h += qs[i].k) {
+			size_t first = n * p / parts;
+
+			pq[p * nq + i] = qs[i];
+			pq[p * nq + i].keep = qs[i].keep != NULL ? qs[i].keep + first : NULL;
+			pq[p * nq + i].out = h;
+		}
+	for (size_t p = 0; p < parts; p++) {
+		size_t first = n * p / parts, end = n * (p + 1) / parts;
+
+		pt[p] = (struct part){ kern, pq + p * nq, nq, first, end - first, dim,
+		                       base + first * dim, norms != NULL ? norms + first : NULL,
+		                       { vc->code + first * vc->stride, vc->stride,
+		                         vc->scale + first, vc->err + first } };
+	}
+	/* This thread takes the first part; a helper that could not start
+	 * has its part taken here too. */
+	for (size_t p = 1; p < parts; p++)
+		started[p] = thread_start(&th[p], part_run, &pt[p]);
+	part_run(&pt[0]);
+	for (size_t p = 1; p < parts; p++)
+		if (started[p])
+			pthread_join(th[p], NULL);
+		else
+			part_run(&pt[p]);
+	for (size_t i = 0; i < nq; i++)
+		parts_merge(&qs[i], pt, parts, i);
+	free(hits);
+	free(pq);
 }
 
 size_t vec_topk_coded_with(enum vec_kernel kern, enum vec_metric m, const float *q,

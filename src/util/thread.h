@@ -4,7 +4,8 @@
  * CPU work with waiting on MariaDB or the disk: ingestion's preparing
  * thread, which chunks and embeds a group while the group before is
  * stored (ingest.c), and the index file's, which builds the BM25 indexes
- * while the rows' sections are written (index.c).
+ * while the rows' sections are written (index.c); and the parts of a
+ * pass over the codes that a batch of questions shares (vec_codes.c).
  * A helper touches only what it was handed (and the tokeniser's
  * per-process state, see tokenize.h), and its starter joins it before
  * using any of that again. */

@@ -32,6 +32,17 @@ static void on_term(int sig)
 	child_stop = 1;
 }
 
+bool work_wait_nudge(const struct work_ctx *w, long ms)
+{
+	struct timespec ts = { ms / 1000, ms % 1000 * 1000000L };
+	sigset_t nudge;
+
+	sigemptyset(&nudge);
+	sigaddset(&nudge, WORK_NUDGE);
+	/* SIGTERM is let in: its handler ends the wait with EINTR. */
+	return !work_stopping(w) && sigtimedwait(&nudge, NULL, &ts) == WORK_NUDGE;
+}
+
 void work_child_main(const struct config *cfg, const struct work_kind *k,
                      const struct work_item *it, const char *process_id,
                      int fd, pid_t parent)
@@ -39,7 +50,7 @@ void work_child_main(const struct config *cfg, const struct work_kind *k,
 	struct work_result res;
 	struct work_ctx w;
 	struct sigaction sa;
-	sigset_t none;
+	sigset_t nudge;
 	int rc = DB_ERR;
 
 	if (proc_die_with_parent(parent) != 0)
@@ -54,8 +65,11 @@ void work_child_main(const struct config *cfg, const struct work_kind *k,
 	signal(SIGINT, SIG_IGN);         /* the supervisor decides */
 	signal(SIGCHLD, SIG_DFL);
 	signal(SIGPIPE, SIG_IGN);
-	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
+	/* The nudge stays blocked, as it was from the fork on: it is taken by
+	 * work_wait_nudge, never delivered. */
+	sigemptyset(&nudge);
+	sigaddset(&nudge, WORK_NUDGE);
+	sigprocmask(SIG_SETMASK, &nudge, NULL);
 
 	memset(&res, 0, sizeof res);
 	memset(&w, 0, sizeof w);

@@ -21,7 +21,9 @@
  * Besides signals, ppoll waits on the wake socket (util/wake.h): a process
  * on this host that queued an item claimable now names its kind there, and
  * the turn that follows only reaps and claims that kind (the rest keeps the
- * work_poll_ms pace).  The poll stays: items queued on another host, or
+ * work_poll_ms pace), after nudging its running children when they
+ * linger for more items (work_kind.lingers: WORK_NUDGE, which they take
+ * with work_wait_nudge).  The poll stays: items queued on another host, or
  * whose wake was lost, are claimed by it.
  *
  * SIGTERM: no more claims; the children are asked to stop (SIGTERM: they
@@ -180,6 +182,19 @@ static int start_one(struct work_ctx *w, const struct work_kind *k)
 	       c->it.attempts, (long)c->pid, c->it.give_up_reason != NULL ? " give_up=1" : "");
 	log_set_request_id(NULL);
 	return 1;
+}
+
+/* The running children of the kinds woken[] names that linger for more
+ * items: one of them takes the new item sooner than a new child could,
+ * and without waiting for its own poll. */
+static void nudge_lingering(const bool *woken)
+{
+	for (int i = 0; i < CHILDREN_MAX; i++) {
+		const struct child *c = &children[i];
+
+		if (c->state == C_RUNNING && c->kind->lingers && woken[c->kind - work_kinds])
+			kill(c->pid, WORK_NUDGE);
+	}
 }
 
 /* Claim for every kind, or (only not NULL) for the kinds only[] names. */
@@ -505,6 +520,12 @@ int work_main(const struct config *cfg)
 	sigaddset(&block, SIGINT);
 	sigaddset(&block, SIGCHLD);
 	sigprocmask(SIG_BLOCK, &block, &origmask);
+	/* Blocked before any fork, so that a child nudged early keeps it
+	 * pending; never let in here (ppoll's mask keeps it out too). */
+	sigemptyset(&block);
+	sigaddset(&block, WORK_NUDGE);
+	sigprocmask(SIG_BLOCK, &block, NULL);
+	sigaddset(&origmask, WORK_NUDGE);
 
 	queue_process_id(cfg->host_name, process_id, sizeof process_id, L.host,
 	                 sizeof L.host);
@@ -563,6 +584,7 @@ int work_main(const struct config *cfg)
 				break;
 			}
 		} else if (!L.db_down) {
+			nudge_lingering(L.woken);
 			claim_all(&L.w, full ? NULL : L.woken);
 		}
 		memset(L.woken, 0, sizeof L.woken);

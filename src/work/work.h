@@ -16,6 +16,8 @@
 #ifndef SLUICE_WORK_H
 #define SLUICE_WORK_H
 
+#include <signal.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -31,7 +33,13 @@ struct work_kind {
 	size_t deadline_off;            /* offsetof(struct config, <kind>_deadline_s) */
 	const char *waiter_kind;        /* NULL, or the waiter's kind of a request
 	                                 * waiting on an item (util/wake.h) */
+	bool lingers;                   /* its children take more items of theirs
+	                                 * before they end: nudged by wakes */
 };
+
+/* The signal a lingering child is nudged with: blocked in `sluice work`
+ * and its item children from their start, taken only by work_wait_nudge. */
+#define WORK_NUDGE SIGUSR1
 
 extern const struct work_kind work_kinds[];
 extern const size_t work_nkinds;

@@ -12,6 +12,8 @@
 #   done by the process that answered them.
 # - Another customer's questions, queued at the same moment, never ride
 #   along: each customer gets answers from its own dataset only.
+# - A question asked while the child that answered the last one lingers
+#   rides along with that child's claim: its POST's wake nudged it.
 # - sluice work killed (-9) while it holds a batch: every question is
 #   answered all the same, once, by the next sluice work.
 
@@ -151,6 +153,31 @@ is($done, scalar @asks, "every one of A's questions' queue rows is done");
 cmp_ok($riders, '>=', 1, "some rode along with another's claim ($riders of " . @asks . ')');
 is($claims, 1, 'one claim took all of them along');
 is($claims + $riders, scalar @asks, 'each row either claimed or done along with a claim');
+
+# --- a lingering child nudged --------------------------------------------------------------
+
+# One child, whose own look for more questions (rag_test_nudge_poll_ms) is
+# further off than its rounds may last (a second): a question asked while
+# it lingers after the first one's answer rides along with the first's
+# claim only because its POST's wake nudged the child.  Unnudged, the
+# child would end at its look, and the question would get a claim of its
+# own.
+reload_stack(conf_with($orig, question_inline_max_snippets => 0, work_rag_question_slots => 1,
+	rag_test_nudge_poll_ms => 8000));
+my $first_id = ask($id, $asks[0])->{json}{question_id} // '';
+is(answer_of($id, $first_id, 30)->{json}{status}, 'success', 'nudge: the first question answered');
+my $second_ask = ask($id, $asks[1]);
+is($second_ask->{status}, 200, 'nudge: the second question asked while the child lingers');
+my $second_id = $second_ask->{json}{question_id} // '';
+my $second = answer_of($id, $second_id, 30);
+is($second->{json}{status}, 'success', 'nudge: the second question answered');
+is(answer_text($second->{json}), answer_text($alone[1]), 'nudge: with the answer it gets alone');
+my $pair = join ',', map { "'$_'" } $first_id, $second_id;
+my ($pair_claims, $pair_riders) = split /\t/, mysql("SELECT SUM(attempts > 0), "
+	. "SUM(attempts = 0 AND claimed_by IS NOT NULL) FROM work_queue "
+	. "WHERE kind = 'rag_question' AND ref_id IN ($pair)");
+is($pair_claims, 1, 'nudge: one claim answered both');
+is($pair_riders, 1, 'nudge: the second rode along with it');
 
 # --- the child holding a batch killed ------------------------------------------------------
 

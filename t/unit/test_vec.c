@@ -525,6 +525,91 @@ static void coded_dims(enum vec_kernel kern)
 	}
 }
 
+/* A pass split into parts (vec_topk_coded_parts) gets the one pass's hits,
+ * hit for hit: 2, 3 and more than VEC_PARTS_MAX parts over rows that do
+ * not divide evenly, every metric (L1 and max take the float scan in each
+ * part), with and without a keep mask, a zero question, and twins of the
+ * first question's row on both sides of every part's first row, whose tie
+ * only the row breaks.  Too few rows a part, or one part, is the one pass. */
+static void test_coded_parts(void)
+{
+	enum { PDIM = 24, PQ = 2 * VEC_METRIC_COUNT + 1, PK = 40 };
+	const size_t rows = 3 * VEC_PART_MIN_ROWS + 7, stride = vec_code_stride(PDIM);
+	const size_t parts[] = { 2, 3, VEC_PARTS_MAX + 5, 1 };
+	float *base = malloc(rows * PDIM * sizeof *base), q[PQ][PDIM];
+	float *norms = malloc(rows * sizeof *norms), *scale = malloc(rows * sizeof *scale);
+	float *err = malloc(rows * sizeof *err);
+	int8_t *codes = malloc(rows * stride);
+	uint8_t *keep = malloc(rows);
+	static struct vec_hit want[PQ][PK], got[PQ][PK];
+	struct vec_question one[PQ], split[PQ];
+
+	CU_ASSERT_FATAL(base && norms && scale && err && codes && keep);
+	srand(31);
+	for (size_t i = 0; i < rows * PDIM; i++)
+		base[i] = (float)rand() / RAND_MAX * 2 - 1;
+	for (size_t pi = 0; pi < sizeof parts / sizeof *parts; pi++)
+		for (size_t p = 1; p < parts[pi] && parts[pi] <= 3; p++) {
+			size_t first = rows * p / parts[pi];
+
+			memcpy(base + first * PDIM, base + 11 * PDIM, PDIM * sizeof *base);
+			memcpy(base + (first - 1) * PDIM, base + 11 * PDIM, PDIM * sizeof *base);
+		}
+	for (size_t i = 0; i < rows; i++) {
+		norms[i] = vec_norm(base + i * PDIM, PDIM);
+		vec_encode(base + i * PDIM, PDIM, codes + i * stride, &scale[i], &err[i]);
+		keep[i] = i % 3 != 1;
+	}
+	for (size_t i = 0; i < PQ - 1; i++)
+		for (size_t j = 0; j < PDIM; j++)
+			q[i][j] = i < VEC_METRIC_COUNT ? base[11 * PDIM + j]
+			          : (float)rand() / RAND_MAX * 2 - 1;
+	memset(q[PQ - 1], 0, sizeof q[PQ - 1]);
+	const struct vec_codes vc = { codes, stride, scale, err };
+	for (size_t i = 0; i < PQ; i++)
+		one[i] = (struct vec_question){ (enum vec_metric)(i % VEC_METRIC_COUNT), q[i],
+		                                vec_norm(q[i], PDIM), i % 2 ? keep : NULL,
+		                                i == 1 ? 1 : PK, want[i], 99, 99 };
+	vec_topk_coded_many(VEC_KERNEL_AUTO, one, PQ, base, norms, &vc, rows, PDIM);
+	/* Question 0 (L2) is row 11: it and its twins lead, in row order. */
+	CU_ASSERT(one[0].got == PK && want[0][0].row == 11 && want[0][1].score == want[0][0].score);
+	for (size_t pi = 0; pi < sizeof parts / sizeof *parts; pi++) {
+		memcpy(split, one, sizeof split);
+		for (size_t i = 0; i < PQ; i++) {
+			split[i].out = got[i];
+			split[i].got = split[i].cand = 99;
+		}
+		vec_topk_coded_parts(VEC_KERNEL_AUTO, split, PQ, base, norms, &vc, rows, PDIM,
+		                     parts[pi]);
+		for (size_t i = 0; i < PQ; i++) {
+			CU_ASSERT_EQUAL(split[i].got, one[i].got);
+			CU_ASSERT(memcmp(got[i], want[i], one[i].got * sizeof want[0][0]) == 0);
+			/* The float scan scores every row, in parts or not. */
+			if (one[i].cand == rows)
+				CU_ASSERT_EQUAL(split[i].cand, rows);
+		}
+	}
+	/* Fewer than VEC_PART_MIN_ROWS rows a part: the one pass, cand and all. */
+	memcpy(split, one, sizeof split);
+	for (size_t i = 0; i < PQ; i++)
+		split[i].out = got[i];
+	vec_topk_coded_parts(VEC_KERNEL_AUTO, split, PQ, base, norms, &vc, 2 * VEC_PART_MIN_ROWS - 1,
+	                     PDIM, 2);
+	vec_topk_coded_many(VEC_KERNEL_AUTO, one, PQ, base, norms, &vc, 2 * VEC_PART_MIN_ROWS - 1,
+	                    PDIM);
+	for (size_t i = 0; i < PQ; i++) {
+		CU_ASSERT_EQUAL(split[i].cand, one[i].cand);
+		CU_ASSERT(split[i].got == one[i].got &&
+		          memcmp(got[i], want[i], one[i].got * sizeof want[0][0]) == 0);
+	}
+	free(base);
+	free(norms);
+	free(scale);
+	free(err);
+	free(codes);
+	free(keep);
+}
+
 static void test_coded_portable(void) { coded_with(VEC_KERNEL_PORTABLE); }
 static void test_coded_avx2(void)
 {
@@ -546,6 +631,7 @@ int suite_vec(void)
 		{ "NaN rows skipped", test_nan_skipped },
 		{ "vec_hits_best", test_hits_best },
 		{ "a row's 8-bit code within its error bound", test_encode },
+		{ "a pass split among threads gets the one pass's hits", test_coded_parts },
 		{ "top k through the codes is the float scan's, alone and together (portable)",
 		  test_coded_portable },
 		{ NULL, NULL },

@@ -8,15 +8,15 @@
  * request to a network embedder), the questions that read every vector
  * (hybrid off, or a learned embedder) share one pass over the rows' 8-bit
  * codes, split among the host's CPUs, and the results are stored a
- * statement per DB_IN_BATCH.  Those
- * riders' queue rows are not claimed but held back RAG_QUESTION_FALLBACK_S:
- * marked done once the batch's results are stored (a statement per
- * DB_IN_BATCH), hurried back when their own ranking failed, and come due by
- * themselves should this child die first.  Once its own batch is answered,
- * the child takes the next riders, and again, while they keep coming and
- * for at most RAG_QUESTION_ROUNDS_MS, with the index open and the
- * connection made; in between it waits for a nudge (a question posted on
- * this host wakes sluice work, which signals its question children).  A result is stored only while its question is
+ * statement per DB_IN_BATCH.  Those riders' queue rows are not claimed but
+ * held back RAG_QUESTION_FALLBACK_S: marked done once the batch's results
+ * are stored (a statement per DB_IN_BATCH), hurried back when their own
+ * ranking failed, and come due by themselves should this child die first.
+ * Once its own batch is answered, the child takes the next riders, and
+ * again, while they keep coming and for at most RAG_QUESTION_ROUNDS_MS,
+ * with the index open and the connection made; in between it waits for a
+ * nudge (a question posted on this host wakes sluice work, which signals
+ * its question children).  A result is stored only while its question is
  * processing, so a question answered twice is harmless. */
 #include <stdio.h>
 #include <stdlib.h>

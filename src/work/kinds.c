@@ -5,8 +5,8 @@
  * hangs), the config keys of its slots (children at once) and its
  * deadline, and the waiter's kind of a request that may wait on its items
  * (woken when an item's outcome is recorded), and whether its children
- * linger for more items of theirs (nudged when one is queued).  A new kind is a row here,
- * an entry point in its area and two keys in util/config.c. */
+ * linger for more items of theirs (nudged when one is queued).  A new kind
+ * is a row here, an entry point in its area and two keys in util/config.c. */
 #include <stddef.h>
 
 #include "platform/webhooks.h"

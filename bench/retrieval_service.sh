@@ -206,12 +206,14 @@ sub call {
 	return ($status, $d);
 }
 
-# CPU milliseconds used so far (user + system) by each process: [name, ms]
-# by pid.  The name is the one in /proc, the bench's clients' (pids given:
-# still unreaped, their time is theirs, not yet their parent's) "clients",
-# this process's "bench"; kernel threads are "kernel" (their names change
-# with their work).  Processes that ended in between are missed: none of
-# the service's do while questions run.
+# CPU milliseconds used so far (user + system) by each process, with its
+# reaped children's: [name, ms] by pid.  The name is the one in /proc, the
+# bench's clients' (pids given: still unreaped, their time is theirs, not
+# yet their parent's) "clients", this process's "bench"; kernel threads
+# are "kernel" (their names change with their work).  sluice work's
+# children end while questions run (each after at most a second of
+# rounds): their time becomes their parent's when it reaps them, so it is
+# counted there (until 2026-12-04 it was missed).
 sub cpu_by_pid {
 	my %client = map { $_ => 1 } @_;
 	my $hz = POSIX::sysconf(POSIX::_SC_CLK_TCK());
@@ -223,7 +225,8 @@ sub cpu_by_pid {
 		my @f = split ' ', $rest;    # from field 3 (state) on
 		my $who = $client{$pid} ? 'clients' : $pid == $$ ? 'bench'
 			: $f[6] & 0x00200000 ? 'kernel' : $comm;    # flags: PF_KTHREAD
-		$s{$pid} = [ $who, ($f[11] + $f[12]) / $hz * 1000 ];    # utime, stime
+		# utime, stime, cutime, cstime
+		$s{$pid} = [ $who, ($f[11] + $f[12] + $f[13] + $f[14]) / $hz * 1000 ];
 	}
 	return %s;
 }
@@ -479,9 +482,14 @@ printf "MariaDB per question: %.1f statements (%.1f prepared executions), %.1f c
 	$each->('Innodb_os_log_fsyncs');
 # CPU per question by program: far steadier than questions/s on a shared
 # machine, and what the throughput on two CPUs follows.
+# A process that ended in between gives back what it had used before: its
+# whole time is in its parent's now.
 my %per;
-$per{ $cpu1{$_}[0] } += ($cpu1{$_}[1] - ($cpu0{$_} ? $cpu0{$_}[1] : 0)) / (@all || 1)
-	for keys %cpu1;
+for my $pid (keys %{ { %cpu0, %cpu1 } }) {
+	my $name = ($cpu1{$pid} // $cpu0{$pid})->[0];
+	$per{$name} += (($cpu1{$pid} ? $cpu1{$pid}[1] : 0) - ($cpu0{$pid} ? $cpu0{$pid}[1] : 0))
+		/ (@all || 1);
+}
 printf "CPU per question: %.2f ms (%s)\n", sum0(values %per),
 	join ', ', map { sprintf '%s %.2f', $_, $per{$_} }
 	grep { $per{$_} >= 0.005 } sort { $per{$b} <=> $per{$a} } keys %per;

@@ -551,18 +551,23 @@ static void more_rounds(struct work_ctx *w, struct riders *r)
 	char err[256];
 
 	r->first = 0;
-	while (!work_stopping(w) && (now = time_mono_ms()) < until && now < idle_until) {
+	for (bool nudged = false; !work_stopping(w) && (now = time_mono_ms()) < until &&
+	     (now < idle_until || nudged);) {
 		memset(r->as, 0, RAG_QUESTION_BATCH * sizeof *r->as);
 		if (db_tx(w->db, "question riders", take_riders_body, r) < 0)
 			break;
 		/* None: wait for a question queued on this host (its POST's
 		 * wake nudges us), or for the poll's time (one queued on
-		 * another host).  A nudge is a new question: linger on. */
+		 * another host).  Past the linger a nudge buys one look, not
+		 * more lingering: it may be for another dataset's question,
+		 * whose claim needs this slot. */
 		if (r->n == 0) {
-			if (work_wait_nudge(w, nudge_poll_ms(w->cfg)))
-				idle_until = time_mono_ms() + RAG_QUESTION_LINGER_MS;
+			if (nudged && time_mono_ms() >= idle_until)
+				break;
+			nudged = work_wait_nudge(w, nudge_poll_ms(w->cfg));
 			continue;
 		}
+		nudged = false;
 		answer_batch(w->db, w->cfg, w->process_id, r->as, r->n, NULL, err, sizeof err);
 		for (size_t i = 0; i < r->n; i++)
 			asked_free(&r->as[i]);

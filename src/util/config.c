@@ -176,6 +176,7 @@ static const struct key keys[] = {
 	NUM(rag_test_rank_spin_first_ms, 0, 60000),
 	NUM(rag_test_redirect_delay_ms, 0, 60000),
 	NUM(rag_test_nudge_poll_ms, 0, 60000),
+	NUM(rag_test_linger_ms, 0, 60000),
 	BOOL(wait_test_tick_blind),
 #endif
 
@@ -313,6 +314,7 @@ void config_defaults(struct config *c)
 	c->rag_test_give_up_delay_ms = 0;
 	c->storage_test_unlink_delay_ms = 0;
 	c->rag_test_nudge_poll_ms = 0;
+	c->rag_test_linger_ms = 0;
 	c->rag_test_batch_delay_ms = 0;
 	c->rag_test_rank_delay_ms = 0;
 	c->rag_test_rank_spin_first_ms = 0;

@@ -158,6 +158,7 @@ struct config {
 	int rag_test_rank_spin_first_ms; /* CPU burnt in a process's first ranking */
 	int rag_test_redirect_delay_ms; /* before a GET's redirect to the waiter */
 	int rag_test_nudge_poll_ms;     /* a lingering question child's own poll */
+	int rag_test_linger_ms;         /* how long it lingers with no questions */
 	bool wait_test_tick_blind;      /* the waiter's tick keeps only deadlines */
 #endif
 

@@ -26,11 +26,14 @@ int test_hook_alloc(int mb, int *got);
 #define TEST_HOOK_PAUSE(cfg, key) test_hook_pause((cfg)->key)
 /* Spin for the config key's milliseconds of CPU time. */
 #define TEST_HOOK_SPIN(cfg, key) test_hook_spin((cfg)->key)
+/* The config key's value when set (> 0), else dflt. */
+#define TEST_HOOK_OR(cfg, key, dflt) ((cfg)->key > 0 ? (cfg)->key : (dflt))
 
 #else
 
 #define TEST_HOOK_PAUSE(cfg, key) ((void)0)
 #define TEST_HOOK_SPIN(cfg, key) ((void)0)
+#define TEST_HOOK_OR(cfg, key, dflt) ((void)(cfg), (dflt))
 
 #endif
 #endif

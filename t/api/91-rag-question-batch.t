@@ -14,6 +14,9 @@
 #   along: each customer gets answers from its own dataset only.
 # - A question asked while the child that answered the last one lingers
 #   rides along with that child's claim: its POST's wake nudged it.
+# - The child's rounds go on past their first second while no other
+#   dataset's question waits, and end at the next second once another
+#   customer's question waits for the slot.
 # - sluice work killed (-9) while it holds a batch: every question is
 #   answered all the same, once, by the next sluice work.
 
@@ -21,7 +24,7 @@ use strict;
 use warnings;
 
 use Test::More;
-use Time::HiRes qw(sleep);
+use Time::HiRes qw(sleep time);
 
 use SluiceTest;
 use RagFixture;
@@ -178,6 +181,45 @@ my ($pair_claims, $pair_riders) = split /\t/, mysql("SELECT SUM(attempts > 0), "
 	. "WHERE kind = 'rag_question' AND ref_id IN ($pair)");
 is($pair_claims, 1, 'nudge: one claim answered both');
 is($pair_riders, 1, 'nudge: the second rode along with it');
+
+# --- rounds past a second, ended for another customer -------------------------------------
+
+# One child, lingering 20 s for more questions (rag_test_linger_ms), so
+# that only its rounds' bounds end it:
+# - a question asked 1.5 s after the first one's answer rides along with
+#   the first's claim: with no other dataset's question waiting, the
+#   rounds go on past their first second (a new child would check the
+#   whole index file again);
+# - customer B's question, asked while that child lingers on A's dataset,
+#   is answered within seconds: at the next second of its rounds the child
+#   finds it waiting and ends, where it could go on for 10 s.
+reload_stack(conf_with($orig, question_inline_max_snippets => 0, work_rag_question_slots => 1,
+	rag_test_linger_ms => 20000));
+my $early_id = ask($id, $asks[2])->{json}{question_id} // '';
+is(answer_of($id, $early_id, 30)->{json}{status}, 'success', 'rounds: the first question answered');
+sleep 1.5;
+my $late_id = ask($id, $asks[3])->{json}{question_id} // '';
+my $late = answer_of($id, $late_id, 30);
+is($late->{json}{status}, 'success', 'rounds: a question 1.5 s later answered');
+is(answer_text($late->{json}), answer_text($alone[3]), 'rounds: with the answer it gets alone');
+$pair = join ',', map { "'$_'" } $early_id, $late_id;
+($pair_claims, $pair_riders) = split /\t/, mysql("SELECT SUM(attempts > 0), "
+	. "SUM(attempts = 0 AND claimed_by IS NOT NULL) FROM work_queue "
+	. "WHERE kind = 'rag_question' AND ref_id IN ($pair)");
+is($pair_claims, 1, 'rounds: one claim answered both, past its first second');
+is($pair_riders, 1, 'rounds: the later one rode along with it');
+my $t_b = time;
+my $b_id = ask($id_b, $asks_b[0], basic => $basic_b)->{json}{question_id} // '';
+my $b_got = answer_of($id_b, $b_id, 30, basic => $basic_b);
+my $b_took = time - $t_b;
+is($b_got->{json}{status}, 'success', "rounds: customer B's question answered");
+is($b_got->{json}{relevant_documents}[0]{metadata}{source}, 'b-trout.txt',
+   "rounds: from B's dataset");
+cmp_ok($b_took, '<', 6, sprintf("rounds: B's question did not wait for A's child's 10 s "
+	. "(%.1f s)", $b_took));
+ok(wait_until(10, sub { mysql("SELECT COUNT(*) FROM work_queue WHERE kind = 'rag_question' "
+	. "AND ref_id IN ($pair, '$b_id') AND status <> 'done'") == 0 }),
+   "rounds: A's claim ended, B's queue row done");
 
 # --- the child holding a batch killed ------------------------------------------------------
 

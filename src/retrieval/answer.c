@@ -13,11 +13,12 @@
  * are stored (a statement per DB_IN_BATCH), hurried back when their own
  * ranking failed, and come due by themselves should this child die first.
  * Once its own batch is answered, the child takes the next riders, and
- * again, while they keep coming and for at most RAG_QUESTION_ROUNDS_MS,
- * with the index open and the connection made; in between it waits for a
- * nudge (a question posted on this host wakes sluice work, which signals
- * its question children).  A result is stored only while its question is
- * processing, so a question answered twice is harmless. */
+ * again, while they keep coming and for at most RAG_QUESTION_ROUNDS_MS
+ * (up to RAG_QUESTION_ROUNDS_MAX_MS while no other dataset's question
+ * waits), with the index open and the connection made; in between it
+ * waits for a nudge (a question posted on this host wakes sluice work,
+ * which signals its question children).  A result is stored only while
+ * its question is processing, so a question answered twice is harmless. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

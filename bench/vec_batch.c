@@ -9,7 +9,7 @@
  * float32, base.f32 and queries.f32, so FAISS searches the same bytes).
  * Every repetition answers the 256 queries with the cos metric; the
  * median repetition is printed, and for the codes the rows scored from the
- * floats per query.  Then the codes again in batches of 2, 4, 8 and 16
+ * floats per query.  Then the codes again in batches of 2 to 16
  * queries, each batch one pass over them, on one thread and split between
  * two (vec_topk_coded_parts, as sluice work ranks a batch), whose hits
  * must be the ones of one at a time.  Run by bench/vec_batch.sh, which runs
@@ -122,7 +122,7 @@ int main(int argc, char **argv)
 	 * questions, on one thread and on two (vec_topk_coded_parts, as
 	 * sluice work ranks the questions it takes together); the hits must
 	 * be the ones above. */
-	static const size_t batches[] = { 2, 4, 8, 16 };
+	static const size_t batches[] = { 2, 4, 5, 6, 7, 8, 11, 12, 16 };
 	struct vec_hit *one = malloc(NQ * k * sizeof *one);
 	struct vec_question vq[16];
 	if (one == NULL) {
@@ -138,10 +138,12 @@ int main(int argc, char **argv)
 			double t0 = now_s();
 
 			for (size_t j = 0; j < NQ; j += b) {
-				for (size_t i = 0; i < b; i++)
+				size_t nb = NQ - j < b ? NQ - j : b;     /* the last may be short */
+
+				for (size_t i = 0; i < nb; i++)
 					vq[i] = (struct vec_question){ VEC_COS, q + (j + i) * dim, qn[j + i],
 					                               NULL, k, hits + (j + i) * k, 0, 0 };
-				vec_topk_coded_parts(VEC_KERNEL_AUTO, vq, b, base, norms, &vc, rows, dim,
+				vec_topk_coded_parts(VEC_KERNEL_AUTO, vq, nb, base, norms, &vc, rows, dim,
 				                     parts);
 				sink += hits[j * k].score;
 			}

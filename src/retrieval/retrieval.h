@@ -98,7 +98,7 @@ int rag_id_parse(const char *in, char out[RAG_ID_LEN + 1]);
 #define RAG_QUESTION_FALLBACK_S 5           /* a worker's time to answer, or queue */
 #define RAG_QUESTION_BATCH 64               /* questions sluice work answers at once */
 #define RAG_QUESTION_ROUNDS_MS 1000         /* ... and keeps answering of one dataset */
-#define RAG_QUESTION_ROUNDS_MAX_MS 10000    /* ... or longer, while no other one's wait */
+#define RAG_QUESTION_ROUNDS_MAX_MS 10000    /* ... up to this while no other dataset waits */
 #define RAG_QUESTION_LINGER_MS 50           /* ... while new ones came this recently */
 #define RAG_QUESTION_NUDGE_POLL_MS 25       /* ... looking again at least this often */
 

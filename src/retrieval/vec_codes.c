@@ -652,8 +652,13 @@ static bool pass_q_finish(struct pass_q *p, const float *base, const float *norm
 }
 
 /* The questions of a pass that take the runs on their side: every coded
- * one, when TURN_MIN or more are and the kernel is VNNI's. */
-#define TURN_MIN 8
+ * one, when TURN_MIN or more are and the kernel is VNNI's.  They go in
+ * groups of 8, the last of PAD_MIN to 7 padded to 8 with its last
+ * question: turning a run and eight sums on it cost about what four
+ * questions take by the per-row kernel, and the eight sums alone less
+ * (bench/vec_batch.c). */
+#define TURN_MIN 5
+#define PAD_MIN 4
 
 struct turned {
 	void *t;                          /* a run on its side: words vectors */
@@ -704,9 +709,10 @@ oom:
 	return false;
 }
 
-/* A full run (RUN rows from r0) for the turned questions: groups of 8,
- * then 4, through the run on its side; the last one to three the way a
- * question alone takes it. */
+/* A full run (RUN rows from r0) for the turned questions: groups of 8
+ * through the run on its side, the last of PAD_MIN to 7 padded to 8 with
+ * its last question; a last one to PAD_MIN - 1 the way a question alone
+ * takes it. */
 static void turned_run(struct turned *tn, struct pass_q *ps, idots_fn idots,
                        const struct vec_codes *vc, const float *norms, size_t r0,
                        size_t *coded)
@@ -716,10 +722,21 @@ static void turned_run(struct turned *tn, struct pass_q *ps, idots_fn idots,
 
 	run_turn(c, vc->stride, tn->t);
 	for (size_t i = 0, g; i < tn->n; i += g) {
-		g = tn->n - i >= 8 ? 8 : 1;
-		if (g == 8)
-			turned_dots8(tn->t, tn->words, (const uint32_t *const *)tn->w + i,
-			             tn->bias + i, dc);
+		const uint32_t *const *w = (const uint32_t *const *)tn->w + i, *pad_w[8];
+		const int64_t *bias = tn->bias + i;
+		int64_t pad_bias[8];
+
+		g = tn->n - i >= 8 ? 8 : tn->n - i >= PAD_MIN ? tn->n - i : 1;
+		if (g > 1 && g < 8) {
+			for (size_t j = 0; j < 8; j++) {
+				pad_w[j] = w[j < g ? j : g - 1];
+				pad_bias[j] = bias[j < g ? j : g - 1];
+			}
+			w = pad_w;
+			bias = pad_bias;
+		}
+		if (g > 1)
+			turned_dots8(tn->t, tn->words, w, bias, dc);
 		else if (ps[tn->idx[i]].coded)
 			idots(ps[tn->idx[i]].x.d, c, vc->stride, RUN, dc[0]);
 		for (size_t j = 0; j < g; j++) {

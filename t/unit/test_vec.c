@@ -450,12 +450,15 @@ static void coded_with(enum vec_kernel kern)
 /* The kernel's d.c at every shape of row: a stride of 32 (only a half
  * load), 96 (a full one and a half), 384 and 4,096: the same rows scored
  * exactly and the same hits as the portable kernel's, alone and in
- * batches of 8, 13 (eight on their side, five not) and 16 (two groups of
- * eight), 300 rows (18 full runs and 12 rows). */
+ * batches of 5 and 7 (padded to eight on their side), 8, 11 (eight on
+ * their side, three not), 12 and 13 (eight, then four or five padded to
+ * eight) and 16 (two groups of eight), 300 rows (18 full runs and 12
+ * rows). */
 static void coded_dims(enum vec_kernel kern)
 {
 	enum { BQ = 16 };
-	const size_t dims[] = { 20, 90, 384, 4096 }, rows = 300, batches[] = { 8, 13, 16 };
+	const size_t dims[] = { 20, 90, 384, 4096 }, rows = 300;
+	const size_t batches[] = { 5, 7, 8, 11, 12, 13, 16 };
 
 	srand(29);
 	for (size_t di = 0; di < sizeof dims / sizeof *dims; di++) {

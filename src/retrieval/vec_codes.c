@@ -663,8 +663,9 @@ static bool pass_q_finish(struct pass_q *p, const float *base, const float *norm
 struct turned {
 	void *t;                          /* a run on its side: words vectors */
 	size_t words, n;
+	size_t grouped;                   /* the first this many go in groups of 8 */
 	size_t *idx;                      /* the questions, ps[idx[0..n)] */
-	uint32_t **w;                     /* their codes as words */
+	uint32_t **w;                     /* their codes as words, then the padding */
 	int64_t *bias;                    /* 128 sum(d) each */
 };
 
@@ -685,8 +686,8 @@ static bool turned_start(struct turned *tn, const struct pass_q *ps, size_t nq,
 	*tn = (struct turned){ .words = stride / 4 };
 	tn->t = aligned_alloc(64, stride * RUN);
 	tn->idx = malloc(coded * sizeof *tn->idx);
-	tn->w = calloc(coded, sizeof *tn->w);
-	tn->bias = malloc(coded * sizeof *tn->bias);
+	tn->w = calloc(coded + 7, sizeof *tn->w);
+	tn->bias = malloc((coded + 7) * sizeof *tn->bias);
 	if (tn->t == NULL || tn->idx == NULL || tn->w == NULL || tn->bias == NULL)
 		goto oom;
 	for (size_t i = 0; i < nq; i++) {
@@ -702,6 +703,14 @@ static bool turned_start(struct turned *tn, const struct pass_q *ps, size_t nq,
 		tn->bias[tn->n] = 128 * sum;
 		tn->idx[tn->n++] = i;
 	}
+	/* A last group of PAD_MIN to 7 padded to 8 with its last question
+	 * (the padding's codes are not its own: turned_free stops at n). */
+	tn->grouped = tn->n % 8 >= PAD_MIN ? tn->n : tn->n - tn->n % 8;
+	if (tn->grouped == tn->n)
+		for (size_t j = tn->n; j % 8 != 0; j++) {
+			tn->w[j] = tn->w[tn->n - 1];
+			tn->bias[j] = tn->bias[tn->n - 1];
+		}
 	return true;
 oom:
 	turned_free(tn);
@@ -710,9 +719,8 @@ oom:
 }
 
 /* A full run (RUN rows from r0) for the turned questions: groups of 8
- * through the run on its side, the last of PAD_MIN to 7 padded to 8 with
- * its last question; a last one to PAD_MIN - 1 the way a question alone
- * takes it. */
+ * through the run on its side (the last one padded by turned_start); a
+ * last one to PAD_MIN - 1 the way a question alone takes it. */
 static void turned_run(struct turned *tn, struct pass_q *ps, idots_fn idots,
                        const struct vec_codes *vc, const float *norms, size_t r0,
                        size_t *coded)
@@ -722,21 +730,10 @@ static void turned_run(struct turned *tn, struct pass_q *ps, idots_fn idots,
 
 	run_turn(c, vc->stride, tn->t);
 	for (size_t i = 0, g; i < tn->n; i += g) {
-		const uint32_t *const *w = (const uint32_t *const *)tn->w + i, *pad_w[8];
-		const int64_t *bias = tn->bias + i;
-		int64_t pad_bias[8];
-
-		g = tn->n - i >= 8 ? 8 : tn->n - i >= PAD_MIN ? tn->n - i : 1;
-		if (g > 1 && g < 8) {
-			for (size_t j = 0; j < 8; j++) {
-				pad_w[j] = w[j < g ? j : g - 1];
-				pad_bias[j] = bias[j < g ? j : g - 1];
-			}
-			w = pad_w;
-			bias = pad_bias;
-		}
-		if (g > 1)
-			turned_dots8(tn->t, tn->words, w, bias, dc);
+		g = i >= tn->grouped ? 1 : tn->n - i < 8 ? tn->n - i : 8;
+		if (i < tn->grouped)
+			turned_dots8(tn->t, tn->words, (const uint32_t *const *)tn->w + i,
+			             tn->bias + i, dc);
 		else if (ps[tn->idx[i]].coded)
 			idots(ps[tn->idx[i]].x.d, c, vc->stride, RUN, dc[0]);
 		for (size_t j = 0; j < g; j++) {

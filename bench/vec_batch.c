@@ -64,7 +64,7 @@ int main(int argc, char **argv)
 	float *q = malloc(NQ * dim * sizeof *q), qn[NQ];
 	struct vec_hit *hits = malloc(NQ * k * sizeof *hits);
 	size_t stride = vec_code_stride(dim), cand = 0;
-	int8_t *codes = malloc(rows * stride);
+	int8_t *codes = calloc(1, vec_codes_size(rows, dim));
 	float *scale = malloc(rows * sizeof *scale), *cerr = malloc(rows * sizeof *cerr);
 	static double t[MAX_REPS];
 	volatile float sink = 0;
@@ -82,7 +82,7 @@ int main(int argc, char **argv)
 		q[i] = (float)rand() / RAND_MAX * 2 - 1;
 	for (size_t i = 0; i < rows; i++) {
 		norms[i] = vec_norm(base + i * dim, dim);
-		vec_encode(base + i * dim, dim, codes + i * stride, &scale[i], &cerr[i]);
+		(void)vec_encode_row(base + i * dim, dim, codes, i, &scale[i], &cerr[i]);
 	}
 	const struct vec_codes vc = { codes, stride, scale, cerr };
 	for (size_t j = 0; j < NQ; j++)

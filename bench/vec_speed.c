@@ -113,14 +113,14 @@ int main(int argc, char **argv)
 		q[i] = (float)rand() / RAND_MAX * 2 - 1;
 	float qn = vec_norm(q, dim);
 	size_t stride = vec_code_stride(dim);
-	int8_t *codes = malloc(rows * stride);
+	int8_t *codes = calloc(1, vec_codes_size(rows, dim));
 	float *scale = malloc(rows * sizeof *scale), *cerr = malloc(rows * sizeof *cerr);
 	if (codes == NULL || scale == NULL || cerr == NULL) {
 		fprintf(stderr, "vec_speed: out of memory\n");
 		return 1;
 	}
 	for (size_t i = 0; i < rows; i++)
-		vec_encode(base + i * dim, dim, codes + i * stride, &scale[i], &cerr[i]);
+		(void)vec_encode_row(base + i * dim, dim, codes, i, &scale[i], &cerr[i]);
 	const struct vec_codes vc = { codes, stride, scale, cerr };
 
 	for (int r = 0; r < reps; r++) {

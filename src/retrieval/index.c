@@ -7,8 +7,9 @@
  *   header      struct rindex_hdr (192 bytes)
  *   vectors     float[count][dim]
  *   norms       float[count], each row's L2 norm
- *   codes       int8_t[count][stride]: each row coded in 8 bits,
- *               stride = dim rounded up to 32 (vec_codes.h)
+ *   codes       int8_t[count rounded up to 16][stride]: each row coded in
+ *               8 bits, stride = dim rounded up to 32, kept in runs of 16
+ *               rows turned on their side (vec_codes.h)
  *   code rows   float[count] each code's scale, then float[count] each
  *               code's error bound
  *   string offs uint64_t[count][3]: snippet id, metadata JSON, text, as
@@ -57,9 +58,10 @@
 #include "util/thread.h"
 
 #define RINDEX_MAGIC "SLRIDX\r\n"
-#define RINDEX_VERSION 6u      /* 2: BM25 terms are Snowball stems; 3: documents;
+#define RINDEX_VERSION 7u      /* 2: BM25 terms are Snowball stems; 3: documents;
                                 * 4: BM25 impacts and idf stored; 5: codes;
-                                * 6: documents' titles in BM25 */
+                                * 6: documents' titles in BM25; 7: codes in runs */
+_Static_assert(RINDEX_MAX_DIM <= VEC_CODES_MAX_DIM, "every row of an index can be coded");
 #define RINDEX_BYTE_ORDER 0x01020304u
 #define RINDEX_ALIGN 64
 
@@ -250,7 +252,7 @@ static void plan(struct rindex_hdr *h, size_t n, size_t dim, size_t ndocs, uint6
 	uint64_t len[SEC_COUNT] = {
 		[SEC_VECS] = (uint64_t)n * dim * sizeof(float),
 		[SEC_NORMS] = (uint64_t)n * sizeof(float),
-		[SEC_CODES] = (uint64_t)n * vec_code_stride(dim),
+		[SEC_CODES] = vec_codes_size(n, dim),
 		[SEC_CODE_ROWS] = (uint64_t)n * 2 * sizeof(float),
 		[SEC_STROFF] = (uint64_t)n * 3 * sizeof(uint64_t),
 		[SEC_STRS] = strbytes,
@@ -302,7 +304,7 @@ static int write_rows(struct out *o, size_t n, size_t dim, const struct rindex_r
 		if (out_write(o, rows[i].vec, dim * sizeof(float)) != 0)
 			return -1;
 	if (out_pad(o) != 0 || out_write(o, rf->norms, n * sizeof *rf->norms) != 0 ||
-	    out_pad(o) != 0 || out_write(o, rf->codes, n * vec_code_stride(dim)) != 0 ||
+	    out_pad(o) != 0 || out_write(o, rf->codes, vec_codes_size(n, dim)) != 0 ||
 	    out_pad(o) != 0 || out_write(o, rf->code_rows, 2 * n * sizeof *rf->code_rows) != 0 ||
 	    out_pad(o) != 0)
 		return -1;
@@ -522,7 +524,6 @@ int rindex_write_rows(const char *path, size_t n, size_t dim, const struct rinde
 	size_t *lens = NULL;
 	const char **tx = NULL;
 	struct row_figures rf = { 0 };
-	size_t stride = vec_code_stride(dim);
 	char *tmp = NULL;
 	uint64_t strbytes = 1, rows_end;
 	int fd = -1, rc = -1;
@@ -556,13 +557,13 @@ int rindex_write_rows(const char *path, size_t n, size_t dim, const struct rinde
 				goto out;
 			}
 	rf.norms = malloc((n ? n : 1) * sizeof *rf.norms);
-	rf.codes = malloc((n ? n : 1) * stride);
+	rf.codes = calloc(1, vec_codes_size(n ? n : 1, dim));
 	rf.code_rows = malloc((n ? n : 1) * 2 * sizeof *rf.code_rows);
 	if (rf.norms == NULL || rf.codes == NULL || rf.code_rows == NULL ||
 	    (o.buf = malloc(RINDEX_WRITE_BUF)) == NULL ||
 	    (tmp = malloc(strlen(path) + 16)) == NULL)
 		goto nomem;
-	pages_populate(rf.codes, n * stride);
+	pages_populate(rf.codes, vec_codes_size(n, dim));
 	for (size_t i = 0; i < n; i++)
 		strbytes += strlen(str_or(rows[i].id, "")) + strlen(str_or(rows[i].meta, "{}")) +
 		            lens[i] + 3;
@@ -576,8 +577,8 @@ int rindex_write_rows(const char *path, size_t n, size_t dim, const struct rinde
 	}
 	for (size_t i = 0; i < n; i++) {
 		rf.norms[i] = vec_norm(rows[i].vec, dim);
-		vec_encode(rows[i].vec, dim, rf.codes + i * stride, &rf.code_rows[i],
-		           &rf.code_rows[n + i]);
+		(void)vec_encode_row(rows[i].vec, dim, rf.codes, i, &rf.code_rows[i],
+		                     &rf.code_rows[n + i]);
 	}
 	o.fd = fd;
 	o.pos = align_up(sizeof h);
@@ -668,7 +669,7 @@ static const char *check_header(const struct rindex_hdr *h, size_t size)
 	uint64_t want[SEC_COUNT] = {
 		[SEC_VECS] = (uint64_t)h->count * h->dim * sizeof(float),
 		[SEC_NORMS] = (uint64_t)h->count * sizeof(float),
-		[SEC_CODES] = (uint64_t)h->count * vec_code_stride(h->dim),
+		[SEC_CODES] = vec_codes_size(h->count, h->dim),
 		[SEC_CODE_ROWS] = (uint64_t)h->count * 2 * sizeof(float),
 		[SEC_STROFF] = (uint64_t)h->count * 3 * sizeof(uint64_t),
 		[SEC_DOCS] = ((uint64_t)h->count + h->ndocs + 1) * sizeof(uint32_t),

@@ -87,26 +87,73 @@ void vec_encode(const float *v, size_t dim, int8_t *code, float *scale, float *e
 	*err = round_up(e);
 }
 
+/* ---- codes in runs ------------------------------------------------------------- */
+
+#define RUN VEC_RUN
+/* A run's word of 16 rows: 64 bytes, one AVX-512 load. */
+#define RUN_WORD (4 * RUN)
+
+size_t vec_codes_size(size_t n, size_t dim)
+{
+	return (n + RUN - 1) / RUN * RUN * vec_code_stride(dim);
+}
+
+/* Where row's word k lies among codes. */
+static size_t word_at(size_t stride, size_t row, size_t k)
+{
+	return row / RUN * RUN * stride + k * RUN_WORD + row % RUN * 4;
+}
+
+int vec_encode_row(const float *v, size_t dim, int8_t *codes, size_t row, float *scale,
+                   float *err)
+{
+	int8_t code[VEC_CODES_MAX_DIM];
+	size_t stride = vec_code_stride(dim);
+
+	if (stride > sizeof code)
+		return -1;
+	vec_encode(v, dim, code, scale, err);
+	for (size_t k = 0; k < stride / 4; k++)
+		memcpy(codes + word_at(stride, row, k), code + 4 * k, 4);
+	return 0;
+}
+
+void vec_code_row(const int8_t *codes, size_t stride, size_t row, int8_t *code)
+{
+	for (size_t k = 0; k < stride / 4; k++)
+		memcpy(code + 4 * k, codes + word_at(stride, row, k), 4);
+}
+
 /* ---- d.c ------------------------------------------------------------------------ */
 
-/* The kernels give d.c for a run of rows at once: one call per run, not
- * per row, and the loop over the rows inlines the product. */
-#define RUN 16
+/* Questions a kernel call takes at once: eight independent sums, so that
+ * each multiply-add need not wait for the one before. */
+#define GROUP 8
 
 /* Candidates whose float rows are fetched ahead of their exact scores. */
 #define SCORE_AHEAD 4
 
-typedef void (*idots_fn)(const int8_t *d, const int8_t *c, size_t stride, size_t rows,
-                         int64_t *dc);
+/* d.c of a run's 16 rows for g <= GROUP questions: run is the run's
+ * words, w[i] question i's codes as words (stride / 4 of them), bias[i]
+ * 128 sum(d) (for the VNNI kernel), dc[i][r] row r's sum. */
+typedef void (*run_dots_fn)(const int8_t *run, size_t words, const uint32_t *const *w,
+                            const int64_t *bias, size_t g, int64_t (*dc)[RUN]);
 
-static void idots_portable(const int8_t *d, const int8_t *c, size_t stride, size_t rows,
-                           int64_t *dc)
+static void run_dots_portable(const int8_t *run, size_t words, const uint32_t *const *w,
+                              const int64_t *bias, size_t g, int64_t (*dc)[RUN])
 {
-	for (size_t r = 0; r < rows; r++, c += stride) {
-		int64_t s = 0;
-		for (size_t j = 0; j < stride; j++)
-			s += (int32_t)d[j] * c[j];
-		dc[r] = s;
+	(void)bias;
+	for (size_t i = 0; i < g; i++) {
+		const int8_t *d = (const int8_t *)w[i];
+
+		for (size_t r = 0; r < RUN; r++) {
+			int64_t s = 0;
+
+			for (size_t k = 0; k < words; k++)
+				for (size_t b = 0; b < 4; b++)
+					s += (int32_t)d[4 * k + b] * run[k * RUN_WORD + 4 * r + b];
+			dc[i][r] = s;
+		}
 	}
 }
 
@@ -114,176 +161,93 @@ static void idots_portable(const int8_t *d, const int8_t *c, size_t stride, size
 
 /* maddubs multiplies unsigned by signed bytes: |d| by c with d's sign,
  * adjacent pairs added into 16 bits (at most 2 * 127 * 127: no
- * saturation), then pairs of those into 32 bits; a lane adds at most
- * stride / 8 such sums, far below 2^31 for any dim up to RINDEX_MAX_DIM.
- * One row at a time: two or four rows sharing the question's loads ran
- * slower here, the pass being bound by reading the codes. */
-AVX2 static inline int64_t idot_avx2(const int8_t *d, const int8_t *c, size_t stride)
+ * saturation), then the two pairs of a row's word into its 32-bit lane;
+ * a lane adds at most stride / 4 such sums, far below 2^31 for any dim
+ * up to RINDEX_MAX_DIM.  Eight rows a vector; the run (6 KB for 384
+ * dimensions) stays in the cache for the next question. */
+AVX2 static void run_dots_avx2(const int8_t *run, size_t words, const uint32_t *const *w,
+                               const int64_t *bias, size_t g, int64_t (*dc)[RUN])
 {
 	const __m256i ones = _mm256_set1_epi16(1);
-	__m256i a0 = _mm256_setzero_si256(), a1 = a0;
-	size_t j = 0;
 
-#define STEP(acc, at) do { \
-		__m256i dv = _mm256_loadu_si256((const __m256i *)(d + (at))); \
-		__m256i cv = _mm256_loadu_si256((const __m256i *)(c + (at))); \
-		cv = _mm256_maddubs_epi16(_mm256_abs_epi8(dv), _mm256_sign_epi8(cv, dv)); \
-		acc = _mm256_add_epi32(acc, _mm256_madd_epi16(cv, ones)); \
-	} while (0)
-	for (; j + 64 <= stride; j += 64) {
-		STEP(a0, j);
-		STEP(a1, j + 32);
+	(void)bias;
+	for (size_t i = 0; i < g; i++) {
+		__m256i a0 = _mm256_setzero_si256(), a1 = a0;
+
+		for (size_t k = 0; k < words; k++) {
+			const __m256i dv = _mm256_set1_epi32((int)w[i][k]), ad = _mm256_abs_epi8(dv);
+			const int8_t *c = run + k * RUN_WORD;
+			__m256i c0 = _mm256_loadu_si256((const __m256i *)c);
+			__m256i c1 = _mm256_loadu_si256((const __m256i *)(c + 32));
+
+			a0 = _mm256_add_epi32(a0, _mm256_madd_epi16(
+				_mm256_maddubs_epi16(ad, _mm256_sign_epi8(c0, dv)), ones));
+			a1 = _mm256_add_epi32(a1, _mm256_madd_epi16(
+				_mm256_maddubs_epi16(ad, _mm256_sign_epi8(c1, dv)), ones));
+		}
+		_mm256_storeu_si256((__m256i *)dc[i], _mm256_cvtepi32_epi64(
+			_mm256_castsi256_si128(a0)));
+		_mm256_storeu_si256((__m256i *)(dc[i] + 4), _mm256_cvtepi32_epi64(
+			_mm256_extracti128_si256(a0, 1)));
+		_mm256_storeu_si256((__m256i *)(dc[i] + 8), _mm256_cvtepi32_epi64(
+			_mm256_castsi256_si128(a1)));
+		_mm256_storeu_si256((__m256i *)(dc[i] + 12), _mm256_cvtepi32_epi64(
+			_mm256_extracti128_si256(a1, 1)));
 	}
-	if (j < stride)
-		STEP(a0, j);
-#undef STEP
-	a0 = _mm256_add_epi32(a0, a1);
-	__m128i s = _mm_add_epi32(_mm256_castsi256_si128(a0), _mm256_extracti128_si256(a0, 1));
-	int32_t w[4];
-	_mm_storeu_si128((__m128i *)w, s);
-	return (int64_t)w[0] + w[1] + w[2] + w[3];
-}
-
-AVX2 static void idots_avx2(const int8_t *d, const int8_t *c, size_t stride, size_t rows,
-                            int64_t *dc)
-{
-	for (size_t r = 0; r < rows; r++, c += stride)
-		dc[r] = idot_avx2(d, c, stride);
 }
 
 #define VNNI __attribute__((target("avx512f,avx512bw,avx512dq,avx512vnni")))
 
 /* vpdpbusd multiplies unsigned bytes by signed ones, four products added
- * into each 32-bit lane: one instruction for what takes AVX2 four.  The
- * row's codes are made unsigned by flipping their top bit (c + 128), so
- * the lanes add up to d.c + 128 sum(d), and sum(d) is taken once a call.
- * A lane adds at most stride / 16 products of 255 by 127: under 2^24.
- * The question's pass alone is bound by reading the codes either way;
- * questions ranked together (vec_topk_coded_many) read each run once, and
- * then this is what each of them costs. */
-VNNI static void idots_vnni(const int8_t *d, const int8_t *c, size_t stride, size_t rows,
-                            int64_t *dc)
-{
-	const __m512i flip = _mm512_set1_epi8(-128), ones = _mm512_set1_epi8(1);
-	/* stride is a multiple of 32: the last 32 bytes may be half a load */
-	const __mmask64 tail = 0xffffffffu;
-	const size_t full = stride & ~(size_t)63;
-	__m512i ds = _mm512_setzero_si512();
-	size_t j;
-
-	for (j = 0; j < full; j += 64)
-		ds = _mm512_dpbusd_epi32(ds, ones, _mm512_loadu_si512(d + j));
-	if (j < stride)
-		ds = _mm512_dpbusd_epi32(ds, ones, _mm512_maskz_loadu_epi8(tail, d + j));
-	const int64_t bias = 128 * (int64_t)_mm512_reduce_add_epi32(ds);
-
-	for (size_t r = 0; r < rows; r++, c += stride) {
-		__m512i p = _mm512_setzero_si512();
-
-		for (j = 0; j < full; j += 64)
-			p = _mm512_dpbusd_epi32(p, _mm512_xor_si512(_mm512_loadu_si512(c + j), flip),
-			                        _mm512_loadu_si512(d + j));
-		if (j < stride)
-			p = _mm512_dpbusd_epi32(p, _mm512_xor_si512(
-			        _mm512_maskz_loadu_epi8(tail, c + j), flip),
-			        _mm512_maskz_loadu_epi8(tail, d + j));
-		dc[r] = (int64_t)_mm512_reduce_add_epi32(p) - bias;
-	}
-}
-
-/* ---- runs on their side, for questions ranked together ----------------------------
- *
- * Eight or more questions ranked together (TURN_MIN) take a run of RUN
- * rows turned on its side: word k (four codes) of the 16 rows in one
- * 64-byte vector, so that one vpdpbusd adds four products to each of the
- * 16 rows' sums.  The turn is paid once a run for all the questions, and
- * each question then pays stride / 4 vpdpbusd a run, with no flip and no
- * horizontal sum.  Eight at a time keep eight independent sums going;
- * four at a time waited on each sum's chain and ran slower than
- * idots_vnni (bench/vec_batch.c). */
-
-/* The run's 16 rows (flipped, as idots_vnni flips them) on their side:
- * t[k] holds word k of every row.  A 16 x 16 transpose of words for each
- * 64 bytes of the rows; the last may be half (stride is a multiple of
- * 32), and then only its 8 words are kept. */
-VNNI static void run_turn(const int8_t *c, size_t stride, __m512i *t)
+ * into each 32-bit lane: here a word of each of the 16 rows by the
+ * question's word, so one instruction adds four products to every row's
+ * sum, with no horizontal sum at the end.  The rows' codes are made
+ * unsigned by flipping their top bit (c + 128), once a word for all the
+ * questions, so the lanes add up to d.c + 128 sum(d).  A lane adds at
+ * most stride / 4 products of 255 by 127: under 2^31 for any dim up to
+ * RINDEX_MAX_DIM. */
+VNNI static inline __attribute__((always_inline)) void
+vnni_dots(const int8_t *run, size_t words, const uint32_t *const *w, const int64_t *bias,
+          size_t g, int64_t (*dc)[RUN])
 {
 	const __m512i flip = _mm512_set1_epi8(-128);
+	__m512i acc[GROUP];
 
-	for (size_t at = 0; at < stride; at += 64) {
-		const __mmask64 m = stride - at >= 64 ? ~(__mmask64)0 : 0xffffffffu;
-		__m512i a[16], b[16];
-
-		#pragma GCC unroll 16
-		for (size_t r = 0; r < 16; r++)
-			a[r] = _mm512_xor_si512(_mm512_maskz_loadu_epi8(m, c + r * stride + at), flip);
-		/* within each 128 bits: rows 4i..4i+3's word j in a[4i + j] */
-		#pragma GCC unroll 16
-		for (size_t i = 0; i < 16; i += 2) {
-			b[i] = _mm512_unpacklo_epi32(a[i], a[i + 1]);
-			b[i + 1] = _mm512_unpackhi_epi32(a[i], a[i + 1]);
-		}
-		#pragma GCC unroll 16
-		for (size_t i = 0; i < 16; i += 4) {
-			a[i] = _mm512_unpacklo_epi64(b[i], b[i + 2]);
-			a[i + 1] = _mm512_unpackhi_epi64(b[i], b[i + 2]);
-			a[i + 2] = _mm512_unpacklo_epi64(b[i + 1], b[i + 3]);
-			a[i + 3] = _mm512_unpackhi_epi64(b[i + 1], b[i + 3]);
-		}
-		/* then each 128 bits of word 4L + j to its place */
-		#pragma GCC unroll 16
-		for (size_t j = 0; j < 4; j++) {
-			__m512i lo0 = _mm512_shuffle_i32x4(a[j], a[4 + j], _MM_SHUFFLE(1, 0, 1, 0));
-			__m512i hi0 = _mm512_shuffle_i32x4(a[j], a[4 + j], _MM_SHUFFLE(3, 2, 3, 2));
-			__m512i lo1 = _mm512_shuffle_i32x4(a[8 + j], a[12 + j], _MM_SHUFFLE(1, 0, 1, 0));
-			__m512i hi1 = _mm512_shuffle_i32x4(a[8 + j], a[12 + j], _MM_SHUFFLE(3, 2, 3, 2));
-
-			b[j] = _mm512_shuffle_i32x4(lo0, lo1, _MM_SHUFFLE(2, 0, 2, 0));
-			b[4 + j] = _mm512_shuffle_i32x4(lo0, lo1, _MM_SHUFFLE(3, 1, 3, 1));
-			b[8 + j] = _mm512_shuffle_i32x4(hi0, hi1, _MM_SHUFFLE(2, 0, 2, 0));
-			b[12 + j] = _mm512_shuffle_i32x4(hi0, hi1, _MM_SHUFFLE(3, 1, 3, 1));
-		}
-		#pragma GCC unroll 16
-		for (size_t k = 0; k < 16; k++)
-			if (k < 8 || m == ~(__mmask64)0)
-				_mm512_store_si512(t + at / 4 + k, b[k]);
-	}
-}
-
-/* d.c of the 16 rows of t (words words) for G questions: w[g] is question
- * g's codes as words, bias[g] its 128 sum(d).  G independent sums, so
- * that each vpdpbusd need not wait for the one before. */
-VNNI static inline __attribute__((always_inline)) void
-turned_dots(const __m512i *t, size_t words, const uint32_t *const *w, const int64_t *bias,
-            size_t G, int64_t (*dc)[RUN])
-{
-	__m512i acc[8];
-
-	#pragma GCC unroll 16
-	for (size_t g = 0; g < G; g++)
-		acc[g] = _mm512_setzero_si512();
+	#pragma GCC unroll 8
+	for (size_t i = 0; i < g; i++)
+		acc[i] = _mm512_setzero_si512();
 	for (size_t k = 0; k < words; k++) {
-		const __m512i b = _mm512_load_si512(t + k);
+		const __m512i b = _mm512_xor_si512(_mm512_loadu_si512(run + k * RUN_WORD), flip);
 
-		#pragma GCC unroll 16
-		for (size_t g = 0; g < G; g++)
-			acc[g] = _mm512_dpbusd_epi32(acc[g], b, _mm512_set1_epi32((int)w[g][k]));
+		#pragma GCC unroll 8
+		for (size_t i = 0; i < g; i++)
+			acc[i] = _mm512_dpbusd_epi32(acc[i], b, _mm512_set1_epi32((int)w[i][k]));
 	}
-	#pragma GCC unroll 16
-	for (size_t g = 0; g < G; g++) {
-		const __m512i bs = _mm512_set1_epi64(bias[g]);
+	#pragma GCC unroll 8
+	for (size_t i = 0; i < g; i++) {
+		const __m512i bs = _mm512_set1_epi64(bias[i]);
 
-		_mm512_storeu_si512(dc[g], _mm512_sub_epi64(
-			_mm512_cvtepi32_epi64(_mm512_castsi512_si256(acc[g])), bs));
-		_mm512_storeu_si512(dc[g] + 8, _mm512_sub_epi64(
-			_mm512_cvtepi32_epi64(_mm512_extracti64x4_epi64(acc[g], 1)), bs));
+		_mm512_storeu_si512(dc[i], _mm512_sub_epi64(
+			_mm512_cvtepi32_epi64(_mm512_castsi512_si256(acc[i])), bs));
+		_mm512_storeu_si512(dc[i] + 8, _mm512_sub_epi64(
+			_mm512_cvtepi32_epi64(_mm512_extracti64x4_epi64(acc[i], 1)), bs));
 	}
 }
 
-VNNI static void turned_dots8(const __m512i *t, size_t words, const uint32_t *const *w,
-                              const int64_t *bias, int64_t (*dc)[RUN])
+/* One body a group size, its sums unrolled. */
+VNNI static void run_dots_vnni(const int8_t *run, size_t words, const uint32_t *const *w,
+                               const int64_t *bias, size_t g, int64_t (*dc)[RUN])
 {
-	turned_dots(t, words, w, bias, 8, dc);
+	switch (g) {
+	case 1: vnni_dots(run, words, w, bias, 1, dc); break;
+	case 2: vnni_dots(run, words, w, bias, 2, dc); break;
+	case 3: vnni_dots(run, words, w, bias, 3, dc); break;
+	case 4: vnni_dots(run, words, w, bias, 4, dc); break;
+	case 5: vnni_dots(run, words, w, bias, 5, dc); break;
+	case 6: vnni_dots(run, words, w, bias, 6, dc); break;
+	case 7: vnni_dots(run, words, w, bias, 7, dc); break;
+	default: vnni_dots(run, words, w, bias, GROUP, dc); break;
+	}
 }
 
 bool vec_have_vnni(void)
@@ -293,17 +257,18 @@ bool vec_have_vnni(void)
 	       __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vnni");
 }
 
-static idots_fn idots_kernel(enum vec_kernel kern)
+static run_dots_fn run_dots_kernel(enum vec_kernel kern)
 {
-	static _Atomic idots_fn best;
-	idots_fn f;
+	static _Atomic run_dots_fn best;
+	run_dots_fn f;
 
 	if (kern == VEC_KERNEL_PORTABLE)
-		return idots_portable;
+		return run_dots_portable;
 	if (kern == VEC_KERNEL_AVX2)
-		return vec_have_avx2() ? idots_avx2 : idots_portable;
+		return vec_have_avx2() ? run_dots_avx2 : run_dots_portable;
 	if ((f = atomic_load_explicit(&best, memory_order_relaxed)) == NULL) {
-		f = vec_have_vnni() ? idots_vnni : vec_have_avx2() ? idots_avx2 : idots_portable;
+		f = vec_have_vnni() ? run_dots_vnni :
+		    vec_have_avx2() ? run_dots_avx2 : run_dots_portable;
 		atomic_store_explicit(&best, f, memory_order_relaxed);
 	}
 	return f;
@@ -651,100 +616,55 @@ static bool pass_q_finish(struct pass_q *p, const float *base, const float *norm
 	return true;
 }
 
-/* The questions of a pass that take the runs on their side: every coded
- * one, when TURN_MIN or more are and the kernel is VNNI's.  They go in
- * groups of 8, the last of PAD_MIN to 7 padded to 8 with its last
- * question: turning a run and eight sums on it cost about what four
- * questions take by the per-row kernel, and the eight sums alone less
- * (bench/vec_batch.c). */
-#define TURN_MIN 5
-#define PAD_MIN 4
-
-struct turned {
-	void *t;                          /* a run on its side: words vectors */
-	size_t words, n;
-	size_t grouped;                   /* the first this many go in groups of 8 */
+/* The coded questions of a pass, as the kernels take them: in groups of
+ * up to GROUP, each question's codes as words.  Copies, as a question
+ * that runs out of memory mid-pass leaves (pass_q_free) while its group
+ * goes on. */
+struct groups {
+	size_t n;
 	size_t *idx;                      /* the questions, ps[idx[0..n)] */
-	uint32_t **w;                     /* their codes as words, then the padding */
+	uint32_t **w;                     /* their codes as words */
 	int64_t *bias;                    /* 128 sum(d) each */
 };
 
-static void turned_free(struct turned *tn)
+static void groups_free(struct groups *gr)
 {
-	for (size_t i = 0; tn->w != NULL && i < tn->n; i++)
-		free(tn->w[i]);
-	free(tn->w);
-	free(tn->idx);
-	free(tn->bias);
-	free(tn->t);
+	for (size_t i = 0; gr->w != NULL && i < gr->n; i++)
+		free(gr->w[i]);
+	free(gr->w);
+	free(gr->idx);
+	free(gr->bias);
+	*gr = (struct groups){ 0 };
 }
 
-/* False (nothing kept) when out of memory: the pass goes on without. */
-static bool turned_start(struct turned *tn, const struct pass_q *ps, size_t nq,
+/* False when out of memory. */
+static bool groups_start(struct groups *gr, const struct pass_q *ps, size_t nq,
                          size_t coded, size_t stride)
 {
-	*tn = (struct turned){ .words = stride / 4 };
-	tn->t = aligned_alloc(64, stride * RUN);
-	tn->idx = malloc(coded * sizeof *tn->idx);
-	tn->w = calloc(coded + 7, sizeof *tn->w);
-	tn->bias = malloc((coded + 7) * sizeof *tn->bias);
-	if (tn->t == NULL || tn->idx == NULL || tn->w == NULL || tn->bias == NULL)
-		goto oom;
+	*gr = (struct groups){ 0 };
+	gr->idx = malloc(coded * sizeof *gr->idx);
+	gr->w = calloc(coded, sizeof *gr->w);
+	gr->bias = malloc(coded * sizeof *gr->bias);
+	if (gr->idx == NULL || gr->w == NULL || gr->bias == NULL) {
+		groups_free(gr);
+		return false;
+	}
 	for (size_t i = 0; i < nq; i++) {
 		int64_t sum = 0;
 
 		if (!ps[i].coded)
 			continue;
-		if ((tn->w[tn->n] = malloc(stride)) == NULL)
-			goto oom;
-		memcpy(tn->w[tn->n], ps[i].x.d, stride);
+		if ((gr->w[gr->n] = malloc(stride)) == NULL) {
+			groups_free(gr);
+			return false;
+		}
+		memcpy(gr->w[gr->n], ps[i].x.d, stride);
 		for (size_t j = 0; j < stride; j++)
 			sum += ps[i].x.d[j];
-		tn->bias[tn->n] = 128 * sum;
-		tn->idx[tn->n++] = i;
+		gr->bias[gr->n] = 128 * sum;
+		gr->idx[gr->n++] = i;
 	}
-	/* A last group of PAD_MIN to 7 padded to 8 with its last question
-	 * (the padding's codes are not its own: turned_free stops at n). */
-	tn->grouped = tn->n % 8 >= PAD_MIN ? tn->n : tn->n - tn->n % 8;
-	if (tn->grouped == tn->n)
-		for (size_t j = tn->n; j % 8 != 0; j++) {
-			tn->w[j] = tn->w[tn->n - 1];
-			tn->bias[j] = tn->bias[tn->n - 1];
-		}
 	return true;
-oom:
-	turned_free(tn);
-	*tn = (struct turned){ 0 };
-	return false;
-}
-
-/* A full run (RUN rows from r0) for the turned questions: groups of 8
- * through the run on its side (the last one padded by turned_start); a
- * last one to PAD_MIN - 1 the way a question alone takes it. */
-static void turned_run(struct turned *tn, struct pass_q *ps, idots_fn idots,
-                       const struct vec_codes *vc, const float *norms, size_t r0,
-                       size_t *coded)
-{
-	const int8_t *c = vc->code + r0 * vc->stride;
-	int64_t dc[8][RUN];
-
-	run_turn(c, vc->stride, tn->t);
-	for (size_t i = 0, g; i < tn->n; i += g) {
-		g = i >= tn->grouped ? 1 : tn->n - i < 8 ? tn->n - i : 8;
-		if (i < tn->grouped)
-			turned_dots8(tn->t, tn->words, (const uint32_t *const *)tn->w + i,
-			             tn->bias + i, dc);
-		else if (ps[tn->idx[i]].coded)
-			idots(ps[tn->idx[i]].x.d, c, vc->stride, RUN, dc[0]);
-		for (size_t j = 0; j < g; j++) {
-			struct pass_q *p = &ps[tn->idx[i + j]];
-
-			if (p->coded && !pass_q_run(p, dc[j], vc, norms, r0, RUN, true)) {
-				pass_q_free(p);
-				(*coded)--;
-			}
-		}
-	}
 }
 
 static bool nothing_to_find(const struct vec_question *vq, size_t dim)
@@ -756,9 +676,10 @@ void vec_topk_coded_many(enum vec_kernel kern, struct vec_question *qs, size_t n
                          const float *base, const float *norms, const struct vec_codes *vc,
                          size_t n, size_t dim)
 {
-	idots_fn idots = idots_kernel(kern);
+	run_dots_fn dots = run_dots_kernel(kern);
 	size_t stride = vec_code_stride(dim), coded = 0;
 	struct pass_q *ps = calloc(nq ? nq : 1, sizeof *ps);
+	struct groups gr = { 0 };
 
 	if (n > UINT32_MAX)
 		n = UINT32_MAX;                   /* rows are uint32_t */
@@ -769,32 +690,31 @@ void vec_topk_coded_many(enum vec_kernel kern, struct vec_question *qs, size_t n
 		    pass_q_start(&ps[i], &qs[i], vc, norms, dim, stride))
 			coded++;
 	}
+	if (coded > 0 && !groups_start(&gr, ps, nq, coded, stride))
+		for (size_t i = 0; i < nq; i++)
+			pass_q_free(&ps[i]);        /* each takes vec_topk's scan */
 	/* One pass for all: a run's codes are read from memory once, and
 	 * stay in the cache for the other questions. */
-	struct turned tn;
-	bool turn = idots == idots_vnni && coded >= TURN_MIN &&
-	            turned_start(&tn, ps, nq, coded, stride);
-
-	for (size_t r0 = 0; coded > 0 && r0 < n; r0 += RUN) {
+	for (size_t r0 = 0; gr.n > 0 && coded > 0 && r0 < n; r0 += RUN) {
 		size_t rows = n - r0 < RUN ? n - r0 : RUN;
-		int64_t dc[RUN];
+		int64_t dc[GROUP][RUN];
 
-		if (turn && rows == RUN) {
-			turned_run(&tn, ps, idots, vc, norms, r0, &coded);
-			continue;
-		}
-		for (size_t i = 0; i < nq; i++) {
-			if (!ps[i].coded)
-				continue;
-			idots(ps[i].x.d, vc->code + r0 * stride, stride, rows, dc);
-			if (!pass_q_run(&ps[i], dc, vc, norms, r0, rows, idots == idots_vnni)) {
-				pass_q_free(&ps[i]);
-				coded--;
+		for (size_t i = 0, g; i < gr.n; i += g) {
+			g = gr.n - i < GROUP ? gr.n - i : GROUP;
+			dots(vc->code + r0 * stride, stride / 4, (const uint32_t *const *)gr.w + i,
+			     gr.bias + i, g, dc);
+			for (size_t j = 0; j < g; j++) {
+				struct pass_q *p = &ps[gr.idx[i + j]];
+
+				if (p->coded && !pass_q_run(p, dc[j], vc, norms, r0, rows,
+				                            dots == run_dots_vnni)) {
+					pass_q_free(p);
+					coded--;
+				}
 			}
 		}
 	}
-	if (turn)
-		turned_free(&tn);
+	groups_free(&gr);
 	for (size_t i = 0; i < nq; i++) {
 		struct vec_question *vq = &qs[i];
 
@@ -854,6 +774,12 @@ static void parts_merge(struct vec_question *vq, const struct part *pt, size_t p
 	memcpy(vq->out, all, vq->got * sizeof *all);
 }
 
+/* Part p's first row: a whole run's, as the codes are kept in runs. */
+static size_t part_first(size_t n, size_t p, size_t parts)
+{
+	return p == parts ? n : n * p / parts / RUN * RUN;
+}
+
 void vec_topk_coded_parts(enum vec_kernel kern, struct vec_question *qs, size_t nq,
                           const float *base, const float *norms, const struct vec_codes *vc,
                           size_t n, size_t dim, size_t parts)
@@ -883,14 +809,14 @@ void vec_topk_coded_parts(enum vec_kernel kern, struct vec_question *qs, size_t 
 	h = hits;
 	for (size_t i = 0; i < nq; i++)
 		for (size_t p = 0; p < parts; p++, h += qs[i].k) {
-			size_t first = n * p / parts;
+			size_t first = part_first(n, p, parts);
 
 			pq[p * nq + i] = qs[i];
 			pq[p * nq + i].keep = qs[i].keep != NULL ? qs[i].keep + first : NULL;
 			pq[p * nq + i].out = h;
 		}
 	for (size_t p = 0; p < parts; p++) {
-		size_t first = n * p / parts, end = n * (p + 1) / parts;
+		size_t first = part_first(n, p, parts), end = part_first(n, p + 1, parts);
 
 		pt[p] = (struct part){ kern, pq + p * nq, nq, first, end - first, dim,
 		                       base + first * dim, norms != NULL ? norms + first : NULL,

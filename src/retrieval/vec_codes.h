@@ -27,7 +27,25 @@ size_t vec_code_stride(size_t dim);
 /* Code one finite row: stride bytes into code, its scale and its error. */
 void vec_encode(const float *v, size_t dim, int8_t *code, float *scale, float *err);
 
-/* Rows' codes: row i is code + i * stride, with scale[i] and err[i]. */
+/* Rows' codes are kept in runs of VEC_RUN rows turned on their side, as
+ * the pass reads them: run R's word k (codes 4k .. 4k+3) of its rows 0..15
+ * are the 64 bytes at R * VEC_RUN * stride + 64 k.  One load gives a word
+ * of 16 rows, and a question's word multiplies all of them at once. */
+#define VEC_RUN 16
+/* The bytes of n rows' codes: n rounded up to a whole run (the last
+ * run's missing rows are zero codes, never read as rows), times stride. */
+size_t vec_codes_size(size_t n, size_t dim);
+/* vec_encode into row's place among codes (vec_codes_size bytes, zeroed
+ * beforehand); -1 (nothing written) for dim above VEC_CODES_MAX_DIM.  And
+ * back: row's stride codes in order. */
+#define VEC_CODES_MAX_DIM 4096
+int vec_encode_row(const float *v, size_t dim, int8_t *codes, size_t row, float *scale,
+                   float *err);
+void vec_code_row(const int8_t *codes, size_t stride, size_t row, int8_t *code);
+
+/* Rows' codes: row i's in runs from code (vec_encode_row), with scale[i]
+ * and err[i]; code + first * stride is the codes of the rows from first,
+ * when first is a multiple of VEC_RUN. */
 struct vec_codes {
 	const int8_t *code;
 	size_t stride;
@@ -53,8 +71,7 @@ size_t vec_topk_coded_with(enum vec_kernel kern, enum vec_metric m, const float 
 /* Several questions' top k over the same rows in one pass over the codes:
  * each question's result is vec_topk_coded's for it, hit for hit, but
  * the codes are read from memory once for all of them (the pass of a
- * question alone is bound by reading them), and with the VNNI kernel
- * eight or more take each run of rows turned on its side.  In: m, q, qnorm, keep, k and
+ * question alone is bound by reading them).  In: m, q, qnorm, keep, k and
  * out (k hits of room); out: got (hits written) and cand (rows scored
  * exactly, n for the float scan). */
 struct vec_question {

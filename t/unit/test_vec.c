@@ -264,6 +264,44 @@ static void test_encode(void)
 	CU_ASSERT_EQUAL(code[DIM - 1], -127 + 254 * ((DIM - 1) % 2 == 0));
 }
 
+/* Codes in runs: row r's codes 4k .. 4k+3 at (r / 16) * 16 * stride + 64 k
+ * + (r % 16) * 4, as vec_codes.h documents them (the layout the kernels
+ * and the index file depend on), read back as vec_encode gives them, and
+ * a last run's missing rows left as they were. */
+static void test_codes_in_runs(void)
+{
+	enum { DIM = 70, STRIDE = 96, ROWS = 21 };
+	float v[ROWS][DIM], scale, err, s2, e2;
+	int8_t want[STRIDE], back[STRIDE];
+	static int8_t codes[2 * VEC_RUN * STRIDE];
+
+	CU_ASSERT_EQUAL_FATAL(vec_code_stride(DIM), STRIDE);
+	CU_ASSERT_EQUAL(vec_codes_size(0, DIM), 0);
+	CU_ASSERT_EQUAL(vec_codes_size(1, DIM), VEC_RUN * STRIDE);
+	CU_ASSERT_EQUAL(vec_codes_size(VEC_RUN, DIM), VEC_RUN * STRIDE);
+	CU_ASSERT_EQUAL_FATAL(vec_codes_size(ROWS, DIM), sizeof codes);
+	srand(7);
+	for (size_t i = 0; i < ROWS; i++)
+		for (size_t j = 0; j < DIM; j++)
+			v[i][j] = (float)rand() / RAND_MAX * 2 - 1;
+	memset(codes, 0x55, sizeof codes);
+	for (size_t i = 0; i < ROWS; i++)
+		CU_ASSERT_EQUAL(vec_encode_row(v[i], DIM, codes, i, &s2, &e2), 0);
+	for (size_t i = 0; i < ROWS; i++) {
+		vec_encode(v[i], DIM, want, &scale, &err);
+		vec_code_row(codes, STRIDE, i, back);
+		CU_ASSERT(memcmp(want, back, STRIDE) == 0);
+		for (size_t j = 0; j < STRIDE; j++)
+			CU_ASSERT_EQUAL(codes[i / 16 * 16 * STRIDE + j / 4 * 64 + i % 16 * 4 + j % 4],
+			                want[j]);
+	}
+	/* rows 21 .. 31 of the second run: not written */
+	for (size_t k = 0; k < STRIDE / 4; k++)
+		for (size_t r = ROWS % 16; r < 16; r++)
+			CU_ASSERT_EQUAL(codes[16 * STRIDE + k * 64 + r * 4], 0x55);
+	CU_ASSERT_EQUAL(vec_encode_row(v[0], VEC_CODES_MAX_DIM + 1, codes, 0, &s2, &e2), -1);
+}
+
 /* The top k through the codes is vec_topk's, hit for hit and bit for bit,
  * for every metric, with and without a keep mask, for k of 1, 12 and more
  * than the rows.  Two sets of rows, dim 37 (a padded code):
@@ -321,14 +359,16 @@ static void coded_rows(bool adversarial, float *base, float q[CNQ][CDIM])
 	}
 }
 
-/* The rows' norms and codes (a stride of 64), and a mask keeping two
- * rows in three. */
+/* The rows' norms and codes (a stride of 64, in runs), and a mask keeping
+ * two rows in three. */
+#define CCODES ((CN + VEC_RUN - 1) / VEC_RUN * VEC_RUN * 64)
 static void coded_codes(const float *base, int8_t *codes, float *norms, float *scale,
                         float *err, uint8_t *keep)
 {
+	CU_ASSERT_EQUAL_FATAL(vec_codes_size(CN, CDIM), CCODES);
 	for (size_t i = 0; i < CN; i++) {
 		norms[i] = vec_norm(base + i * CDIM, CDIM);
-		vec_encode(base + i * CDIM, CDIM, codes + i * 64, &scale[i], &err[i]);
+		CU_ASSERT_EQUAL(vec_encode_row(base + i * CDIM, CDIM, codes, i, &scale[i], &err[i]), 0);
 		keep[i] = i % 3 != 1;
 	}
 }
@@ -336,7 +376,7 @@ static void coded_codes(const float *base, int8_t *codes, float *norms, float *s
 static void coded_set(enum vec_kernel kern, bool adversarial)
 {
 	static float base[CN * CDIM], q[CNQ][CDIM];
-	static int8_t codes[CN * 64];
+	static int8_t codes[CCODES];
 	static float norms[CN], scale[CN], err[CN];
 	static uint8_t keep[CN];
 	static struct vec_hit want[CN + 5], got[CN + 5];
@@ -406,7 +446,7 @@ static void coded_many_set(enum vec_kernel kern, bool adversarial)
 {
 	enum { NQ = (CNQ + 1) * VEC_METRIC_COUNT };
 	static float base[CN * CDIM], q[CNQ + 1][CDIM];
-	static int8_t codes[CN * 64];
+	static int8_t codes[CCODES];
 	static float norms[CN], scale[CN], err[CN];
 	static uint8_t keep[CN];
 	static struct vec_hit want[CN + 5], got[NQ][CN + 5];
@@ -447,18 +487,17 @@ static void coded_with(enum vec_kernel kern)
 	coded_many_set(kern, true);
 }
 
-/* The kernel's d.c at every shape of row: a stride of 32 (only a half
- * load), 96 (a full one and a half), 384 and 4,096: the same rows scored
- * exactly and the same hits as the portable kernel's, alone and in
- * batches of 5 and 7 (padded to eight on their side), 8, 11 (eight on
- * their side, three not), 12 and 13 (eight, then four or five padded to
- * eight) and 16 (two groups of eight), 300 rows (18 full runs and 12
- * rows). */
+/* The kernel's d.c at every shape of row: a stride of 32, 96, 384 and
+ * 4,096 (8 to 1,024 words a run): the same rows scored exactly and the
+ * same hits as the portable kernel's, alone and in batches of 2, 3, 5 and
+ * 7 (one group of that size), 8, 11, 12 and 13 (a group of eight, then
+ * one of three to five) and 16 (two of eight), over 300 rows (18 full
+ * runs and 12 rows of a run). */
 static void coded_dims(enum vec_kernel kern)
 {
 	enum { BQ = 16 };
 	const size_t dims[] = { 20, 90, 384, 4096 }, rows = 300;
-	const size_t batches[] = { 5, 7, 8, 11, 12, 13, 16 };
+	const size_t batches[] = { 2, 3, 5, 7, 8, 11, 12, 13, 16 };
 
 	srand(29);
 	for (size_t di = 0; di < sizeof dims / sizeof *dims; di++) {
@@ -466,7 +505,7 @@ static void coded_dims(enum vec_kernel kern)
 		float *base = malloc(rows * dim * sizeof *base), *q = malloc(dim * sizeof *q);
 		float *norms = malloc(rows * sizeof *norms), *scale = malloc(rows * sizeof *scale);
 		float *err = malloc(rows * sizeof *err);
-		int8_t *codes = malloc(rows * stride);
+		int8_t *codes = calloc(1, vec_codes_size(rows, dim));
 		struct vec_hit want[10], got[10];
 
 		CU_ASSERT_FATAL(base && q && norms && scale && err && codes);
@@ -476,7 +515,7 @@ static void coded_dims(enum vec_kernel kern)
 			q[j] = (float)rand() / RAND_MAX * 2 - 1;
 		for (size_t i = 0; i < rows; i++) {
 			norms[i] = vec_norm(base + i * dim, dim);
-			vec_encode(base + i * dim, dim, codes + i * stride, &scale[i], &err[i]);
+			CU_ASSERT(vec_encode_row(base + i * dim, dim, codes, i, &scale[i], &err[i]) == 0);
 		}
 		const struct vec_codes vc = { codes, stride, scale, err };
 		float qn = vec_norm(q, dim);
@@ -542,7 +581,7 @@ static void test_coded_parts(void)
 	float *base = malloc(rows * PDIM * sizeof *base), q[PQ][PDIM];
 	float *norms = malloc(rows * sizeof *norms), *scale = malloc(rows * sizeof *scale);
 	float *err = malloc(rows * sizeof *err);
-	int8_t *codes = malloc(rows * stride);
+	int8_t *codes = calloc(1, vec_codes_size(rows, PDIM));
 	uint8_t *keep = malloc(rows);
 	static struct vec_hit want[PQ][PK], got[PQ][PK];
 	struct vec_question one[PQ], split[PQ];
@@ -553,14 +592,14 @@ static void test_coded_parts(void)
 		base[i] = (float)rand() / RAND_MAX * 2 - 1;
 	for (size_t pi = 0; pi < sizeof parts / sizeof *parts; pi++)
 		for (size_t p = 1; p < parts[pi] && parts[pi] <= 3; p++) {
-			size_t first = rows * p / parts[pi];
+			size_t first = rows * p / parts[pi] / VEC_RUN * VEC_RUN;    /* a run's */
 
 			memcpy(base + first * PDIM, base + 11 * PDIM, PDIM * sizeof *base);
 			memcpy(base + (first - 1) * PDIM, base + 11 * PDIM, PDIM * sizeof *base);
 		}
 	for (size_t i = 0; i < rows; i++) {
 		norms[i] = vec_norm(base + i * PDIM, PDIM);
-		vec_encode(base + i * PDIM, PDIM, codes + i * stride, &scale[i], &err[i]);
+		CU_ASSERT(vec_encode_row(base + i * PDIM, PDIM, codes, i, &scale[i], &err[i]) == 0);
 		keep[i] = i % 3 != 1;
 	}
 	for (size_t i = 0; i < PQ - 1; i++)
@@ -634,6 +673,7 @@ int suite_vec(void)
 		{ "NaN rows skipped", test_nan_skipped },
 		{ "vec_hits_best", test_hits_best },
 		{ "a row's 8-bit code within its error bound", test_encode },
+		{ "codes kept in runs of 16 rows on their side", test_codes_in_runs },
 		{ "a pass split among threads gets the one pass's hits", test_coded_parts },
 		{ "top k through the codes is the float scan's, alone and together (portable)",
 		  test_coded_portable },

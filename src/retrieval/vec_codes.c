@@ -617,20 +617,19 @@ static bool pass_q_finish(struct pass_q *p, const float *base, const float *norm
 }
 
 /* The coded questions of a pass, as the kernels take them: in groups of
- * up to GROUP, each question's codes as words.  Copies, as a question
- * that runs out of memory mid-pass leaves (pass_q_free) while its group
- * goes on. */
+ * up to GROUP, each question's codes read as words (their memory is
+ * untyped, written byte by byte) with its 128 sum(d).  A question that
+ * runs out of memory mid-pass is only marked (coded false): its codes
+ * stay until the pass ends, as its group goes on. */
 struct groups {
 	size_t n;
 	size_t *idx;                      /* the questions, ps[idx[0..n)] */
-	uint32_t **w;                     /* their codes as words */
+	const uint32_t **w;               /* their codes as words */
 	int64_t *bias;                    /* 128 sum(d) each */
 };
 
 static void groups_free(struct groups *gr)
 {
-	for (size_t i = 0; gr->w != NULL && i < gr->n; i++)
-		free(gr->w[i]);
 	free(gr->w);
 	free(gr->idx);
 	free(gr->bias);
@@ -643,7 +642,7 @@ static bool groups_start(struct groups *gr, const struct pass_q *ps, size_t nq,
 {
 	*gr = (struct groups){ 0 };
 	gr->idx = malloc(coded * sizeof *gr->idx);
-	gr->w = calloc(coded, sizeof *gr->w);
+	gr->w = malloc(coded * sizeof *gr->w);
 	gr->bias = malloc(coded * sizeof *gr->bias);
 	if (gr->idx == NULL || gr->w == NULL || gr->bias == NULL) {
 		groups_free(gr);
@@ -654,13 +653,9 @@ static bool groups_start(struct groups *gr, const struct pass_q *ps, size_t nq,
 
 		if (!ps[i].coded)
 			continue;
-		if ((gr->w[gr->n] = malloc(stride)) == NULL) {
-			groups_free(gr);
-			return false;
-		}
-		memcpy(gr->w[gr->n], ps[i].x.d, stride);
 		for (size_t j = 0; j < stride; j++)
 			sum += ps[i].x.d[j];
+		gr->w[gr->n] = (const uint32_t *)(const void *)ps[i].x.d;
 		gr->bias[gr->n] = 128 * sum;
 		gr->idx[gr->n++] = i;
 	}
@@ -677,6 +672,7 @@ void vec_topk_coded_many(enum vec_kernel kern, struct vec_question *qs, size_t n
                          size_t n, size_t dim)
 {
 	run_dots_fn dots = run_dots_kernel(kern);
+	const bool wide = dots == run_dots_vnni;     /* run_may16's AVX-512 too */
 	size_t stride = vec_code_stride(dim), coded = 0;
 	struct pass_q *ps = calloc(nq ? nq : 1, sizeof *ps);
 	struct groups gr = { 0 };
@@ -701,14 +697,12 @@ void vec_topk_coded_many(enum vec_kernel kern, struct vec_question *qs, size_t n
 
 		for (size_t i = 0, g; i < gr.n; i += g) {
 			g = gr.n - i < GROUP ? gr.n - i : GROUP;
-			dots(vc->code + r0 * stride, stride / 4, (const uint32_t *const *)gr.w + i,
-			     gr.bias + i, g, dc);
+			dots(vc->code + r0 * stride, stride / 4, gr.w + i, gr.bias + i, g, dc);
 			for (size_t j = 0; j < g; j++) {
 				struct pass_q *p = &ps[gr.idx[i + j]];
 
-				if (p->coded && !pass_q_run(p, dc[j], vc, norms, r0, rows,
-				                            dots == run_dots_vnni)) {
-					pass_q_free(p);
+				if (p->coded && !pass_q_run(p, dc[j], vc, norms, r0, rows, wide)) {
+					p->coded = false;   /* freed below, with the rest */
 					coded--;
 				}
 			}

@@ -18,6 +18,11 @@
 #       the worker that took the POST (question_inline_max_snippets);
 #       QPARAMS (JSON) adds fields to every question, e.g. the exact vector
 #       path: QPARAMS='{"hybrid":false,"maximal_marginal_relevance":false}'.
+#       CLIENT=wrk has wrk's threads ask instead of 16 Perl processes
+#       (bench/lib/questions.lua, the same requests one connection a
+#       client): the clients then take a fraction of the CPU they take
+#       in Perl, CPU the service gets on a two-CPU machine, as it would
+#       with its clients elsewhere; its clock runs from the first POST.
 #       The clock starts once every client is connected; MariaDB's
 #       statements, commits and rows per question are printed too (its
 #       global counters, so sluice work's idle polling is in them), and
@@ -42,9 +47,9 @@
 # the one (2) asks; questions are lines of the same text.
 #
 # Environment: SLUICE_PORT (28443), WORKERS (8), KEEPALIVE (4: nginx's idle
-# FastCGI connections per process, the shipped site's), CLIENTS (16), QUESTIONS (50
-# per client), SNIPPETS (20000), FILES (20), DOCS (unset), BATCH (1000),
-# CAP (600), INGEST_ONLY (0), KEEP (0), INLINE_MAX (unset: the config's),
+# FastCGI connections per process, the shipped site's), CLIENT (perl, or wrk),
+# CLIENTS (16), QUESTIONS (50 per client), SNIPPETS (20000), FILES (20), DOCS
+# (unset), BATCH (1000), CAP (600), INGEST_ONLY (0), KEEP (0), INLINE_MAX (unset: the config's),
 # QPARAMS (unset), EMBED (unset; stub: the local embeddings stub), POLL
 # (0.05: the most seconds between the GETs of a dataset's progress while
 # it is ingested, and at most a twentieth of the time so far, at least
@@ -147,7 +152,7 @@ fi
 } | tr -d '\r' | iconv -f utf-8 -t utf-8 -c >"$TMP/corpus.txt"
 
 echo "host: $(nproc) CPUs, workers = $WORKERS, nginx keepalive = $KEEPALIVE, clients = $CLIENTS${INLINE_MAX:+, question_inline_max_snippets = $INLINE_MAX}${QPARAMS:+, question fields $QPARAMS}${EMBED:+, embedder $EMBED}"
-BENCH_DB_SOCKET=$VAR/run/mysqld.sock perl -I"$ROOT/t/lib" - "$TMP/corpus.txt" "$SNIPPETS" "$FILES" "$CLIENTS" "$QUESTIONS" \
+BENCH_DB_SOCKET=$VAR/run/mysqld.sock BENCH_TMP=$TMP BENCH_LUA=$ROOT/bench/lib/questions.lua perl -I"$ROOT/t/lib" - "$TMP/corpus.txt" "$SNIPPETS" "$FILES" "$CLIENTS" "$QUESTIONS" \
 	"${DOCS:-}" "${BATCH:-1000}" "${CAP:-600}" "${INGEST_ONLY:-0}" <<'PERL'
 use strict;
 use warnings;
@@ -369,87 +374,142 @@ for (1 .. 20) {
 	my (undef, $q) = call($ua, POST => "/dataset/$id/question", { %$qparams, question => "warm up" });
 	call($ua, GET => "/dataset/$id/question/$q->{question_id}?wait=5");
 }
-# The clock starts once every client is connected: 16 processes forked and
-# 16 TLS handshakes are not questions, and in a run of 800 questions they
-# were about a tenth of the time.
-pipe(my $ready_r, my $ready_w) or die;
-pipe(my $go_r, my $go_w) or die;
-my @kids;
-for my $c (1 .. $clients) {
-	pipe(my $r, my $w) or die;
-	my $pid = fork // die;
-	if (!$pid) {
-		close $r;
-		close $ready_r;
-		close $go_w;
-		my $u = ua();
-		srand($c * 7919);
-		syswrite $ready_w, "1";
-		sysread $go_r, my $go, 1;    # EOF: all connected
-		my @lat;
-		# The answers are read for the three fields needed, not decoded:
-		# JSON::PP (pure Perl) decoding every 3 KB answer took about
-		# as much of the two CPUs as the whole service did.  Inside
-		# JSON strings quotes are escaped, so the first top-level
-		# "status" is the question's.
-		for (1 .. $questions) {
-			my $q = substr($lines[int rand @lines], 0, 200);
-			my $t1 = time;
-			my ($s, $p) = call($u, POST => "/dataset/$id/question",
-					   { %$qparams, question => $q }, undef, 1);
-			my ($qid) = $p =~ /"question_id":"([0-9a-f-]+)"/;
-			if ($s != 200 || !$qid) { print {$w} "err POST $s\n"; next }
-			my ($st, $el) = ('', -1);
-			for (1 .. 10) {
-				my ($gs, $g) = call($u, GET => "/dataset/$id/question/$qid?wait=5",
-						    undef, undef, 1);
-				($st) = $gs == 200 ? $g =~ /"status":"(\w+)"/ : ('');
-				($el) = $g =~ /"elapsed_ms":([0-9.]+)/;
-				last if ($st // '') ne 'processing';
-			}
-			if (($st // '') ne 'success') { print {$w} "err GET\n"; next }
-			push @lat, sprintf "%.3f %.3f", (time - $t1) * 1000, $el // -1;
-		}
-		print {$w} "$_\n" for @lat;
-		close $w;
-		POSIX::_exit(0);
-	}
-	close $w;
-	push @kids, [ $pid, $r ];
-}
-close $ready_w;
-close $go_r;
-sysread $ready_r, my $one, 1 for 1 .. $clients;
 # STMTS=1: MariaDB's general log, in a table, for the questions of (2)
 # only; it costs time, so the figures of such a run are not comparable.
-db_sql("SET GLOBAL log_output = 'TABLE'; TRUNCATE mysql.general_log; " .
-       "SET GLOBAL general_log = 1") if $ENV{STMTS};
-my %db0 = db_status();
-my %cpu0 = cpu_by_pid(map { $_->[0] } @kids);
-$t0 = time;
-close $go_w;
-my (@all, @stored, @after, $errors);
-for my $k (@kids) {
-	my $fh = $k->[1];
-	while (my $l = <$fh>) {
-		chomp $l;
-		if ($l =~ /^err/) { $errors++; next }
-		my ($lat, $el) = split ' ', $l;
-		push @all, $lat;
-		push @stored, $el;
-		push @after, $lat - $el;
+my $stmts_on = sub {
+	db_sql("SET GLOBAL log_output = 'TABLE'; TRUNCATE mysql.general_log; " .
+	       "SET GLOBAL general_log = 1") if $ENV{STMTS};
+};
+my (@all, @stored, @after, $errors, %db0, %cpu0, %cpu1, $wall);
+my $client = $ENV{CLIENT} || 'perl';
+my $take = sub {
+	my ($lat, $el) = @_;
+	push @all, $lat;
+	push @stored, $el;
+	push @after, $lat - $el;
+};
+if ($client eq 'wrk') {
+	# wrk's threads as the clients (bench/lib/questions.lua), one
+	# connection each.  The bodies are encoded before the clock starts.
+	my $bodies = "$ENV{BENCH_TMP}/bodies.json";
+	open my $bf, '>', $bodies or die "$bodies: $!";
+	srand(7919);
+	print {$bf} $json->encode({ %$qparams, question => substr($lines[int rand @lines], 0, 200) }),
+		"\n" for 1 .. 1000;
+	close $bf;
+	local $ENV{BENCH_AUTH} = $auth;
+	$stmts_on->();
+	%db0 = db_status();
+	%cpu0 = cpu_by_pid();
+	my $pid = open(my $out, '-|', 'wrk', "-t$clients", "-c$clients", '-d3600s',
+		       '--timeout', '30s', '-s', $ENV{BENCH_LUA}, $url, '--', $id, $bodies,
+		       $questions) // die "wrk: $!";
+	# wrk's main thread sleeps out its -d once its threads are done,
+	# unless interrupted: SIGINT when it is the only one left.
+	my $waker = fork // die;
+	if (!$waker) {
+		my $tasks = sub { scalar(() = glob "/proc/$pid/task/*") };
+		sleep 0.01 until $tasks->() > 1 || !kill 0, $pid;     # started
+		sleep 0.05 while $tasks->() > 1;
+		kill 'INT', $pid;
+		POSIX::_exit(0);
 	}
+	my ($first, $last, @said);
+	while (my $l = <$out>) {
+		if ($l =~ /^q ([0-9.]+) (-?[0-9.]+)$/) { $take->($1, $2) }
+		elsif ($l =~ /^err /) { $errors++ }
+		elsif ($l =~ /^span ([0-9.]+) ([0-9.]+)$/) { ($first, $last) = ($1, $2) }
+		else { push @said, $l }
+	}
+	# Its time is read before it is reaped, once it has ended (state Z).
+	for (1 .. 100) {
+		open my $sf, '<', "/proc/$pid/stat" or last;
+		last if (<$sf> // '') =~ /^\d+ \(.*\) Z /;
+		sleep 0.01;
+	}
+	%cpu1 = cpu_by_pid($pid);
+	close $out;
+	waitpid($waker, 0);
+	die "wrk failed (exit $?):\n@said" if $? || !defined $first || !@all;
+	# From the first POST sent to the last answer read: wrk's 16 TLS
+	# handshakes come before it.
+	$wall = $last - $first;
+} else {
+	# The clock starts once every client is connected: 16 processes forked and
+	# 16 TLS handshakes are not questions, and in a run of 800 questions they
+	# were about a tenth of the time.
+	pipe(my $ready_r, my $ready_w) or die;
+	pipe(my $go_r, my $go_w) or die;
+	my @kids;
+	for my $c (1 .. $clients) {
+		pipe(my $r, my $w) or die;
+		my $pid = fork // die;
+		if (!$pid) {
+			close $r;
+			close $ready_r;
+			close $go_w;
+			my $u = ua();
+			srand($c * 7919);
+			syswrite $ready_w, "1";
+			sysread $go_r, my $go, 1;    # EOF: all connected
+			my @lat;
+			# The answers are read for the three fields needed, not decoded:
+			# JSON::PP (pure Perl) decoding every 3 KB answer took about
+			# as much of the two CPUs as the whole service did.  Inside
+			# JSON strings quotes are escaped, so the first top-level
+			# "status" is the question's.
+			for (1 .. $questions) {
+				my $q = substr($lines[int rand @lines], 0, 200);
+				my $t1 = time;
+				my ($s, $p) = call($u, POST => "/dataset/$id/question",
+						   { %$qparams, question => $q }, undef, 1);
+				my ($qid) = $p =~ /"question_id":"([0-9a-f-]+)"/;
+				if ($s != 200 || !$qid) { print {$w} "err POST $s\n"; next }
+				my ($st, $el) = ('', -1);
+				for (1 .. 10) {
+					my ($gs, $g) = call($u, GET => "/dataset/$id/question/$qid?wait=5",
+							    undef, undef, 1);
+					($st) = $gs == 200 ? $g =~ /"status":"(\w+)"/ : ('');
+					($el) = $g =~ /"elapsed_ms":([0-9.]+)/;
+					last if ($st // '') ne 'processing';
+				}
+				if (($st // '') ne 'success') { print {$w} "err GET\n"; next }
+				push @lat, sprintf "%.3f %.3f", (time - $t1) * 1000, $el // -1;
+			}
+			print {$w} "$_\n" for @lat;
+			close $w;
+			POSIX::_exit(0);
+		}
+		close $w;
+		push @kids, [ $pid, $r ];
+	}
+	close $ready_w;
+	close $go_r;
+	sysread $ready_r, my $one, 1 for 1 .. $clients;
+	$stmts_on->();
+	%db0 = db_status();
+	%cpu0 = cpu_by_pid(map { $_->[0] } @kids);
+	$t0 = time;
+	close $go_w;
+	for my $k (@kids) {
+		my $fh = $k->[1];
+		while (my $l = <$fh>) {
+			chomp $l;
+			if ($l =~ /^err/) { $errors++; next }
+			$take->(split ' ', $l);
+		}
+	}
+	# Read before the clients are reaped: a process reaped is not in /proc.
+	%cpu1 = cpu_by_pid(map { $_->[0] } @kids);
+	waitpid($_->[0], 0) for @kids;
+	$wall = time - $t0;
 }
-# Read before the clients are reaped: a process reaped is not in /proc.
-my %cpu1 = cpu_by_pid(map { $_->[0] } @kids);
-waitpid($_->[0], 0) for @kids;
 @all = sort { $a <=> $b } @all;
 my $pct = sub { $all[ int($_[0] * $#all + 0.5) ] };
 my $pc = sub { my ($p, @v) = @_; @v = sort { $a <=> $b } @v; $v[ int($p * $#v + 0.5) ] };
-my $wall = time - $t0;
-printf "POST-to-success latency, %d clients x %d questions over %d snippets: " .
+printf "POST-to-success latency, %d %s clients x %d questions over %d snippets: " .
 	"p50 %.1f ms, p90 %.1f ms, p99 %.1f ms, max %.1f ms (%d answered, %d errors, %.0f questions/s)\n",
-	$clients, $questions, $ds->{snippet_count}, $pct->(0.5), $pct->(0.9), $pct->(0.99),
+	$clients, $client, $questions, $ds->{snippet_count}, $pct->(0.5), $pct->(0.9), $pct->(0.99),
 	$all[-1], scalar @all, $errors // 0, @all / $wall;
 # Where the time goes: the question's elapsed_ms (created_at to finished_at,
 # stamped by MariaDB) is the ranking; the rest of the latency is the POST's

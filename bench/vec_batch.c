@@ -13,7 +13,13 @@
  * queries, each batch one pass over them, on one thread and split between
  * two (vec_topk_coded_parts, as sluice work ranks a batch), whose hits
  * must be the ones of one at a time.  Run by bench/vec_batch.sh, which runs
- * FAISS's batches beside it. */
+ * FAISS's batches beside it.
+ *
+ * COPIES (environment, default 1): the batches read COPIES copies of the
+ * codes in turn, so that with enough of them (their total well past the
+ * last-level cache) each pass reads its codes from memory, as a pass in
+ * the service does once other processes have had the cache, instead of
+ * from the cache the previous pass left them in. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -130,6 +136,18 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	memcpy(one, hits, NQ * k * sizeof *one);
+	size_t copies = getenv("COPIES") ? strtoul(getenv("COPIES"), NULL, 10) : 1;
+	size_t csize = vec_codes_size(rows, dim);
+	int8_t *cc = copies > 1 ? malloc(copies * csize) : codes;
+	if (copies == 0 || cc == NULL) {
+		fprintf(stderr, "vec_batch: bad COPIES or out of memory\n");
+		return 1;
+	}
+	for (size_t c = 0; copies > 1 && c < copies; c++)
+		memcpy(cc + c * csize, codes, csize);
+	if (copies > 1)
+		printf("the batches read %zu copies of the codes in turn (%.0f MB)\n", copies,
+		       copies * csize / 1e6);
 	for (size_t parts = 1; parts <= 2; parts++)
 	for (size_t bi = 0; bi < sizeof batches / sizeof *batches; bi++) {
 		size_t b = batches[bi], same = 0;
@@ -143,7 +161,10 @@ int main(int argc, char **argv)
 				for (size_t i = 0; i < nb; i++)
 					vq[i] = (struct vec_question){ VEC_COS, q + (j + i) * dim, qn[j + i],
 					                               NULL, k, hits + (j + i) * k, 0, 0 };
-				vec_topk_coded_parts(VEC_KERNEL_AUTO, vq, nb, base, norms, &vc, rows, dim,
+				const struct vec_codes vcc = { cc + (j / b % copies) * csize, stride,
+				                               scale, cerr };
+
+				vec_topk_coded_parts(VEC_KERNEL_AUTO, vq, nb, base, norms, &vcc, rows, dim,
 				                     parts);
 				sink += hits[j * k].score;
 			}
@@ -159,6 +180,8 @@ int main(int argc, char **argv)
 			return 1;
 	}
 	free(one);
+	if (cc != codes)
+		free(cc);
 	free(codes);
 	free(scale);
 	free(cerr);

@@ -13,7 +13,9 @@
 # which FAISS gets the reference BLAS) are installed when missing.
 #
 # Environment: ROWS (100000), DIM (384), K (20), REPS (5), BATCHES
-# ("1 4 8 16 32 64 200").
+# ("1 4 8 16 32 64 200"), COPIES (1: sluice's batches read that many
+# copies of the codes in turn; 24 of 100,000 rows are 920 MB, so each pass
+# reads its codes from memory rather than from the cache, see vec_batch.c).
 #   bench/vec_batch.sh | tee bench/results/vec-batch-<date>.txt
 set -euo pipefail
 

@@ -553,5 +553,7 @@ for my $pid (keys %{ { %cpu0, %cpu1 } }) {
 printf "CPU per question: %.2f ms (%s)\n", sum0(values %per),
 	join ', ', map { sprintf '%s %.2f', $_, $per{$_} }
 	grep { $per{$_} >= 0.005 } sort { $per{$b} <=> $per{$a} } keys %per;
-call($ua, DELETE => "/dataset/$id");
+# A new connection: the first one idled through the questions, past nginx's
+# keepalive_timeout in a long run.
+call(ua(), DELETE => "/dataset/$id");
 PERL

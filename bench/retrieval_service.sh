@@ -49,8 +49,8 @@
 # Environment: SLUICE_PORT (28443), WORKERS (8), KEEPALIVE (4: nginx's idle
 # FastCGI connections per process, the shipped site's), CLIENT (perl, or wrk),
 # CLIENTS (16), QUESTIONS (50 per client), SNIPPETS (20000), FILES (20), DOCS
-# (unset), BATCH (1000), CAP (600), INGEST_ONLY (0), KEEP (0), INLINE_MAX (unset: the config's),
-# QPARAMS (unset), EMBED (unset; stub: the local embeddings stub), POLL
+# (unset), BATCH (1000), CAP (600), INGEST_ONLY (0), KEEP (0), INLINE_MAX
+# (unset: the config's), QPARAMS (unset), EMBED (unset; stub: the local embeddings stub), POLL
 # (0.05: the most seconds between the GETs of a dataset's progress while
 # it is ingested, and at most a twentieth of the time so far, at least
 # 2 ms; each GET counts the dataset's documents and snippets), STMTS (0;
@@ -69,6 +69,7 @@ WORKERS=${WORKERS:-8}
 KEEPALIVE=${KEEPALIVE:-4}
 [[ $KEEPALIVE =~ ^[1-9][0-9]*$ ]] || { echo "KEEPALIVE must be a positive number" >&2; exit 2; }
 CLIENTS=${CLIENTS:-16}
+[[ ${CLIENT:-perl} == @(perl|wrk) ]] || { echo "CLIENT must be perl or wrk" >&2; exit 2; }
 QUESTIONS=${QUESTIONS:-50}
 SNIPPETS=${SNIPPETS:-20000}
 FILES=${FILES:-20}
@@ -429,8 +430,9 @@ if ($client eq 'wrk') {
 	}
 	%cpu1 = cpu_by_pid($pid);
 	close $out;
+	my $exit = $?;                       # wrk's, before the waker's
 	waitpid($waker, 0);
-	die "wrk failed (exit $?):\n@said" if $? || !defined $first || !@all;
+	die "wrk failed (exit $exit):\n@said" if $exit || !defined $first || !@all;
 	# From the first POST sent to the last answer read: wrk's 16 TLS
 	# handshakes come before it.
 	$wall = $last - $first;

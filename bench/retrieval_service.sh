@@ -383,6 +383,8 @@ my $stmts_on = sub {
 };
 my (@all, @stored, @after, $errors, %db0, %cpu0, %cpu1, $wall);
 my $client = $ENV{CLIENT} || 'perl';
+# A question's body: a line of the text, with QPARAMS' fields.
+my $question = sub { return { %$qparams, question => substr($lines[int rand @lines], 0, 200) } };
 my $take = sub {
 	my ($lat, $el) = @_;
 	push @all, $lat;
@@ -395,8 +397,7 @@ if ($client eq 'wrk') {
 	my $bodies = "$ENV{BENCH_TMP}/bodies.json";
 	open my $bf, '>', $bodies or die "$bodies: $!";
 	srand(7919);
-	print {$bf} $json->encode({ %$qparams, question => substr($lines[int rand @lines], 0, 200) }),
-		"\n" for 1 .. 1000;
+	print {$bf} $json->encode($question->()), "\n" for 1 .. 1000;
 	close $bf;
 	local $ENV{BENCH_AUTH} = $auth;
 	$stmts_on->();
@@ -410,9 +411,9 @@ if ($client eq 'wrk') {
 	my $waker = fork // die;
 	if (!$waker) {
 		my $tasks = sub { scalar(() = glob "/proc/$pid/task/*") };
-		sleep 0.01 until $tasks->() > 1 || !kill 0, $pid;     # started
+		sleep 0.01 until $tasks->() != 1;     # its threads started, or it is gone
 		sleep 0.05 while $tasks->() > 1;
-		kill 'INT', $pid;
+		kill 'INT', $pid if $tasks->() == 1;  # not once reaped
 		POSIX::_exit(0);
 	}
 	my ($first, $last, @said);
@@ -461,10 +462,9 @@ if ($client eq 'wrk') {
 			# JSON strings quotes are escaped, so the first top-level
 			# "status" is the question's.
 			for (1 .. $questions) {
-				my $q = substr($lines[int rand @lines], 0, 200);
 				my $t1 = time;
-				my ($s, $p) = call($u, POST => "/dataset/$id/question",
-						   { %$qparams, question => $q }, undef, 1);
+				my ($s, $p) = call($u, POST => "/dataset/$id/question", $question->(),
+						   undef, 1);
 				my ($qid) = $p =~ /"question_id":"([0-9a-f-]+)"/;
 				if ($s != 200 || !$qid) { print {$w} "err POST $s\n"; next }
 				my ($st, $el) = ('', -1);

@@ -4,6 +4,7 @@
  * forged credentials); 403 means "we know, and you may not".  The detail
  * says which check failed but never echoes the credential. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <time.h>
@@ -225,15 +226,95 @@ static void basic_attempt_give_back(const struct req *r, const char *user,
 	throttle_give_back(THROTTLE_ADDRESS, addr, r->cfg->basic_fail_refill_s);
 }
 
+/* user's row: 1 with *id, *stored (malloc'd) and *disabled; 0 when no
+ * such user; -1 when the database is unavailable. */
+static int user_row(struct db *db, const char *user, long long *id, char **stored,
+                    bool *disabled)
+{
+	struct db_stmt *st;
+	int ok;
+
+	*stored = NULL;
+	if (db_ensure(db) != DB_OK)
+		return -1;
+	st = db_query(db, "SELECT id, name, password_hash, disabled FROM api_users "
+	                  "WHERE name = ?", "s", user);
+	if (st == NULL)
+		return -1;
+	/* The column compares byte for byte (utf8mb4_nopad_bin); the name is
+	 * compared once more here, so no collation can ever match a
+	 * look-alike. */
+	if ((ok = db_fetch(st)) == 1 && strcmp(db_col_str(st, 1), user) == 0) {
+		*id = db_col_ll(st, 0);
+		*disabled = db_col_ll(st, 3) != 0;
+		if ((*stored = strdup(db_col_str(st, 2))) == NULL)
+			ok = -1;
+	} else if (ok == 1) {
+		ok = 0;
+	}
+	db_done(st);
+	return ok;
+}
+
+/* The cache entry's renewal that basic_cache_get handed this process
+ * (basic.h), done by auth_renew once the response is sent: no request
+ * waits for its PBKDF2, and the entry of a user in use never runs out. */
+static struct {
+	bool due;
+	char user[BASIC_MAX_USER + 1];
+	char password[BASIC_MAX_PASSWORD + 1];
+} renewal;
+
+static void renewal_hand(const char *user, const char *password)
+{
+	renewal.due = true;
+	snprintf(renewal.user, sizeof renewal.user, "%s", user);
+	snprintf(renewal.password, sizeof renewal.password, "%s", password);
+}
+
+bool auth_renewal_due(void)
+{
+	return renewal.due;
+}
+
+void auth_renew(struct db *db, const struct config *cfg)
+{
+	long long now = time_now_s(), id = 0;
+	char *stored = NULL;
+	bool disabled = false;
+	int row;
+
+	if (!renewal.due || cache == NULL)
+		goto out;
+	/* Unavailable, or every check share taken: the entry is handed out
+	 * again BASIC_RENEW_RETRY_S later, and runs out at its time all the
+	 * same. */
+	if ((row = user_row(db, renewal.user, &id, &stored, &disabled)) < 0)
+		goto out;
+	if (row == 0 || disabled) {
+		basic_cache_drop(cache, renewal.user, renewal.password);
+		goto out;
+	}
+	if (!pool_take(POOL_PASSWORD_CHECKS, password_checks_max(cfg)))
+		goto out;
+	if (basic_password_verify(renewal.password, stored) == 1)
+		basic_cache_put(cache, renewal.user, renewal.password, id, now,
+		                cfg->basic_cache_ttl);
+	else
+		basic_cache_drop(cache, renewal.user, renewal.password);
+	pool_give(POOL_PASSWORD_CHECKS);
+out:
+	free(stored);
+	explicit_bzero(&renewal, sizeof renewal);
+}
+
 /* The check itself.  *retry_after is set with BASIC_THROTTLED. */
 static enum basic_result basic_check(struct req *r, int *retry_after)
 {
 	char user[BASIC_MAX_USER + 1], password[BASIC_MAX_PASSWORD + 1];
 	char addr[64] = "";
 	const char *header = req_header(r, "Authorization");
-	const char *stored = NULL;
-	struct db_stmt *st = NULL;
-	struct db *db = r->db;
+	char *stored = NULL;
 	long long now = time_now_s(), user_id = 0;
 	enum basic_result res = BASIC_INVALID;
 	bool disabled = false, taken = false;
@@ -254,7 +335,9 @@ static enum basic_result basic_check(struct req *r, int *retry_after)
 	if (cache == NULL)
 		cache = basic_cache_new(BASIC_CACHE_SLOTS);
 	if (cache != NULL &&
-	    basic_cache_get(cache, user, password, now, &user_id) == 1) {
+	    (ok = basic_cache_get(cache, user, password, now, &user_id)) >= 1) {
+		if (ok == 2)
+			renewal_hand(user, password);
 		res = BASIC_OK;
 		goto out;
 	}
@@ -267,29 +350,10 @@ static enum basic_result basic_check(struct req *r, int *retry_after)
 	}
 	taken = true;
 
-	if (db_ensure(db) != DB_OK) {
+	if (user_row(r->db, user, &user_id, &stored, &disabled) < 0) {
 		res = BASIC_UNAVAILABLE;
 		goto out;
 	}
-	st = db_query(db, "SELECT id, name, password_hash, disabled FROM api_users "
-	                  "WHERE name = ?", "s", user);
-	if (st == NULL) {
-		res = BASIC_UNAVAILABLE;
-		goto out;
-	}
-	/* The column compares byte for byte (utf8mb4_nopad_bin); the name is
-	 * compared once more here, so no collation can ever match a
-	 * look-alike. */
-	if ((ok = db_fetch(st)) == 1 && strcmp(db_col_str(st, 1), user) == 0) {
-		user_id = db_col_ll(st, 0);
-		stored = arena_strdup(r->arena, db_col_str(st, 2));
-		disabled = db_col_ll(st, 3) != 0;
-	} else if (ok < 0) {
-		res = BASIC_UNAVAILABLE;
-		goto out;
-	}
-	db_done(st);
-	st = NULL;
 
 	/* A PBKDF2 costs half a second of a worker: at most a share of the
 	 * pool spends it at once, whatever a flood of wrong passwords does. */
@@ -320,7 +384,7 @@ out:
 	 * gives it back. */
 	if (taken && res != BASIC_INVALID)
 		basic_attempt_give_back(r, user, addr);
-	db_done(st);
+	free(stored);
 	if (res == BASIC_OK) {
 		r->id.user_id = user_id;
 		r->id.user_name = arena_strdup(r->arena, user);

@@ -11,6 +11,13 @@
  * failed attempts, shared by every worker.  0, or -1 (errno set). */
 int auth_shared_init(void);
 
+/* Whether a Basic check of the last request handed this process the
+ * renewal of a cached password (auth/basic.h), and doing it: the worker
+ * calls auth_renew once the response is sent (a full check, PBKDF2 and
+ * all, that renews or drops the entry). */
+bool auth_renewal_due(void);
+void auth_renew(struct db *db, const struct config *cfg);
+
 int auth_jwt_or_reply(struct req *r, const char *permission);
 int auth_basic_or_reply(struct req *r);
 int auth_health_or_reply(struct req *r);

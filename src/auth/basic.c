@@ -217,6 +217,8 @@ struct basic_cache_entry {
 	unsigned char digest[32];
 	long long user_id;
 	long long expires;
+	long long renew_at;               /* from then on, basic_cache_get hands out */
+	long long renewal_retry;          /* ... a renewal, one per BASIC_RENEW_RETRY_S */
 	bool used;
 };
 
@@ -340,6 +342,10 @@ int basic_cache_get(struct basic_cache *c, const char *user,
 			if (user_id != NULL)
 				*user_id = e->user_id;
 			hit = 1;
+			if (now >= e->renew_at && now >= e->renewal_retry) {
+				e->renewal_retry = now + BASIC_RENEW_RETRY_S;
+				hit = 2;
+			}
 		} else
 			memset(e, 0, sizeof *e);
 	}
@@ -366,7 +372,26 @@ void basic_cache_put(struct basic_cache *c, const char *user,
 	e->user_id = user_id;
 	if (__builtin_add_overflow(now, (long long)ttl, &e->expires))
 		e->expires = LLONG_MAX;
+	/* The last quarter of its life (at least its last second). */
+	e->renew_at = e->expires - (ttl >= 4 ? ttl / 4 : 1);
+	e->renewal_retry = 0;
 	e->used = true;
+	cache_unlock(c);
+	OPENSSL_cleanse(digest, sizeof digest);
+}
+
+void basic_cache_drop(struct basic_cache *c, const char *user, const char *password)
+{
+	struct basic_cache_entry *e;
+	unsigned char digest[32];
+	size_t slot;
+
+	if (cache_key(c, user, password, digest, &slot) != 0)
+		return;
+	cache_lock(c);
+	e = &c->slot[slot];
+	if (e->used && CRYPTO_memcmp(e->digest, digest, sizeof digest) == 0)
+		memset(e, 0, sizeof *e);
 	cache_unlock(c);
 	OPENSSL_cleanse(digest, sizeof digest);
 }

@@ -41,11 +41,19 @@ struct basic_cache;
 struct basic_cache *basic_cache_new(size_t slots);
 struct basic_cache *basic_cache_new_shared(size_t slots);
 void basic_cache_free(struct basic_cache *c);
-/* 1 and *user_id when a fresh entry matches, else 0. */
+/* 1 and *user_id when a fresh entry matches, else 0.  2 (a match too)
+ * hands this caller the entry's renewal: it is in the last quarter of its
+ * ttl, and nobody was handed it in the last BASIC_RENEW_RETRY_S.  The
+ * caller checks the password again, then puts (a new ttl) or drops the
+ * entry, so that the requests of a busy user never all find it expired at
+ * once (each of them would need a PBKDF2). */
+#define BASIC_RENEW_RETRY_S 2
 int basic_cache_get(struct basic_cache *c, const char *user,
                     const char *password, long long now, long long *user_id);
 void basic_cache_put(struct basic_cache *c, const char *user,
                      const char *password, long long user_id,
                      long long now, int ttl);
+/* Forget (user, password): it no longer verifies. */
+void basic_cache_drop(struct basic_cache *c, const char *user, const char *password);
 
 #endif

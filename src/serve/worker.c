@@ -367,6 +367,12 @@ static bool serve_conn(struct worker *w, int i)
 	if (fr->keepConnection)
 		drain_body(fr);
 	FCGX_Finish_r(fr);
+	/* Answered: now the password check the request was spared, with no
+	 * kept connection left to wait for it. */
+	if (auth_renewal_due()) {
+		hand_over_conns(w, NULL);
+		auth_renew(w->db, w->cfg);
+	}
 	drop_gone_conns(w);
 	log_set_request_id(NULL);
 	arena_reset(w->a);

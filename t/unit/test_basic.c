@@ -416,7 +416,7 @@ static void test_cache(void)
 	CU_ASSERT_EQUAL(basic_cache_get(c, "alice", "pw", 1000, &id), 1);
 	CU_ASSERT_EQUAL(id, 7);
 	id = -1;
-	CU_ASSERT_EQUAL(basic_cache_get(c, "alice", "pw", 1059, &id), 1);
+	CU_ASSERT_EQUAL(basic_cache_get(c, "alice", "pw", 1044, &id), 1);
 	CU_ASSERT_EQUAL(id, 7);
 	/* other password, other user, and the boundary of user and password */
 	CU_ASSERT_EQUAL(basic_cache_get(c, "alice", "pW", 1000, &id), 0);
@@ -425,6 +425,17 @@ static void test_cache(void)
 	CU_ASSERT_EQUAL(basic_cache_get(c, "bob", "pw", 1000, &id), 0);
 	CU_ASSERT_EQUAL(basic_cache_get(c, "alicep", "w", 1000, &id), 0);
 	CU_ASSERT_EQUAL(basic_cache_get(c, "alic", "epw", 1000, &id), 0);
+	/* its last quarter: one caller is handed the renewal, and the next
+	 * one only BASIC_RENEW_RETRY_S later; all of them are let in */
+	id = -1;
+	CU_ASSERT_EQUAL(basic_cache_get(c, "alice", "pw", 1045, &id), 2);
+	CU_ASSERT_EQUAL(id, 7);
+	CU_ASSERT_EQUAL(basic_cache_get(c, "alice", "pw", 1045, &id), 1);
+	CU_ASSERT_EQUAL(basic_cache_get(c, "alice", "pw", 1046, &id), 1);
+	CU_ASSERT_EQUAL(basic_cache_get(c, "alice", "pw", 1045 + BASIC_RENEW_RETRY_S, &id), 2);
+	/* ... while nobody renews it */
+	CU_ASSERT_EQUAL(basic_cache_get(c, "alice", "pw", 1058, &id), 2);
+	CU_ASSERT_EQUAL(basic_cache_get(c, "alice", "pw", 1059, &id), 1);
 	/* expiry is exclusive, and an expired entry is dropped */
 	CU_ASSERT_EQUAL(basic_cache_get(c, "alice", "pw", 1060, &id), 0);
 	CU_ASSERT_EQUAL(basic_cache_get(c, "alice", "pw", 1059, &id), 0);
@@ -442,6 +453,28 @@ static void test_cache(void)
 	basic_cache_put(c, "dave", "pw", 12, 1005, 10);
 	CU_ASSERT_EQUAL(basic_cache_get(c, "dave", "pw", 1012, &id), 1);
 	CU_ASSERT_EQUAL(id, 12);
+
+	/* a renewal (a put) starts a new life, renewed from its last quarter */
+	basic_cache_put(c, "frank", "pw", 14, 1000, 60);
+	CU_ASSERT_EQUAL(basic_cache_get(c, "frank", "pw", 1050, &id), 2);
+	basic_cache_put(c, "frank", "pw", 14, 1050, 60);
+	CU_ASSERT_EQUAL(basic_cache_get(c, "frank", "pw", 1094, &id), 1);
+	CU_ASSERT_EQUAL(basic_cache_get(c, "frank", "pw", 1095, &id), 2);
+	CU_ASSERT_EQUAL(basic_cache_get(c, "frank", "pw", 1096, &id), 1);
+	CU_ASSERT_EQUAL(basic_cache_get(c, "frank", "pw", 1109, &id), 2);
+	CU_ASSERT_EQUAL(basic_cache_get(c, "frank", "pw", 1110, &id), 0);
+	/* a short ttl is renewed in its last second */
+	basic_cache_put(c, "grace", "pw", 15, 1000, 3);
+	CU_ASSERT_EQUAL(basic_cache_get(c, "grace", "pw", 1001, &id), 1);
+	CU_ASSERT_EQUAL(basic_cache_get(c, "grace", "pw", 1002, &id), 2);
+	CU_ASSERT_EQUAL(basic_cache_get(c, "grace", "pw", 1003, &id), 0);
+	/* a drop forgets the pair, and only the pair */
+	basic_cache_put(c, "heidi", "pw", 16, 1000, 60);
+	basic_cache_drop(c, "heidi", "pW");
+	CU_ASSERT_EQUAL(basic_cache_get(c, "heidi", "pw", 1000, &id), 1);
+	basic_cache_drop(c, "heidi", "pw");
+	CU_ASSERT_EQUAL(basic_cache_get(c, "heidi", "pw", 1000, &id), 0);
+	basic_cache_drop(c, "nobody", "pw");
 
 	/* oversize credentials are simply not cached */
 	{
@@ -473,6 +506,7 @@ static void test_cache_overwrite(void)
 	CU_ASSERT(basic_cache_new(0) == NULL);
 	CU_ASSERT_EQUAL(basic_cache_get(NULL, "a", "b", 0, &id), 0);
 	basic_cache_put(NULL, "a", "b", 1, 0, 60);
+	basic_cache_drop(NULL, "a", "b");
 }
 
 int suite_basic(void)

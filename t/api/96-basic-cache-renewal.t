@@ -1,0 +1,106 @@
+#!/usr/bin/perl
+# A verified Basic password is remembered for basic_cache_ttl.  A password
+# in use is checked again in the last quarter of that time, by one worker
+# once its response is sent, so the requests of a busy user never all find
+# it expired at once: each would need a PBKDF2, and all but
+# password_checks_max of them were refused 429 for as long as one took.
+# The renewal checks the password as it is now: a changed password, or a
+# disabled user, still stops working within the ttl.
+
+use strict;
+use warnings;
+
+use MIME::Base64 qw(encode_base64);
+use Time::HiRes qw(time sleep);
+use Test::More;
+
+use SluiceTest;
+
+my $TTL = 4;                  # renewed from 3 s on
+my $name = "renew_${$}_" . int(time);
+my $pw = 'renew-first';
+my $orig = conf_read();
+my $created = 0;
+
+END {
+	local ($?, $@);
+	eval { mysql("DELETE FROM api_users WHERE name = '$name'") } if $created;
+	eval { reload_serve($orig) };
+}
+
+sub creds { 'Basic ' . encode_base64("$_[0]:$_[1]", '') }
+sub basic { http(GET => '/_test/basic', { auth => creds(@_) })->{status} }
+
+sub user_cmd {
+	my ($verb, $password) = @_;
+	return run_cmd([ env('SLUICE_BIN'), 'user', $verb, $name, '-c', env('SLUICE_CONF') ],
+		       stdin => "$password\n");
+}
+
+# One check share for the two workers, and a hash of 400,000 iterations
+# (a quarter of a second or so): with no renewal the first request past the
+# expiry holds the share for that long, and the other worker refuses every
+# request of the user meanwhile.  The old passwords below are wrong
+# attempts, asked for on purpose: none of them may be throttled.
+reload_serve(conf_with($orig, basic_cache_ttl => $TTL, password_checks_max => 1,
+		       pbkdf2_iterations => 400000, basic_fail_per_user => 1000,
+		       basic_fail_per_address => 1000));
+my $r = user_cmd('add', $pw);
+is($r->{exit}, 0, "sluice user add $name") or diag $r->{err};
+$created = 1;
+is(basic($name, $pw), 200, 'the new user authenticates (its first check)');
+
+# --- a busy user, past two ttls ------------------------------------------------
+
+my @res = parallel_requests(clients => 4, duration => 2.5 * $TTL,
+			    path => '/_test/basic', opts => { auth => creds($name, $pw) });
+my %by;
+$by{ $_->{status} }++ for @res;
+cmp_ok(scalar @res, '>', 40, 'the clients asked throughout (' . scalar(@res) . ' requests)');
+is_deeply(\%by, { 200 => scalar @res }, 'every request of the busy user answered 200, none 429')
+	or diag explain \%by;
+my ($first, $last) = ($res[0]{start}, $res[-1]{start});
+cmp_ok($last - $first, '>', 2 * $TTL, 'the requests spanned two ttls');
+
+# --- a changed password stops working within the ttl -----------------------------
+
+# The old password is in use while it changes: every answer after the first
+# 401 is a 401, and the first comes within the ttl (plus a renewal's time).
+sub until_refused {
+	my ($what, $change) = @_;
+	my $t0 = time;
+	$change->();
+	my ($refused_at, @after);
+	while (time - $t0 < $TTL + 3) {
+		my $st = basic($name, $pw);
+		if (defined $refused_at) {
+			push @after, $st;
+			last if @after >= 10;
+		} elsif ($st == 401) {
+			$refused_at = time - $t0;
+		} elsif ($st != 200) {
+			fail("$what: the old password answered $st");
+			return;
+		}
+		sleep 0.1;
+	}
+	ok(defined $refused_at, "$what: the old password is refused") or return;
+	cmp_ok($refused_at, '<=', $TTL + 1.5, "$what: within the ttl ($refused_at s)");
+	is_deeply([ grep { $_ != 401 } @after ], [], "$what: and stays refused");
+}
+
+is(basic($name, $pw), 200, 'the old password works before the change');
+my $pw2 = 'renew-second';
+until_refused('passwd', sub {
+	my $c = user_cmd('passwd', $pw2);
+	is($c->{exit}, 0, 'sluice user passwd') or diag $c->{err};
+});
+is(basic($name, $pw2), 200, 'the new password works');
+
+# --- a disabled user ----------------------------------------------------------------
+
+$pw = $pw2;
+is(basic($name, $pw), 200, 'the user works before it is disabled');
+until_refused('disabled', sub { mysql("UPDATE api_users SET disabled = 1 WHERE name = '$name'") });
+
+done_testing();

@@ -11,7 +11,8 @@
 #       QUESTIONS times: POST /dataset/{id}/question, then GET ?wait=5 until
 #       status is success; the time from sending POST to the success answer,
 #       p50/p90/p99 over all questions (each client keeps its connection,
-#       as an application would).  Where the time goes: the questions'
+#       as an application would), and the questions that failed by what
+#       was answered instead (e.g. "POST 429").  Where the time goes: the questions'
 #       own elapsed_ms (created_at to finished_at, the ranking) and the
 #       latency minus that (the requests and the wait for the result).
 #       INLINE_MAX=0 has every question ranked by `sluice work` instead of
@@ -381,7 +382,7 @@ my $stmts_on = sub {
 	db_sql("SET GLOBAL log_output = 'TABLE'; TRUNCATE mysql.general_log; " .
 	       "SET GLOBAL general_log = 1") if $ENV{STMTS};
 };
-my (@all, @stored, @after, $errors, %db0, %cpu0, %cpu1, $wall);
+my (@all, @stored, @after, $errors, %errors_by, %db0, %cpu0, %cpu1, $wall);
 my $client = $ENV{CLIENT} || 'perl';
 # A question's body: a line of the text, with QPARAMS' fields.
 my $question = sub { return { %$qparams, question => substr($lines[int rand @lines], 0, 200) } };
@@ -419,7 +420,7 @@ if ($client eq 'wrk') {
 	my ($first, $last, @said);
 	while (my $l = <$out>) {
 		if ($l =~ /^q ([0-9.]+) (-?[0-9.]+)$/) { $take->($1, $2) }
-		elsif ($l =~ /^err /) { $errors++ }
+		elsif ($l =~ /^err (.*?)\s*$/) { $errors++; $errors_by{$1}++ }
 		elsif ($l =~ /^span ([0-9.]+) ([0-9.]+)$/) { ($first, $last) = ($1, $2) }
 		else { push @said, $l }
 	}
@@ -497,7 +498,7 @@ if ($client eq 'wrk') {
 		my $fh = $k->[1];
 		while (my $l = <$fh>) {
 			chomp $l;
-			if ($l =~ /^err/) { $errors++; next }
+			if ($l =~ /^err ?(.*?)\s*$/) { $errors++; $errors_by{$1}++; next }
 			$take->(split ' ', $l);
 		}
 	}
@@ -513,6 +514,11 @@ printf "POST-to-success latency, %d %s clients x %d questions over %d snippets: 
 	"p50 %.1f ms, p90 %.1f ms, p99 %.1f ms, max %.1f ms (%d answered, %d errors, %.0f questions/s)\n",
 	$clients, $client, $questions, $ds->{snippet_count}, $pct->(0.5), $pct->(0.9), $pct->(0.99),
 	$all[-1], scalar @all, $errors // 0, @all / $wall;
+# An error says what was answered instead (a 429 of the password checks, a
+# 502 of a worker that died): the count alone hides why.
+print "errors: ", join(', ', map { "$errors_by{$_} x $_" }
+		       sort { $errors_by{$b} <=> $errors_by{$a} } keys %errors_by), "\n"
+	if %errors_by;
 # Where the time goes: the question's elapsed_ms (created_at to finished_at,
 # stamped by MariaDB) is the ranking; the rest of the latency is the POST's
 # answer, the GETs and the wait until the waiter saw the stored result.

@@ -16,7 +16,7 @@ use Test::More;
 
 use SluiceTest;
 
-my $TTL = 4;                  # renewed from 3 s on
+my $TTL = 8;                  # renewed from 6 s on: 2 s for the check again
 my $name = "renew_${$}_" . int(time);
 my $pw = 'renew-first';
 my $orig = conf_read();
@@ -52,7 +52,7 @@ is(basic($name, $pw), 200, 'the new user authenticates (its first check)');
 
 # --- a busy user, past two ttls ------------------------------------------------
 
-my @res = parallel_requests(clients => 4, duration => 2.5 * $TTL,
+my @res = parallel_requests(clients => 4, duration => 2.2 * $TTL,
 			    path => '/_test/basic', opts => { auth => creds($name, $pw) });
 my %by;
 $by{ $_->{status} }++ for @res;

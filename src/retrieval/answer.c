@@ -1,6 +1,8 @@
 /* answer.c - ranking questions: one at a time in the worker that took the
  * POST (which stores it answered, questions.c), several of a dataset at
- * once in `sluice work`, which stores their results.
+ * once in `sluice work`, which stores their results.  A worker's question
+ * that reads every vector takes its top k from a pass shared with the
+ * questions the other workers rank at the same time (pass_share.h).
  *
  * A question `sluice work` claims brings along the other questions of its
  * dataset and tenant whose queue rows wait, up to RAG_QUESTION_BATCH: the
@@ -31,6 +33,7 @@
 #include "db/queue.h"
 #include "retrieval/filter.h"
 #include "retrieval/index.h"
+#include "retrieval/pass_share.h"
 #include "retrieval/rank.h"
 #include "retrieval/retrieval.h"
 #include "retrieval/vec.h"
@@ -359,6 +362,28 @@ static void shared_vector_pass(const struct rindex *ix, const struct asked *as, 
 	}
 }
 
+/* The exact vector top-k of a question a serve worker took, from a pass
+ * shared with the other workers' (pass_share.h): true with *given, its
+ * hits in *hold (the caller frees it). */
+static bool posted_vector_pass(const struct config *cfg, const struct rindex *ix,
+                               const struct asked *a, const float *q,
+                               struct rank_vector *given, struct vec_hit **hold)
+{
+	size_t k, got;
+
+	*hold = NULL;
+	if (a->failed || !rank_wants_vector(&a->rp, rindex_count(ix), a->text != NULL, &k) ||
+	    k > PASS_K_MAX || (*hold = malloc(k * sizeof **hold)) == NULL)
+		return false;
+	if (!pass_share_rank(cfg, ix, a->rp.metric, q, k, *hold, &got)) {
+		free(*hold);
+		*hold = NULL;
+		return false;
+	}
+	*given = (struct rank_vector){ *hold, got };
+	return true;
+}
+
 /* Answer as[0..n): as[0] is the question asked for, the others ride along
  * with the item process by runs; a rider not answered here goes back to its
  * own queue row.  With given, as[0] and its dataset are given, not read:
@@ -413,7 +438,10 @@ static int answer_batch(struct db *db, const struct config *cfg, const char *by,
 			memmove(qvecs + i * b.dim, qvecs + j * b.dim, b.dim * sizeof *qvecs);
 	t0 = time_mono_ms();
 	double c0 = time_cpu_ms();
-	shared_vector_pass(ix, as, n, qvecs, vtopk, vtopk_have, &shared);
+	if (in_serve)
+		vtopk_have[0] = posted_vector_pass(cfg, ix, &as[0], qvecs, &vtopk[0], &shared);
+	else
+		shared_vector_pass(ix, as, n, qvecs, vtopk, vtopk_have, &shared);
 	rank_ms += time_cpu_ms() - c0;
 	t_pass = time_mono_ms();
 	for (size_t i = 0; i < n; i++)
@@ -437,8 +465,9 @@ static int answer_batch(struct db *db, const struct config *cfg, const char *by,
 	 * worker's next questions to sluice work, whose child forks and
 	 * checks the whole index file first, which made the machine busier
 	 * still (5 % of all CPU samples at 16 clients, and a p99 of 184 ms).
-	 * Rankings that shared a pass over the codes cost less each than a
-	 * worker's lone one would: they say nothing of it. */
+	 * Rankings that shared a pass over the codes (here, or with other
+	 * workers) cost less each than a worker's lone one would: they say
+	 * nothing of it. */
 	if (shared == NULL)
 		rag_index_ranked(b.dataset_id, rank_ms / (double)live);
 	if (n > 1)

@@ -89,6 +89,7 @@ struct rindex {
 	struct bm25 *bm25, *bm25_docs;
 	size_t ndocs;
 	const uint32_t *row_doc, *doc_first;
+	struct rindex_file file;
 };
 
 /* ---- checksum --------------------------------------------------------------- */
@@ -775,6 +776,9 @@ struct rindex *rindex_open(const char *path, char *err, size_t errlen)
 			goto out;
 		}
 	ix->ndocs = h.ndocs;
+	ix->file = (struct rindex_file){ (uint64_t)st.st_dev, (uint64_t)st.st_ino,
+	                                 (uint64_t)st.st_size, (int64_t)st.st_mtim.tv_sec,
+	                                 (int64_t)st.st_mtim.tv_nsec };
 	ix->map = map;
 	ix->size = size;
 	ix->dim = h.dim;
@@ -815,6 +819,7 @@ void rindex_close(struct rindex *ix)
 	free(ix);
 }
 
+const struct rindex_file *rindex_file(const struct rindex *ix) { return &ix->file; }
 size_t rindex_count(const struct rindex *ix) { return ix->count; }
 size_t rindex_dim(const struct rindex *ix) { return ix->dim; }
 const float *rindex_vectors(const struct rindex *ix) { return ix->vecs; }

@@ -41,6 +41,14 @@ int rindex_write_rows(const char *path, size_t n, size_t dim, const struct rinde
  * document id, then by pos within a document. */
 void rindex_sort(struct rindex_row *rows, size_t n);
 struct rindex *rindex_open(const char *path, char *err, size_t errlen);  /* NULL: missing/corrupt */
+/* Which file an open index maps, as fstat saw it when it was opened: a
+ * file is replaced by a rename, never changed in place, so two processes
+ * whose indexes have the same identity map the same rows. */
+struct rindex_file {
+	uint64_t dev, ino, size;
+	int64_t mtime_s, mtime_ns;
+};
+const struct rindex_file *rindex_file(const struct rindex *ix);
 void rindex_close(struct rindex *ix);
 size_t rindex_count(const struct rindex *ix);
 size_t rindex_dim(const struct rindex *ix);

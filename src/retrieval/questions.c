@@ -68,10 +68,6 @@
 struct cached_index {
 	char id[RAG_ID_LEN + 1];
 	struct rindex *ix;
-	dev_t dev;
-	ino_t ino;
-	struct timespec mtime;
-	off_t size;
 	double used_ms;
 	double rank_ms[3];               /* the last rankings over it here, newest
 	                                  * first: CPU time (0: none yet) */
@@ -82,9 +78,11 @@ static struct cached_index cache[INDEX_CACHE_SLOTS];
 
 static bool same_file(const struct cached_index *c, const struct stat *st)
 {
-	return c->dev == st->st_dev && c->ino == st->st_ino &&
-	       c->size == st->st_size && c->mtime.tv_sec == st->st_mtim.tv_sec &&
-	       c->mtime.tv_nsec == st->st_mtim.tv_nsec;
+	const struct rindex_file *f = rindex_file(c->ix);
+
+	return f->dev == (uint64_t)st->st_dev && f->ino == (uint64_t)st->st_ino &&
+	       f->size == (uint64_t)st->st_size && f->mtime_s == (int64_t)st->st_mtim.tv_sec &&
+	       f->mtime_ns == (int64_t)st->st_mtim.tv_nsec;
 }
 
 void rag_index_forget(const char *dataset_id)
@@ -159,9 +157,6 @@ const struct rindex *rag_index_get(struct db *db, const struct config *cfg,
 		if ((ix = rindex_open(path, err, errlen)) == NULL)
 			return NULL;
 	}
-	if (stat(path, &st) != 0)
-		memset(&st, 0, sizeof st);
-
 	/* the empty slot, else the least recently used one */
 	slot = &cache[0];
 	for (int i = 0; i < INDEX_CACHE_SLOTS; i++) {
@@ -176,11 +171,7 @@ const struct rindex *rag_index_get(struct db *db, const struct config *cfg,
 		rindex_close(slot->ix);
 	memset(slot, 0, sizeof *slot);
 	snprintf(slot->id, sizeof slot->id, "%s", dataset_id);
-	slot->ix = ix;
-	slot->dev = st.st_dev;
-	slot->ino = st.st_ino;
-	slot->mtime = st.st_mtim;
-	slot->size = st.st_size;
+	slot->ix = ix;              /* what it maps, not what the path names now */
 	slot->used_ms = time_mono_ms();
 	return ix;
 }

@@ -40,6 +40,7 @@
 #include "auth/auth.h"
 #include "http/pool.h"
 #include "http/wait.h"
+#include "retrieval/pass_share.h"
 #include "serve/serve.h"
 #include "util/config.h"
 #include "util/log.h"
@@ -673,6 +674,10 @@ int serve_main(const char *conf_path)
 		       LOG_Q(strerror(errno)));
 		return 1;
 	}
+	/* Without it each worker ranks its questions alone. */
+	if (pass_share_init() != 0)
+		log_kv(LOG_WARN, "cannot map the board of shared passes", "error=%s",
+		       LOG_Q(strerror(errno)));
 
 	m.generation = m.gen_seq = 1;
 	m.want = config_worker_count(&m.cfg);

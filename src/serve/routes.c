@@ -26,6 +26,7 @@ static const struct route testing_routes[] = {
 	{ "POST", "/_test/echo",   testing_echo,   ROUTE_AUTH_JWT,   "PLATFORM.WRITE" },
 	{ "GET",  "/_test/whoami", testing_whoami, ROUTE_AUTH_JWT,   "PLATFORM.READ" },
 	{ "GET",  "/_test/basic",  testing_basic,  ROUTE_AUTH_BASIC, NULL },
+	{ "GET",  "/_test/passes", testing_passes, ROUTE_AUTH_NONE,  NULL },
 	ROUTES_END
 };
 #endif

@@ -30,6 +30,7 @@ int testing_sleep(struct req *r);
 int testing_echo(struct req *r);
 int testing_whoami(struct req *r);
 int testing_basic(struct req *r);
+int testing_passes(struct req *r);
 #endif
 
 #endif

@@ -15,6 +15,7 @@
 #include "http/request.h"
 #include "http/response.h"
 #include "http/validate.h"
+#include "retrieval/pass_share.h"
 #include "serve/routes.h"
 
 #define SLEEP_MAX_MS 10000
@@ -109,5 +110,25 @@ int testing_basic(struct req *r)
 	json_object_object_add(o, "user", json_object_new_string(db_col_str(st, 0)));
 	json_object_object_add(o, "user_id", json_object_new_int64(r->id.user_id));
 	db_done(st);
+	return resp_json(r, 200, o);
+}
+
+/* The board of shared passes (pass_share.h): passes run, questions they
+ * ranked, questions posted and taken now, and the workers in a pass. */
+int testing_passes(struct req *r)
+{
+	struct json_object *o = json_object_new_object();
+	struct json_object *pids = json_object_new_array();
+	struct pass_share_stats st;
+	long passing[PASS_SLOTS];
+	size_t n = pass_share_stats(&st, passing, PASS_SLOTS);
+
+	for (size_t i = 0; i < n; i++)
+		json_object_array_add(pids, json_object_new_int64(passing[i]));
+	json_object_object_add(o, "passes", json_object_new_int64((int64_t)st.passes));
+	json_object_object_add(o, "questions", json_object_new_int64((int64_t)st.questions));
+	json_object_object_add(o, "posted", json_object_new_int64((int64_t)st.posted));
+	json_object_object_add(o, "taken", json_object_new_int64((int64_t)st.taken));
+	json_object_object_add(o, "passing", pids);
 	return resp_json(r, 200, o);
 }

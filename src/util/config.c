@@ -174,6 +174,7 @@ static const struct key keys[] = {
 	NUM(storage_test_unlink_delay_ms, 0, 60000),
 	NUM(rag_test_rank_delay_ms, 0, 60000),
 	NUM(rag_test_rank_spin_first_ms, 0, 60000),
+	NUM(rag_test_pass_pause_ms, 0, 60000),
 	NUM(rag_test_redirect_delay_ms, 0, 60000),
 	NUM(rag_test_nudge_poll_ms, 0, 60000),
 	NUM(rag_test_linger_ms, 0, 60000),

@@ -156,6 +156,7 @@ struct config {
 	int rag_test_batch_delay_ms;    /* after sluice work took a question's riders */
 	int rag_test_rank_delay_ms;     /* inside a ranking: a core taken away */
 	int rag_test_rank_spin_first_ms; /* CPU burnt in a process's first ranking */
+	int rag_test_pass_pause_ms;     /* in a shared pass, its questions taken */
 	int rag_test_redirect_delay_ms; /* before a GET's redirect to the waiter */
 	int rag_test_nudge_poll_ms;     /* a lingering question child's own poll */
 	int rag_test_linger_ms;         /* how long it lingers with no questions */

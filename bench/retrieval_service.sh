@@ -15,6 +15,9 @@
 #       was answered instead (e.g. "POST 429").  Where the time goes: the questions'
 #       own elapsed_ms (created_at to finished_at, the ranking) and the
 #       latency minus that (the requests and the wait for the result).
+#       SHARED=off has each worker rank its question in a pass of its
+#       own instead of sharing passes with the other workers'
+#       (question_shared_passes).
 #       INLINE_MAX=0 has every question ranked by `sluice work` instead of
 #       the worker that took the POST (question_inline_max_snippets);
 #       QPARAMS (JSON) adds fields to every question, e.g. the exact vector
@@ -51,7 +54,8 @@
 # FastCGI connections per process, the shipped site's), CLIENT (perl, or wrk),
 # CLIENTS (16), QUESTIONS (50 per client), SNIPPETS (20000), FILES (20), DOCS
 # (unset), BATCH (1000), CAP (600), INGEST_ONLY (0), KEEP (0), INLINE_MAX
-# (unset: the config's), QPARAMS (unset), EMBED (unset; stub: the local embeddings stub), POLL
+# (unset: the config's), SHARED (unset: the config's; on or off:
+# question_shared_passes), QPARAMS (unset), EMBED (unset; stub: the local embeddings stub), POLL
 # (0.05: the most seconds between the GETs of a dataset's progress while
 # it is ingested, and at most a twentieth of the time so far, at least
 # 2 ms; each GET counts the dataset's documents and snippets), STMTS (0;
@@ -100,6 +104,12 @@ if [[ -n ${INLINE_MAX:-} ]]; then
 	setconf question_inline_max_snippets "$INLINE_MAX" && changed=1
 elif grep -q '^question_inline_max_snippets' "$conf"; then
 	sed -i -e '/^question_inline_max_snippets *=/d' "$conf"
+	changed=1
+fi
+if [[ -n ${SHARED:-} ]]; then
+	setconf question_shared_passes "$SHARED" && changed=1
+elif grep -q '^question_shared_passes' "$conf"; then
+	sed -i -e '/^question_shared_passes *=/d' "$conf"
 	changed=1
 fi
 # EMBED=stub: datasets embedded by a learned-embedder stand-in, the tests'
@@ -153,7 +163,7 @@ fi
 		xargs -0 cat 2>/dev/null
 } | tr -d '\r' | iconv -f utf-8 -t utf-8 -c >"$TMP/corpus.txt"
 
-echo "host: $(nproc) CPUs, workers = $WORKERS, nginx keepalive = $KEEPALIVE, clients = $CLIENTS${INLINE_MAX:+, question_inline_max_snippets = $INLINE_MAX}${QPARAMS:+, question fields $QPARAMS}${EMBED:+, embedder $EMBED}"
+echo "host: $(nproc) CPUs, workers = $WORKERS, nginx keepalive = $KEEPALIVE, clients = $CLIENTS${INLINE_MAX:+, question_inline_max_snippets = $INLINE_MAX}${SHARED:+, question_shared_passes = $SHARED}${QPARAMS:+, question fields $QPARAMS}${EMBED:+, embedder $EMBED}"
 BENCH_DB_SOCKET=$VAR/run/mysqld.sock BENCH_TMP=$TMP BENCH_LUA=$ROOT/bench/lib/questions.lua perl -I"$ROOT/t/lib" - "$TMP/corpus.txt" "$SNIPPETS" "$FILES" "$CLIENTS" "$QUESTIONS" \
 	"${DOCS:-}" "${BATCH:-1000}" "${CAP:-600}" "${INGEST_ONLY:-0}" <<'PERL'
 use strict;

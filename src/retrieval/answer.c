@@ -401,7 +401,7 @@ static int answer_batch(struct db *db, const struct config *cfg, const char *by,
 	size_t lens[RAG_QUESTION_BATCH], live = 0;
 	float *qvecs = NULL;
 	struct rank_vector vtopk[RAG_QUESTION_BATCH];
-	bool vtopk_have[RAG_QUESTION_BATCH];
+	bool vtopk_have[RAG_QUESTION_BATCH] = { false };
 	struct vec_hit *shared = NULL;            /* vtopk's hits */
 	long long along[RAG_QUESTION_BATCH];
 	size_t nalong = 0;
@@ -438,10 +438,10 @@ static int answer_batch(struct db *db, const struct config *cfg, const char *by,
 			memmove(qvecs + i * b.dim, qvecs + j * b.dim, b.dim * sizeof *qvecs);
 	t0 = time_mono_ms();
 	double c0 = time_cpu_ms();
-	if (in_serve)
-		vtopk_have[0] = posted_vector_pass(cfg, ix, &as[0], qvecs, &vtopk[0], &shared);
-	else
+	if (!in_serve)
 		shared_vector_pass(ix, as, n, qvecs, vtopk, vtopk_have, &shared);
+	else if (cfg->question_shared_passes)
+		vtopk_have[0] = posted_vector_pass(cfg, ix, &as[0], qvecs, &vtopk[0], &shared);
 	rank_ms += time_cpu_ms() - c0;
 	t_pass = time_mono_ms();
 	for (size_t i = 0; i < n; i++)

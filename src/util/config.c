@@ -164,6 +164,7 @@ static const struct key keys[] = {
 	NUM(question_wait_max_s, 0, 300),
 	NUM(question_inline_max_snippets, 0, 10000000),
 	NUM(question_inline_budget_ms, 0, 10000),
+	BOOL(question_shared_passes),
 	NUM(dataset_counts_cache_ms, 0, 60000),
 #ifdef SLUICE_TEST_HOOKS
 	NUM(rag_test_question_delay_ms, 0, 60000),
@@ -307,6 +308,7 @@ void config_defaults(struct config *c)
 	c->question_wait_max_s = 30;
 	c->question_inline_max_snippets = 200000;
 	c->question_inline_budget_ms = 50;
+	c->question_shared_passes = true;
 	c->dataset_counts_cache_ms = 1000;
 #ifdef SLUICE_TEST_HOOKS
 	c->rag_test_question_delay_ms = 0;

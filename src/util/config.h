@@ -141,6 +141,7 @@ struct config {
 	int question_inline_max_snippets;     /* a worker ranks an index up to this */
 	int question_inline_budget_ms;        /* ... whose last ranking took this much
 	                                       * CPU time at most */
+	bool question_shared_passes;          /* workers share exact passes */
 	int dataset_counts_cache_ms;          /* a processing dataset's counts are
 	                                       * shown again this long; 0 = never */
 #ifdef SLUICE_TEST_HOOKS

@@ -15,6 +15,8 @@
 # - The worker running a pass killed (-9) with three questions taken: its
 #   own client gets a 502 and its question is not stored; the other two
 #   are ranked by the next pass and answered as alone, each stored once.
+# - question_shared_passes = off: a question is ranked in a pass of its
+#   own, not on the board (no pause), with the same answer.
 
 use strict;
 use warnings;
@@ -159,5 +161,16 @@ is($p1->{passes} - $p0->{passes}, 1, 'by one pass (the killed one never ended)')
 is($p1->{questions} - $p0->{questions}, 2, 'of the two');
 is(stored($id) - $before, 2, "two questions stored, the killed worker's not");
 ok(wait_workers(master_pid(), 10, 30), 'the master replaced the worker');
+
+# --- off --------------------------------------------------------------------------------------
+
+reload_stack(conf_with($orig, workers => 10, rag_test_pass_pause_ms => $pause,
+		       question_shared_passes => 'off'), 10);
+$p0 = passes();
+my $t0 = Time::HiRes::time();
+is(answer_text(answer($id, $asks[3])), answer_text($alone[3]), 'off: the answer it got alone');
+cmp_ok(Time::HiRes::time() - $t0, '<', $pause / 1000, 'off: without the pass pause');
+$p1 = passes();
+is($p1->{questions} - $p0->{questions}, 0, 'off: not ranked on the board');
 
 done_testing();

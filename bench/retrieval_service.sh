@@ -17,7 +17,9 @@
 #       latency minus that (the requests and the wait for the result).
 #       SHARED=off has each worker rank its question in a pass of its
 #       own instead of sharing passes with the other workers'
-#       (question_shared_passes).
+#       (question_shared_passes); the passes shared during the run, and
+#       the questions a pass ranked on average, are printed (from the
+#       test build's GET /_test/passes).
 #       INLINE_MAX=0 has every question ranked by `sluice work` instead of
 #       the worker that took the POST (question_inline_max_snippets);
 #       QPARAMS (JSON) adds fields to every question, e.g. the exact vector
@@ -393,6 +395,10 @@ my $stmts_on = sub {
 	       "SET GLOBAL general_log = 1") if $ENV{STMTS};
 };
 my (@all, @stored, @after, $errors, %errors_by, %db0, %cpu0, %cpu1, $wall);
+# The workers' shared passes over the index file (GET /_test/passes, where
+# the bench's test build routes it): passes run and questions they ranked.
+my $board = sub { my ($st, $b) = call(ua(), GET => '/_test/passes'); $st == 200 ? $b : undef };
+my $board0 = $board->();
 my $client = $ENV{CLIENT} || 'perl';
 # A question's body: a line of the text, with QPARAMS' fields.
 my $question = sub { return { %$qparams, question => substr($lines[int rand @lines], 0, 200) } };
@@ -558,6 +564,11 @@ printf "MariaDB per question: %.1f statements (%.1f prepared executions), %.1f c
 	$each->('Handler_write'), $each->('Handler_update'), $each->('Handler_delete'),
 	$each->(map { "Handler_read_$_" } qw(first key last next prev rnd rnd_next)),
 	$each->('Innodb_os_log_fsyncs');
+my $board1 = $board->();
+printf "shared passes: %d for %d questions (%.1f a pass)\n",
+	$board1->{passes} - $board0->{passes}, $board1->{questions} - $board0->{questions},
+	($board1->{questions} - $board0->{questions}) / ($board1->{passes} - $board0->{passes} || 1)
+	if $board0 && $board1;
 # CPU per question by program: far steadier than questions/s on a shared
 # machine, and what the throughput on two CPUs follows.
 # A process that ended in between gives back what it had used before: its

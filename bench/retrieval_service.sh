@@ -57,7 +57,9 @@
 # CLIENTS (16), QUESTIONS (50 per client), SNIPPETS (20000), FILES (20), DOCS
 # (unset), BATCH (1000), CAP (600), INGEST_ONLY (0), KEEP (0), INLINE_MAX
 # (unset: the config's), SHARED (unset: the config's; on or off:
-# question_shared_passes), QPARAMS (unset), EMBED (unset; stub: the local embeddings stub), POLL
+# question_shared_passes), COLD (0; 1: between ingestion and the questions
+# the page cache is dropped and serve restarted, so the workers read the
+# index back from disk; needs root), QPARAMS (unset), EMBED (unset; stub: the local embeddings stub), POLL
 # (0.05: the most seconds between the GETs of a dataset's progress while
 # it is ingested, and at most a twentieth of the time so far, at least
 # 2 ms; each GET counts the dataset's documents and snippets), STMTS (0;
@@ -165,8 +167,10 @@ fi
 		xargs -0 cat 2>/dev/null
 } | tr -d '\r' | iconv -f utf-8 -t utf-8 -c >"$TMP/corpus.txt"
 
-echo "host: $(nproc) CPUs, workers = $WORKERS, nginx keepalive = $KEEPALIVE, clients = $CLIENTS${INLINE_MAX:+, question_inline_max_snippets = $INLINE_MAX}${SHARED:+, question_shared_passes = $SHARED}${QPARAMS:+, question fields $QPARAMS}${EMBED:+, embedder $EMBED}"
-BENCH_DB_SOCKET=$VAR/run/mysqld.sock BENCH_TMP=$TMP BENCH_LUA=$ROOT/bench/lib/questions.lua perl -I"$ROOT/t/lib" - "$TMP/corpus.txt" "$SNIPPETS" "$FILES" "$CLIENTS" "$QUESTIONS" \
+[[ ${COLD:-0} != 1 || -w /proc/sys/vm/drop_caches ]] ||
+	{ echo "COLD=1 drops the page cache, which needs root" >&2; exit 2; }
+echo "host: $(nproc) CPUs, workers = $WORKERS, nginx keepalive = $KEEPALIVE, clients = $CLIENTS${INLINE_MAX:+, question_inline_max_snippets = $INLINE_MAX}${SHARED:+, question_shared_passes = $SHARED}${QPARAMS:+, question fields $QPARAMS}${EMBED:+, embedder $EMBED}${COLD:+, cold index $COLD}"
+BENCH_DEV=$DEV BENCH_DB_SOCKET=$VAR/run/mysqld.sock BENCH_TMP=$TMP BENCH_LUA=$ROOT/bench/lib/questions.lua perl -I"$ROOT/t/lib" - "$TMP/corpus.txt" "$SNIPPETS" "$FILES" "$CLIENTS" "$QUESTIONS" \
 	"${DOCS:-}" "${BATCH:-1000}" "${CAP:-600}" "${INGEST_ONLY:-0}" <<'PERL'
 use strict;
 use warnings;
@@ -383,6 +387,14 @@ if ($ingest_only) {
 	exit 0;
 }
 
+# COLD=1: the index read back from disk, as after a reboot, not as the
+# ingestion left it in the page cache (the workers restarted, so that
+# none has it mapped).
+if ($ENV{COLD}) {
+	system("\"\$BENCH_DEV\" serve-stop >/dev/null 2>&1 && sync && " .
+	       "echo 3 >/proc/sys/vm/drop_caches && \"\$BENCH_DEV\" serve-start >/dev/null 2>&1") == 0
+		or die "COLD=1: restarting serve with the page cache dropped failed\n";
+}
 # (2) latency: warm the workers' index cache first
 for (1 .. 20) {
 	my (undef, $q) = call($ua, POST => "/dataset/$id/question", { %$qparams, question => "warm up" });

@@ -449,10 +449,65 @@ static void test_titles(void)
 	teardown();
 }
 
+/* A file of several of the writer's 2 MB pieces, its sections crossing
+ * their ends at odd offsets: every byte back where it was written (the
+ * checksum checked on open covers the whole file), and each row whole. */
+static void test_large_file(void)
+{
+	enum { ROWS = 3001, WIDE = 384 };
+	char err[256] = "";
+	float *v = malloc((size_t)ROWS * WIDE * sizeof *v);
+	char (*id)[16] = malloc(ROWS * sizeof *id), (*text)[64] = malloc(ROWS * sizeof *text);
+	struct rindex_row *rows = calloc(ROWS, sizeof *rows);
+	struct rindex *ix;
+	struct stat st;
+
+	if (v == NULL || id == NULL || text == NULL || rows == NULL || setup() != 0) {
+		CU_FAIL("setup");
+		goto out;
+	}
+	for (size_t i = 0; i < (size_t)ROWS * WIDE; i++)
+		v[i] = (float)((i * 2654435761u) % 1000) / 500.0f - 1.0f;
+	for (int i = 0; i < ROWS; i++) {
+		snprintf(id[i], sizeof id[i], "s%d", i);
+		snprintf(text[i], sizeof text[i], "snippet %d of a file larger than a piece", i);
+		rows[i] = (struct rindex_row){ v + (size_t)i * WIDE, id[i], NULL, text[i], NULL, i };
+	}
+	CU_ASSERT_EQUAL_FATAL(rindex_write_rows(path, ROWS, WIDE, rows, err, sizeof err), 0);
+	CU_ASSERT_EQUAL_FATAL(stat(path, &st), 0);
+	CU_ASSERT(st.st_size > 2 * (2 << 20));
+	ix = rindex_open(path, err, sizeof err);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(ix);
+	CU_ASSERT_EQUAL(rindex_count(ix), ROWS);
+	CU_ASSERT(memcmp(rindex_vectors(ix), v, (size_t)ROWS * WIDE * sizeof *v) == 0);
+	const struct vec_codes *vc = rindex_codes(ix);
+	for (int i = 0; i < ROWS; i += 97) {
+		int8_t code[WIDE], kept[WIDE];
+		float scale, cerr;
+		vec_encode(v + (size_t)i * WIDE, WIDE, code, &scale, &cerr);
+		vec_code_row(vc->code, vc->stride, (size_t)i, kept);
+		CU_ASSERT(memcmp(kept, code, WIDE) == 0);
+		CU_ASSERT_EQUAL(vc->scale[i], scale);
+		CU_ASSERT_DOUBLE_EQUAL(rindex_norms(ix)[i], vec_norm(v + (size_t)i * WIDE, WIDE), 1e-5);
+	}
+	for (int i = 0; i < ROWS; i++) {
+		CU_ASSERT_STRING_EQUAL(rindex_snippet_id(ix, (size_t)i), id[i]);
+		CU_ASSERT_STRING_EQUAL(rindex_text(ix, (size_t)i), text[i]);
+	}
+	rindex_close(ix);
+	teardown();
+out:
+	free(v);
+	free(id);
+	free(text);
+	free(rows);
+}
+
 int suite_index(void)
 {
 	static const struct test_case tests[] = {
 		{ "write, open, read back", test_round_trip },
+		{ "a file of several write pieces read back", test_large_file },
 		{ "truncated, flipped, foreign, missing refused", test_refused },
 		{ "rows sorted by document and position, each row whole", test_sort_rows },
 		{ "a document's title from its metadata", test_doc_title },

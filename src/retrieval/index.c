@@ -791,9 +791,7 @@ struct rindex *rindex_open(const char *path, char *err, size_t errlen)
 			goto out;
 		}
 	ix->ndocs = h.ndocs;
-	ix->file = (struct rindex_file){ (uint64_t)st.st_dev, (uint64_t)st.st_ino,
-	                                 (uint64_t)st.st_size, (int64_t)st.st_mtim.tv_sec,
-	                                 (int64_t)st.st_mtim.tv_nsec };
+	ix->file = rindex_file_of(&st);
 	ix->map = map;
 	ix->size = size;
 	ix->dim = h.dim;
@@ -835,6 +833,19 @@ void rindex_close(struct rindex *ix)
 }
 
 const struct rindex_file *rindex_file(const struct rindex *ix) { return &ix->file; }
+
+struct rindex_file rindex_file_of(const struct stat *st)
+{
+	return (struct rindex_file){ (uint64_t)st->st_dev, (uint64_t)st->st_ino,
+	                             (uint64_t)st->st_size, (int64_t)st->st_mtim.tv_sec,
+	                             (int64_t)st->st_mtim.tv_nsec };
+}
+
+bool rindex_file_same(const struct rindex_file *a, const struct rindex_file *b)
+{
+	return a->dev == b->dev && a->ino == b->ino && a->size == b->size &&
+	       a->mtime_s == b->mtime_s && a->mtime_ns == b->mtime_ns;
+}
 size_t rindex_count(const struct rindex *ix) { return ix->count; }
 size_t rindex_dim(const struct rindex *ix) { return ix->dim; }
 const float *rindex_vectors(const struct rindex *ix) { return ix->vecs; }

@@ -9,8 +9,10 @@
 #ifndef SLUICE_INDEX_H
 #define SLUICE_INDEX_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/stat.h>
 
 #include "retrieval/bm25.h"
 #include "retrieval/vec_codes.h"
@@ -49,6 +51,8 @@ struct rindex_file {
 	int64_t mtime_s, mtime_ns;
 };
 const struct rindex_file *rindex_file(const struct rindex *ix);
+struct rindex_file rindex_file_of(const struct stat *st);
+bool rindex_file_same(const struct rindex_file *a, const struct rindex_file *b);
 void rindex_close(struct rindex *ix);
 size_t rindex_count(const struct rindex *ix);
 size_t rindex_dim(const struct rindex *ix);

@@ -68,12 +68,6 @@ int pass_share_init(void)
 	return rc;
 }
 
-static bool same_file(const struct rindex_file *a, const struct rindex_file *b)
-{
-	return a->dev == b->dev && a->ino == b->ino && a->size == b->size &&
-	       a->mtime_s == b->mtime_s && a->mtime_ns == b->mtime_ns;
-}
-
 /* A zombie still counts as there: its parent reaps it within a tick. */
 static bool gone(pid_t pid)
 {
@@ -115,7 +109,8 @@ static struct slot *free_slot(void)
 static bool passing(const struct rindex_file *file)
 {
 	for (size_t i = 0; i < PASS_SLOTS; i++)
-		if (board->slot[i].state == SLOT_TAKEN && same_file(&board->slot[i].file, file))
+		if (board->slot[i].state == SLOT_TAKEN &&
+		    rindex_file_same(&board->slot[i].file, file))
 			return true;
 	return false;
 }
@@ -164,7 +159,7 @@ static void lead(const struct config *cfg, const struct rindex *ix, struct slot 
 		struct slot *s = &board->slot[i];
 
 		if (s->state == SLOT_POSTED && s->dim == dim &&
-		    same_file(&s->file, rindex_file(ix)))
+		    rindex_file_same(&s->file, rindex_file(ix)))
 			take(s, n++, me, vq);
 	}
 	shm_mutex_unlock(&board->lock);

@@ -78,11 +78,9 @@ static struct cached_index cache[INDEX_CACHE_SLOTS];
 
 static bool same_file(const struct cached_index *c, const struct stat *st)
 {
-	const struct rindex_file *f = rindex_file(c->ix);
+	struct rindex_file now = rindex_file_of(st);
 
-	return f->dev == (uint64_t)st->st_dev && f->ino == (uint64_t)st->st_ino &&
-	       f->size == (uint64_t)st->st_size && f->mtime_s == (int64_t)st->st_mtim.tv_sec &&
-	       f->mtime_ns == (int64_t)st->st_mtim.tv_nsec;
+	return rindex_file_same(rindex_file(c->ix), &now);
 }
 
 void rag_index_forget(const char *dataset_id)

@@ -169,7 +169,7 @@ fi
 
 [[ ${COLD:-0} != 1 || -w /proc/sys/vm/drop_caches ]] ||
 	{ echo "COLD=1 drops the page cache, which needs root" >&2; exit 2; }
-echo "host: $(nproc) CPUs, workers = $WORKERS, nginx keepalive = $KEEPALIVE, clients = $CLIENTS${INLINE_MAX:+, question_inline_max_snippets = $INLINE_MAX}${SHARED:+, question_shared_passes = $SHARED}${QPARAMS:+, question fields $QPARAMS}${EMBED:+, embedder $EMBED}${COLD:+, cold index $COLD}"
+echo "host: $(nproc) CPUs, workers = $WORKERS, nginx keepalive = $KEEPALIVE, clients = $CLIENTS${INLINE_MAX:+, question_inline_max_snippets = $INLINE_MAX}${SHARED:+, question_shared_passes = $SHARED}${QPARAMS:+, question fields $QPARAMS}${EMBED:+, embedder $EMBED}$([[ ${COLD:-0} != 1 ]] || echo ", index read back from disk")"
 BENCH_DEV=$DEV BENCH_DB_SOCKET=$VAR/run/mysqld.sock BENCH_TMP=$TMP BENCH_LUA=$ROOT/bench/lib/questions.lua perl -I"$ROOT/t/lib" - "$TMP/corpus.txt" "$SNIPPETS" "$FILES" "$CLIENTS" "$QUESTIONS" \
 	"${DOCS:-}" "${BATCH:-1000}" "${CAP:-600}" "${INGEST_ONLY:-0}" <<'PERL'
 use strict;
@@ -390,7 +390,7 @@ if ($ingest_only) {
 # COLD=1: the index read back from disk, as after a reboot, not as the
 # ingestion left it in the page cache (the workers restarted, so that
 # none has it mapped).
-if ($ENV{COLD}) {
+if (($ENV{COLD} // '') eq '1') {
 	system("\"\$BENCH_DEV\" serve-stop >/dev/null 2>&1 && sync && " .
 	       "echo 3 >/proc/sys/vm/drop_caches && \"\$BENCH_DEV\" serve-start >/dev/null 2>&1") == 0
 		or die "COLD=1: restarting serve with the page cache dropped failed\n";

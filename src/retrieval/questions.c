@@ -13,9 +13,13 @@
  *     dearer, every RANK_PROBE-th question is ranked here all the same, so
  *     that a dear moment passes.  The question is then stored once,
  *     answered: one INSERT, no queue row, no result to wait for (a GET
- *     finds it done).  Should the ranking fail, the question takes the
- *     other path; should the worker die first, nothing was stored and the
- *     client's POST failed (a 502 from nginx), so it asks again.
+ *     finds it done).  That INSERT stores it only while the dataset is the
+ *     caller's and says success, so the same user's next POST here reads
+ *     no dataset first (dataset_recall); one that stored nothing reads it
+ *     then, and answers as a first POST would.  Should the ranking fail,
+ *     the question takes the other path; should the worker die first,
+ *     nothing was stored and the client's POST failed (a 502 from nginx),
+ *     so it asks again.
  *   - otherwise `sluice work`, at once: the question and its queue row are
  *     stored in one transaction.
  * sluice work also queues any question still processing
@@ -72,6 +76,9 @@ struct cached_index {
 	double rank_ms[3];               /* the last rankings over it here, newest
 	                                  * first: CPU time (0: none yet) */
 	unsigned away;                   /* questions sent to sluice work since */
+	long long owner;                 /* whose POST read row (0: none) */
+	struct rag_dataset row;          /* the dataset as a POST answered here
+	                                  * read it (question_post_remembered) */
 };
 
 static struct cached_index cache[INDEX_CACHE_SLOTS];
@@ -110,6 +117,41 @@ void rag_index_ranked(const char *dataset_id, double cpu_ms)
 		slot->rank_ms[0] = cpu_ms;
 		slot->away = 0;
 	}
+}
+
+/* The row of ds, read for user's POST that was then answered here, kept
+ * with the index it was ranked over (and dropped with it when the file is
+ * replaced or the dataset deleted here). */
+static void dataset_remember(const struct rag_dataset *ds, long long user)
+{
+	struct cached_index *slot = cache_slot(ds->id);
+
+	if (slot != NULL) {
+		slot->owner = user;
+		slot->row = *ds;
+	}
+}
+
+static void dataset_forget_row(const char *dataset_id)
+{
+	struct cached_index *slot = cache_slot(dataset_id);
+
+	if (slot != NULL)
+		slot->owner = 0;
+}
+
+/* Whether an earlier POST of user read dataset id here: its row into *ds.
+ * Only a hint: the INSERT that stores the answer checks the owner and the
+ * status again (question_answered_here), and the embedder and dimensions
+ * never change. */
+static bool dataset_recall(const char *id, long long user, struct rag_dataset *ds)
+{
+	struct cached_index *slot = cache_slot(id);
+
+	if (slot == NULL || slot->owner == 0 || slot->owner != user)
+		return false;
+	*ds = slot->row;
+	return true;
 }
 
 const struct rindex *rag_index_get(struct db *db, const struct config *cfg,
@@ -308,9 +350,17 @@ struct question_insert {
 	long long user_id;
 };
 
+/* What question_answered_here did, besides < 0 enum db_err. */
+enum answered_here {
+	NOT_RANKED = 0,                  /* why in the log: the caller queues it */
+	STORED = 1,
+	DATASET_CHANGED = 2,             /* deleted, or no longer 'success' */
+};
+
 /* Rank q here, then store it with its result: one INSERT, which says
- * when the POST came (created_at) and when it was answered.  1 stored, 0
- * not ranked (why in the log: the caller queues it), < 0 enum db_err. */
+ * when the POST came (created_at) and when it was answered, and stores it
+ * only while the dataset is still the caller's and says success (the POST
+ * may have read the dataset before, or not at all: dataset_recall). */
 static int question_answered_here(struct req *r, const struct question_insert *ins)
 {
 	const struct rag_posted_question *q = &ins->q;
@@ -325,16 +375,18 @@ static int question_answered_here(struct req *r, const struct question_insert *i
 	if (rag_question_rank_posted(r->cfg, q, &docs, err, sizeof err) != 0) {
 		log_kv(LOG_WARN, "question left to sluice work", "question=%s error=%s",
 		       q->id, LOG_Q(err));
-		return 0;
+		return NOT_RANKED;
 	}
 	n = db_exec(r->db, "INSERT INTO rag_questions (id, dataset_id, asked_by_user_id, "
 	            "question_text, params, status, relevant_documents, created_at, "
-	            "finished_at) VALUES (?, ?, ?, ?, ?, 'success', ?, UTC_TIMESTAMP(3) - "
-	            "INTERVAL ? MICROSECOND, UTC_TIMESTAMP(3))", "ssisssi", q->id,
-	            q->dataset_id, ins->user_id, q->text, q->params, docs,
-	            (long long)((time_mono_ms() - r->started_ms) * 1000.0));
+	            "finished_at) SELECT ?, d.id, ?, ?, ?, 'success', ?, UTC_TIMESTAMP(3) - "
+	            "INTERVAL ? MICROSECOND, UTC_TIMESTAMP(3) FROM rag_datasets d "
+	            "WHERE d.id = ? AND d.owner_user_id = ? AND d.status = 'success'",
+	            "sisssisi", q->id, ins->user_id, q->text, q->params, docs,
+	            (long long)((time_mono_ms() - r->started_ms) * 1000.0), q->dataset_id,
+	            ins->user_id);
 	free(docs);
-	return n < 0 ? (int)n : 1;
+	return n < 0 ? (int)n : n == 0 ? DATASET_CHANGED : STORED;
 }
 
 /* The question and its queue row, for sluice work to answer. */
@@ -354,22 +406,36 @@ static int question_queued_body(struct db *db, void *arg)
 
 /* --- POST /dataset/{id}/question ---------------------------------------------------------- */
 
+/* The dataset of r's POST, when it takes questions: 0, or -1 after the
+ * answer (404, 409, 503). */
+static int dataset_for_question(struct req *r, struct rag_dataset *ds)
+{
+	if (rag_dataset_of_caller(r, req_param(r, "dataset_id"), ds) != 0)
+		return -1;
+	if (strcmp(ds->status, "success") != 0)
+		return rag_reply(r, strcmp(ds->status, "failed") == 0
+		                 ? RAG_DATASET_FAILED : RAG_DATASET_PROCESSING);
+	return 0;
+}
+
 int rag_question_post(struct req *r)
 {
 	struct json_object *params, *o;
 	struct question_insert ins;
 	struct question_in in;
 	struct rag_dataset ds;
-	char qid[UUID_STR_LEN], tenant[QUEUE_TENANT_MAX + 1];
-	int rc = 0;
+	char qid[UUID_STR_LEN], tenant[QUEUE_TENANT_MAX + 1], id[RAG_ID_LEN + 1];
+	bool recalled;
+	int rc = NOT_RANKED;
 
 	if (rag_query_or_reply(r, NULL, NULL) != 0 || question_read_or_reply(r, &in) != 0)
 		return -1;
-	if (rag_dataset_of_caller(r, req_param(r, "dataset_id"), &ds) != 0)
+	/* A dataset this user's POST read here before is not read again: the
+	 * INSERT of an answer ranked here checks it. */
+	recalled = rag_id_parse(req_param(r, "dataset_id"), id) == 0 &&
+	           dataset_recall(id, r->id.user_id, &ds);
+	if (recalled ? req_db_or_reply(r) == NULL : dataset_for_question(r, &ds) != 0)
 		return -1;
-	if (strcmp(ds.status, "success") != 0)
-		return rag_reply(r, strcmp(ds.status, "failed") == 0
-		                 ? RAG_DATASET_FAILED : RAG_DATASET_PROCESSING);
 	if (uuid_v4(qid, '-') != 0)
 		return rag_reply(r, RAG_QUESTION_NOT_REGISTERED);
 	params = question_params(&in);
@@ -382,13 +448,25 @@ int rag_question_post(struct req *r)
 	 * with a queue row for sluice work. */
 	if (rank_here(r, &ds))
 		rc = question_answered_here(r, &ins);
-	if (rc == 0 && (rc = db_tx(r->db, "question", question_queued_body, &ins)) >= 0)
+	/* The queue's INSERT checks nothing: a question goes to sluice work
+	 * only after its dataset was read. */
+	if (rc == DATASET_CHANGED || (rc == NOT_RANKED && recalled)) {
+		dataset_forget_row(ds.id);
+		if (dataset_for_question(r, &ds) != 0) {
+			json_object_put(params);
+			return -1;
+		}
+		rc = NOT_RANKED;
+	}
+	if (rc == NOT_RANKED && (rc = db_tx(r->db, "question", question_queued_body, &ins)) >= 0)
 		wake_send(r->cfg, WAKE_WORK, "rag_question", NULL);
+	else if (rc == STORED && !recalled)
+		dataset_remember(&ds, r->id.user_id);
 	json_object_put(params);
 	if (rc < 0) {
 		if (rc == DB_ERR_UNAVAILABLE)
 			return resp_db_error(r, DB_ERR_UNAVAILABLE);
-		/* The dataset was deleted while its question was ranked. */
+		/* The dataset was deleted since it was read. */
 		if (rc == DB_ERR_FOREIGN_KEY)
 			return rag_reply(r, RAG_DATASET_NOT_FOUND);
 		log_kv(LOG_ERROR, "cannot register question", "error=%s", LOG_Q(db_error(r->db)));

@@ -49,6 +49,8 @@ struct rindex *rindex_open(const char *path, char *err, size_t errlen);  /* NULL
 struct rindex_file {
 	uint64_t dev, ino, size;
 	int64_t mtime_s, mtime_ns;
+	int64_t ctime_s, ctime_ns;       /* no one can set it back: a file
+	                                  * written in place always differs */
 };
 const struct rindex_file *rindex_file(const struct rindex *ix);
 struct rindex_file rindex_file_of(const struct stat *st);

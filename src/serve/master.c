@@ -40,6 +40,7 @@
 #include "auth/auth.h"
 #include "http/pool.h"
 #include "http/wait.h"
+#include "retrieval/index_checks.h"
 #include "retrieval/pass_share.h"
 #include "serve/serve.h"
 #include "util/config.h"
@@ -677,6 +678,10 @@ int serve_main(const char *conf_path)
 	/* Without it each worker ranks its questions alone. */
 	if (pass_share_init() != 0)
 		log_kv(LOG_WARN, "cannot map the board of shared passes", "error=%s",
+		       LOG_Q(strerror(errno)));
+	/* Without it each worker checks every index file it opens itself. */
+	if (index_checks_init() != 0)
+		log_kv(LOG_WARN, "cannot map the table of checked index files", "error=%s",
 		       LOG_Q(strerror(errno)));
 
 	m.generation = m.gen_seq = 1;

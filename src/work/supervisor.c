@@ -47,6 +47,7 @@
 
 #include "db/db.h"
 #include "db/queue.h"
+#include "retrieval/index_checks.h"
 #include "retrieval/retrieval.h"
 #include "runner/runner.h"
 #include "util/config.h"
@@ -549,6 +550,10 @@ int work_main(const struct config *cfg)
 	if ((L.wake_fd = wake_bind(cfg, WAKE_WORK)) < 0)
 		log_kv(LOG_WARN, "work wakes unavailable: items are claimed by the poll",
 		       "error=%s", LOG_Q(strerror(errno)));
+	/* Without it each child checks every index file it opens itself. */
+	if (index_checks_init() != 0)
+		log_kv(LOG_WARN, "cannot map the table of checked index files", "error=%s",
+		       LOG_Q(strerror(errno)));
 	log_kv(LOG_INFO, "work started", "process=%s kinds=%zu wakes=%s", process_id,
 	       work_nkinds, L.wake_fd >= 0 ? "on" : "off");
 

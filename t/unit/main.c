@@ -45,7 +45,7 @@ int main(void)
 		suite_sync_mode,
 		suite_multipart, suite_doctext,
 		suite_vec, suite_embed, suite_chunk, suite_bm25, suite_proximity, suite_lexical, suite_mmr,
-		suite_filter, suite_index, suite_rank, suite_pass_share,
+		suite_filter, suite_index, suite_rank, suite_pass_share, suite_index_checks,
 		suite_openai,
 		suite_warehouse,
 		suite_jdbc,

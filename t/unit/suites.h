@@ -33,6 +33,7 @@ int suite_filter(void);
 int suite_index(void);
 int suite_rank(void);
 int suite_pass_share(void);
+int suite_index_checks(void);
 int suite_openai(void);
 int suite_warehouse(void);
 int suite_jdbc(void);

@@ -76,9 +76,9 @@ struct cached_index {
 	double rank_ms[3];               /* the last rankings over it here, newest
 	                                  * first: CPU time (0: none yet) */
 	unsigned away;                   /* questions sent to sluice work since */
-	long long owner;                 /* whose POST read row (0: none) */
+	long long owner;                 /* the user whose POST read row (0: none) */
 	struct rag_dataset row;          /* the dataset as a POST answered here
-	                                  * read it (question_post_remembered) */
+	                                  * read it (dataset_recall) */
 };
 
 static struct cached_index cache[INDEX_CACHE_SLOTS];
@@ -407,7 +407,7 @@ static int question_queued_body(struct db *db, void *arg)
 /* --- POST /dataset/{id}/question ---------------------------------------------------------- */
 
 /* The dataset of r's POST, when it takes questions: 0, or -1 after the
- * answer (404, 409, 503). */
+ * answer (404, 422, 503). */
 static int dataset_for_question(struct req *r, struct rag_dataset *ds)
 {
 	if (rag_dataset_of_caller(r, req_param(r, "dataset_id"), ds) != 0)

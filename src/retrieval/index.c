@@ -750,8 +750,8 @@ struct rindex *rindex_open(const char *path, char *err, size_t errlen)
 	memcpy(&h, p, sizeof h);
 	if ((why = check_header(&h, size)) != NULL)
 		goto out;
-	/* Every byte, unless another worker of this serve read this very file
-	 * (index_checks.h). */
+	/* Every byte, unless another process of this serve (or of this sluice
+	 * work) read this very file (index_checks.h). */
 	struct rindex_file file = rindex_file_of(&st);
 	if (!index_checks_known(&file)) {
 		bool good = file_checksum(p, size) == h.checksum;

@@ -9,6 +9,8 @@
 # - the dataset re-ingesting (more documents, sluice work stopped): 422,
 #   and nothing stored; once it is success again, the new document is
 #   found, from the new index file;
+# - MariaDB stopped: 503 and nothing stored; once it is back, the next POST
+#   is answered and stored once;
 # - the dataset deleted by its owner through this worker, then through the
 #   database behind the worker's back (as another host's DELETE would):
 #   404, and nothing stored.
@@ -25,10 +27,15 @@ use RagFixture;
 
 my $orig = conf_read();
 my $workers = scalar(my @w = worker_pids(master_pid()));
+my $db_down = 0;
 
 END {
 	local ($?, $@);
 	eval {
+		if ($db_down) {
+			dev('db-start');
+			wait_until(60, sub { http(GET => '/health')->{status} == 200 });
+		}
 		dev('work-start');
 		reload_stack($orig, $workers) if conf_read() ne $orig;
 		1;
@@ -114,6 +121,24 @@ is($a->{status}, 'success', 'a question after the re-ingestion answered');
 is(first_topic($a), 'glacier', 'the new document first: the new index file was ranked');
 $a = answer($id, { question => 'which fish swims upstream?' });
 is(first_topic($a), 'salmon', 'and the old ones still found');
+
+# --- MariaDB restarted under the kept row ---------------------------------------------
+
+$n = stored();
+$db_down = 1;
+$r = dev('db-stop');
+is($r->{exit}, 0, 'MariaDB stopped') or diag "$r->{out}$r->{err}";
+json_response_is(ask($id, { question => 'which fish swims upstream?' }), 503,
+		 { detail => 'Database unavailable' }, 'a POST on the kept row while MariaDB is down');
+$r = dev('db-start');
+is($r->{exit}, 0, 'MariaDB started again') or diag "$r->{out}$r->{err}";
+$db_down = 0 if $r->{exit} == 0;
+ok(wait_until(60, sub { http(GET => '/health')->{status} == 200 }), '... and healthy');
+is(stored(), $n, 'nothing stored while it was down');
+$a = answer($id, { question => 'which fish swims upstream?' });
+is($a->{status}, 'success', 'the next POST answered, on a new connection');
+is(first_topic($a), 'salmon', '... rightly');
+is(stored(), $n + 1, '... and stored once');
 
 # --- deleted ------------------------------------------------------------------------
 

@@ -5,12 +5,19 @@
  * of it is read and written under the board's lock, which no pass holds:
  * a pass copies its questions out when it takes them and writes each
  * result back only into the slot it took (the same ticket), so a
- * question withdrawn meanwhile, or its slot posted again, loses nothing. */
+ * question withdrawn meanwhile, or its slot posted again, loses nothing.
+ *
+ * A waiting worker sleeps on its own slot's wake word, and is woken alone:
+ * when its result is written, or when it is to lead the file's next pass
+ * (the oldest question posted during the pass that just ended).  A
+ * broadcast would wake every waiter at the end of each pass and have them
+ * queue on the lock one after another: at 16 clients that was three wakes
+ * between workers a question, most of them for nothing. */
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdint.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "retrieval/pass_share.h"
@@ -27,6 +34,7 @@ struct slot {
 	pid_t owner;                     /* the worker waiting for the result */
 	pid_t taker;                     /* TAKEN: the worker whose pass has it */
 	unsigned long long ticket;       /* new at each post */
+	uint32_t wake;                   /* changed when owner is to look (shm_sleep) */
 	struct rindex_file file;
 	enum vec_metric m;
 	size_t dim, k, got;
@@ -37,8 +45,7 @@ struct slot {
 
 struct board {
 	pthread_mutex_t lock;
-	pthread_cond_t changed;          /* a pass ended, or slots were reaped */
-	unsigned long long tickets, passes, questions;
+	unsigned long long tickets, passes, questions, led_on_tick;
 	struct slot slot[PASS_SLOTS];
 };
 
@@ -46,26 +53,18 @@ static struct board *board;
 
 int pass_share_init(void)
 {
-	pthread_condattr_t ca;
 	struct board *b;
-	int rc = -1;
 
 	if (board != NULL)
 		return 0;
 	if ((b = shm_map(sizeof *b)) == NULL)
 		return -1;
-	if (shm_mutex_init(&b->lock) == 0 && pthread_condattr_init(&ca) == 0) {
-		if (pthread_condattr_setpshared(&ca, PTHREAD_PROCESS_SHARED) == 0 &&
-		    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC) == 0 &&
-		    pthread_cond_init(&b->changed, &ca) == 0)
-			rc = 0;
-		pthread_condattr_destroy(&ca);
-	}
-	if (rc == 0)
-		board = b;
-	else
+	if (shm_mutex_init(&b->lock) != 0) {
 		errno = EINVAL;
-	return rc;
+		return -1;
+	}
+	board = b;
+	return 0;
 }
 
 /* A zombie still counts as there: its parent reaps it within a tick. */
@@ -75,11 +74,10 @@ static bool gone(pid_t pid)
 }
 
 /* Drop the slots of workers that are gone, and post again the questions
- * taken by passes whose workers are gone.  Under the lock. */
+ * taken by passes whose workers are gone (their workers woken to lead
+ * them: rare, so under the lock).  Under the lock. */
 static void reap(void)
 {
-	bool changed = false;
-
 	for (size_t i = 0; i < PASS_SLOTS; i++) {
 		struct slot *s = &board->slot[i];
 
@@ -87,14 +85,12 @@ static void reap(void)
 			continue;
 		if (gone(s->owner)) {
 			s->state = SLOT_FREE;
-			changed = true;
 		} else if (s->state == SLOT_TAKEN && gone(s->taker)) {
 			s->state = SLOT_POSTED;
-			changed = true;
+			s->wake++;
+			shm_wake(&s->wake);
 		}
 	}
-	if (changed)
-		pthread_cond_broadcast(&board->changed);
 }
 
 static struct slot *free_slot(void)
@@ -138,8 +134,10 @@ static void take(struct slot *s, size_t n, pid_t me, struct vec_question *vq)
 
 /* Run one pass over ix for own, which is posted, and every question posted
  * for the same file.  Called and returns with the lock held; the pass
- * itself runs without it. */
-static void lead(const struct config *cfg, const struct rindex *ix, struct slot *own)
+ * itself runs without it.  The slots whose workers are to be woken once
+ * the lock is released go to wake[0..*nwake). */
+static void lead(const struct config *cfg, const struct rindex *ix, struct slot *own,
+                 struct slot **wake, size_t *nwake)
 {
 	struct vec_question vq[PASS_SLOTS];
 	size_t n = 0, dim = rindex_dim(ix);
@@ -177,28 +175,39 @@ static void lead(const struct config *cfg, const struct rindex *ix, struct slot 
 		memcpy(s->hits, taken[j].hits, vq[j].got * sizeof *s->hits);
 		s->got = vq[j].got;
 		s->state = SLOT_DONE;
+		if (s != own) {
+			s->wake++;
+			wake[(*nwake)++] = s;
+		}
 	}
 	board->passes++;
 	board->questions += n;
-	pthread_cond_broadcast(&board->changed);
+	/* The oldest question posted during the pass leads the next one. */
+	struct slot *next = NULL;
+
+	for (size_t i = 0; i < PASS_SLOTS; i++) {
+		struct slot *s = &board->slot[i];
+
+		if (s->state == SLOT_POSTED && rindex_file_same(&s->file, rindex_file(ix)) &&
+		    (next == NULL || s->ticket < next->ticket))
+			next = s;
+	}
+	if (next != NULL) {
+		next->wake++;
+		wake[(*nwake)++] = next;
+	}
 }
 
-/* Wait until the board changes or a tick passes.  false on the tick. */
-static bool wait_changed(void)
+/* Sleep until me's worker is woken or a tick passes, the lock released
+ * meanwhile.  false on the tick. */
+static bool sleep_on(struct slot *me)
 {
-	struct timespec at;
-	int rc;
+	uint32_t seen = me->wake;
 
-	clock_gettime(CLOCK_MONOTONIC, &at);
-	at.tv_nsec += PASS_TICK_MS * 1000000L;
-	if (at.tv_nsec >= 1000000000L) {
-		at.tv_sec++;
-		at.tv_nsec -= 1000000000L;
-	}
-	rc = pthread_cond_timedwait(&board->changed, &board->lock, &at);
-	if (rc == EOWNERDEAD)
-		pthread_mutex_consistent(&board->lock);
-	return rc != ETIMEDOUT;
+	shm_mutex_unlock(&board->lock);
+	shm_sleep(&me->wake, seen, PASS_TICK_MS);
+	shm_mutex_lock(&board->lock);
+	return me->wake != seen;
 }
 
 bool pass_share_rank(const struct config *cfg, const struct rindex *ix, enum vec_metric m,
@@ -207,8 +216,9 @@ bool pass_share_rank(const struct config *cfg, const struct rindex *ix, enum vec
 	size_t dim = rindex_dim(ix);
 	double deadline = time_mono_ms() + PASS_WAIT_MAX_MS;
 	unsigned long long ticket;
-	struct slot *me;
-	bool ok = false;
+	struct slot *me, *wake[PASS_SLOTS];
+	size_t nwake = 0;
+	bool ok = false, ticked = false;
 
 	if (board == NULL || dim == 0 || dim > PASS_DIM_MAX || k == 0 || k > PASS_K_MAX)
 		return false;
@@ -241,17 +251,20 @@ bool pass_share_rank(const struct config *cfg, const struct rindex *ix, enum vec
 			break;
 		}
 		if (me->state == SLOT_POSTED && !passing(&me->file)) {
-			lead(cfg, ix, me);
+			board->led_on_tick += ticked;
+			lead(cfg, ix, me, wake, &nwake);
 			continue;
 		}
 		if (time_mono_ms() >= deadline) {
 			me->state = SLOT_FREE;        /* ranked alone: a late pass skips it */
 			break;
 		}
-		if (!wait_changed())
+		if ((ticked = !sleep_on(me)))
 			reap();
 	}
 	shm_mutex_unlock(&board->lock);
+	for (size_t i = 0; i < nwake; i++)
+		shm_wake(&wake[i]->wake);
 	return ok;
 }
 
@@ -265,6 +278,7 @@ size_t pass_share_stats(struct pass_share_stats *st, long *passing_pids, size_t 
 	shm_mutex_lock(&board->lock);
 	st->passes = board->passes;
 	st->questions = board->questions;
+	st->led_on_tick = board->led_on_tick;
 	for (size_t i = 0; i < PASS_SLOTS; i++) {
 		const struct slot *s = &board->slot[i];
 		size_t j = 0;

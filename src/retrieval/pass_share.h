@@ -9,9 +9,11 @@
  * their results.  One pass of a file runs at a time; passes of different
  * files run side by side.
  *
- * A worker killed in its pass does not wedge the others: a waiter wakes
- * every PASS_TICK_MS, and a question taken by a process that is gone is
- * posted again (and one posted by a process that is gone is dropped).
+ * A waiter is woken alone, when its result is written or when it is to
+ * lead the file's next pass.  A worker killed in its pass does not wedge
+ * the others: a waiter also wakes every PASS_TICK_MS, and a question
+ * taken by a process that is gone is posted again (and one posted by a
+ * process that is gone is dropped).
  * A waiter whose result has not come within PASS_WAIT_MAX_MS (a passing
  * worker stopped, not killed) withdraws its question and ranks it alone.
  *
@@ -46,10 +48,12 @@ bool pass_share_rank(const struct config *cfg, const struct rindex *ix, enum vec
                      const float *q, size_t k, struct vec_hit *out, size_t *got);
 
 /* For the tests: passes run and questions they ranked since the board was
- * mapped, questions posted and taken now, and the pids of the workers in
- * a pass now (up to max; the number returned). */
+ * mapped, and of those passes the ones led by a worker whose wait ended
+ * on the tick instead of a wake (a worker gone, or a wake lost); questions
+ * posted and taken now, and the pids of the workers in a pass now (up to
+ * max; the number returned). */
 struct pass_share_stats {
-	unsigned long long passes, questions;
+	unsigned long long passes, questions, led_on_tick;
 	size_t posted, taken;
 };
 size_t pass_share_stats(struct pass_share_stats *st, long *passing, size_t max);

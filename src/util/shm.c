@@ -1,6 +1,10 @@
 /* shm.c - shared mappings and robust process-shared mutexes (see shm.h). */
 #include <errno.h>
+#include <linux/futex.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "util/shm.h"
 
@@ -41,4 +45,17 @@ void shm_mutex_lock(pthread_mutex_t *m)
 void shm_mutex_unlock(pthread_mutex_t *m)
 {
 	pthread_mutex_unlock(m);
+}
+
+/* Not FUTEX_PRIVATE_FLAG: the word is shared between processes. */
+void shm_sleep(const uint32_t *word, uint32_t seen, int ms)
+{
+	struct timespec rel = { ms / 1000, (long)(ms % 1000) * 1000000L };
+
+	syscall(SYS_futex, word, FUTEX_WAIT, seen, &rel, NULL, 0);
+}
+
+void shm_wake(uint32_t *word)
+{
+	syscall(SYS_futex, word, FUTEX_WAKE, 1, NULL, NULL, 0);
 }

@@ -9,6 +9,7 @@
 
 #include <pthread.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* size zero-filled bytes of an anonymous MAP_SHARED mapping; NULL on
  * failure (errno set).  Released with munmap(p, size). */
@@ -17,5 +18,13 @@ void *shm_map(size_t size);
 int shm_mutex_init(pthread_mutex_t *m);
 void shm_mutex_lock(pthread_mutex_t *m);
 void shm_mutex_unlock(pthread_mutex_t *m);
+
+/* A wake aimed at one process, on a word in such a region (a futex):
+ * shm_sleep() returns once *word is not seen, once shm_wake(word) was
+ * called after *word changed, or after ms; it may return early.  Read seen
+ * and change *word under the region's lock, and call shm_wake() after it
+ * is released, so that the woken process does not wait for it. */
+void shm_sleep(const uint32_t *word, uint32_t seen, int ms);
+void shm_wake(uint32_t *word);
 
 #endif

@@ -1,7 +1,8 @@
 /* test_pass_share.c - serve workers' shared passes (pass_share.h), with
  * forked processes for workers: every result is the lone ranking's, hit
  * for hit; a pass takes the questions posted while it gathers; a passing
- * process killed with SIGKILL loses nobody's question; passes of two
+ * process killed with SIGKILL loses nobody's question; a question posted
+ * during a pass is woken to lead the next one; passes of two
  * files do not wait for each other; a question whose pass never ends is
  * given back to its caller; and what is not shared is refused. */
 #include <math.h>
@@ -252,6 +253,34 @@ static void test_leader_killed(void)
 	CU_ASSERT_EQUAL(after.questions - before.questions, 3);
 }
 
+/* A question posted during a pass (after it took its questions) leads
+ * the next pass once woken by the one that ended, not at its tick. */
+static void test_next_leader_woken(void)
+{
+	size_t n;
+	struct pass_share_stats before = stats(NULL, &n), after, st;
+	pid_t lead = worker(big, 50, 1, 1500), next;
+	double end;
+
+	CU_ASSERT_FATAL(wait_passing(lead, 1));
+	usleep(1700 * 1000);                      /* into its second pause */
+	next = worker(big, 51, 1, 0);
+	for (end = time_mono_ms() + 20000; time_mono_ms() < end; usleep(2000)) {
+		long who;
+
+		st = stats(&who, &n);
+		if (st.posted == 1 || n == 0)
+			break;
+	}
+	CU_ASSERT(st.posted == 1 && st.taken == 1);  /* waiting while lead passes */
+	CU_ASSERT_EQUAL(exit_of(lead), 0);
+	CU_ASSERT_EQUAL(exit_of(next), 0);
+	after = stats(NULL, &n);
+	CU_ASSERT_EQUAL(after.passes - before.passes, 2);
+	CU_ASSERT_EQUAL(after.questions - before.questions, 2);
+	CU_ASSERT_EQUAL(after.led_on_tick - before.led_on_tick, 0);
+}
+
 /* A pass of one file does not hold up questions of another. */
 static void test_two_files(void)
 {
@@ -297,6 +326,8 @@ int suite_pass_share(void)
 #ifdef SLUICE_TEST_HOOKS
 		{ "a pass takes those posted meanwhile; its worker killed, none lost",
 		  test_leader_killed },
+		{ "a question posted during a pass is woken to lead the next",
+		  test_next_leader_woken },
 		{ "a pass of one file does not hold up another's", test_two_files },
 		{ "a pass that never ends: the question back after the wait", test_wait_max },
 #endif

@@ -361,6 +361,9 @@ static enum basic_result basic_check(struct req *r, int *retry_after)
 		res = BASIC_BUSY;
 		goto out;
 	}
+	/* Requests nginx sends meanwhile on this worker's other kept
+	 * connections must not wait for the check: they go to idle workers. */
+	req_before_slow_work(r);
 	if (stored == NULL) {
 		if (dummy_hash == NULL)
 			dummy_hash = basic_password_hash("not a password",

@@ -133,8 +133,8 @@ const char *req_query(const struct req *r, const char *name, int *err);
 int req_query_next(const struct req *r, const char **cursor,
                    const char **name, const char **value);
 
-/* Before work that may hold this request for seconds (a connection test
- * waiting on a silent host): the worker gives the other connections it
+/* Before work that may hold this request for a while (a connection test
+ * waiting on a silent host, a password's PBKDF2): the worker gives the other connections it
  * holds to idle workers, so that requests nginx sends on them meanwhile do
  * not wait behind this one.  A message per connection held; nothing in
  * unit tests. */

@@ -9,9 +9,9 @@
  * keepalive and worker counts are.  The shared sockets are registered
  * EPOLLEXCLUSIVE, so the kernel wakes one idle worker for a connection, not
  * all.  A worker about to do slow work inside a request (a connection
- * test, an upload, ranking a question: req_before_slow_work) first
- * hands the other connections it holds to the idle workers through the
- * socket pair.
+ * test, an upload, ranking a question, a password's PBKDF2:
+ * req_before_slow_work) first hands the other connections it holds to the
+ * idle workers through the socket pair.
  *
  * SIGTERM is blocked while a request is being handled and open only inside
  * epoll_pwait(): a stop request lets the current answer finish. */

@@ -8,6 +8,7 @@
 use strict;
 use warnings;
 
+use List::Util qw(sum0);
 use Test::More;
 
 use SluiceTest;
@@ -85,6 +86,36 @@ cmp_ok(scalar keys %$held, '>', 2, 'the two workers now hold more connections th
 @res = parallel_requests(clients => 4, requests => 5, path => '/_test/pid',
 			 opts => { timeout => 30 });
 is(statuses(@res), '200 x20', 'then 4 clients at once: all 20 answered');
+
+# --- a password check does not hold the worker's other connections -----------------
+# Checking a Basic password (a PBKDF2: half a second at the shipped cost,
+# seconds under the sanitizers) is slow work: the worker first hands its
+# other kept connections to the idle worker, so that requests nginx sends
+# on them meanwhile do not wait for the check.
+
+my $spread = sub { my %n; $n{$_}++ for values %{ fcgi_conns() }; return \%n };
+my $n = $spread->();
+for (1 .. 5) {
+	last if (grep { ($n->{$_} // 0) >= 2 } worker_pids($master)) == 2;
+	parallel_requests(clients => 16, requests => 1, path => '/_test/sleep?ms=100',
+			  opts => { timeout => 30 });
+	$n = $spread->();
+}
+is(scalar(grep { ($n->{$_} // 0) >= 2 } worker_pids($master)), 2,
+   'each worker holds two kept connections or more') or diag explain $n;
+my $kept = sum0(values %$n);
+my $log0 = serve_log_offset();
+my $wrong = http(GET => '/dataset/00000000-0000-4000-8000-000000000000',
+		 { basic => "keep-conn-$$:not-the-password" });
+is($wrong->{status}, 401, 'a wrong Basic password: 401 after its check');
+my ($checker) = map { /\bpid=(\d+)\b.*\bstatus=401\b/ ? $1 : () }
+	grep { m{path=/dataset/00000000-0000-4000-8000-000000000000 } } serve_log_since($log0);
+ok($checker, "the worker that checked it: pid $checker") or diag serve_log_since($log0);
+$n = $spread->();
+is($n->{$checker // 0} // 0, 1, 'it kept only the connection of its request')
+	or diag explain $n;
+is(sum0(values %$n), $kept, 'the others went to the other worker, none closed')
+	or diag explain $n;
 
 # --- a body the handler did not read ------------------------------------------------
 # A POST refused before its body is read (401) leaves the body on the kept

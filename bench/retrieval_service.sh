@@ -17,9 +17,10 @@
 #       latency minus that (the requests and the wait for the result).
 #       SHARED=off has each worker rank its question in a pass of its
 #       own instead of sharing passes with the other workers'
-#       (question_shared_passes); the passes shared during the run, and
-#       the questions a pass ranked on average, are printed (from the
-#       test build's GET /_test/passes).
+#       (question_shared_passes); the passes shared during the run, the
+#       questions a pass ranked on average, and the passes led by a
+#       worker whose wait ended on its tick rather than a wake are printed
+#       (from the test build's GET /_test/passes).
 #       INLINE_MAX=0 has every question ranked by `sluice work` instead of
 #       the worker that took the POST (question_inline_max_snippets);
 #       QPARAMS (JSON) adds fields to every question, e.g. the exact vector
@@ -577,9 +578,12 @@ printf "MariaDB per question: %.1f statements (%.1f prepared executions), %.1f c
 	$each->(map { "Handler_read_$_" } qw(first key last next prev rnd rnd_next)),
 	$each->('Innodb_os_log_fsyncs');
 my $board1 = $board->();
-printf "shared passes: %d for %d questions (%.1f a pass)\n",
+# A pass led after a tick (50 ms) instead of a wake: a worker gone, a wake
+# lost, or a waiter whose tick came just as a pass ended.
+printf "shared passes: %d for %d questions (%.1f a pass), %d led after a tick\n",
 	$board1->{passes} - $board0->{passes}, $board1->{questions} - $board0->{questions},
-	($board1->{questions} - $board0->{questions}) / ($board1->{passes} - $board0->{passes} || 1)
+	($board1->{questions} - $board0->{questions}) / ($board1->{passes} - $board0->{passes} || 1),
+	($board1->{led_on_tick} // 0) - ($board0->{led_on_tick} // 0)
 	if $board0 && $board1;
 # CPU per question by program: far steadier than questions/s on a shared
 # machine, and what the throughput on two CPUs follows.

@@ -127,6 +127,7 @@ int testing_passes(struct req *r)
 		json_object_array_add(pids, json_object_new_int64(passing[i]));
 	json_object_object_add(o, "passes", json_object_new_int64((int64_t)st.passes));
 	json_object_object_add(o, "questions", json_object_new_int64((int64_t)st.questions));
+	json_object_object_add(o, "led_on_tick", json_object_new_int64((int64_t)st.led_on_tick));
 	json_object_object_add(o, "posted", json_object_new_int64((int64_t)st.posted));
 	json_object_object_add(o, "taken", json_object_new_int64((int64_t)st.taken));
 	json_object_object_add(o, "passing", pids);

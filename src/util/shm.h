@@ -19,11 +19,12 @@ int shm_mutex_init(pthread_mutex_t *m);
 void shm_mutex_lock(pthread_mutex_t *m);
 void shm_mutex_unlock(pthread_mutex_t *m);
 
-/* A wake aimed at one process, on a word in such a region (a futex):
- * shm_sleep() returns once *word is not seen, once shm_wake(word) was
- * called after *word changed, or after ms; it may return early.  Read seen
- * and change *word under the region's lock, and call shm_wake() after it
- * is released, so that the woken process does not wait for it. */
+/* A wake aimed at one process, through a word in such a region (a futex).
+ * shm_sleep() returns at once if *word is no longer seen, else when
+ * shm_wake(word) is called or after ms, and early on a signal: the caller
+ * looks again either way.  Read seen and change *word under the region's
+ * lock, and call shm_wake() once it is released, so that the woken
+ * process does not wait for the lock. */
 void shm_sleep(const uint32_t *word, uint32_t seen, int ms);
 void shm_wake(uint32_t *word);
 

@@ -108,9 +108,15 @@ my $log0 = serve_log_offset();
 my $wrong = http(GET => '/dataset/00000000-0000-4000-8000-000000000000',
 		 { basic => "keep-conn-$$:not-the-password" });
 is($wrong->{status}, 401, 'a wrong Basic password: 401 after its check');
-my ($checker) = map { /\bpid=(\d+)\b.*\bstatus=401\b/ ? $1 : () }
-	grep { m{path=/dataset/00000000-0000-4000-8000-000000000000 } } serve_log_since($log0);
-ok($checker, "the worker that checked it: pid $checker") or diag serve_log_since($log0);
+# The worker logs the request once its answer is sent: the line may come
+# just after the answer.
+my $checker;
+ok(wait_until(10, sub {
+	($checker) = map { /\bpid=(\d+)\b.*\bstatus=401\b/ ? $1 : () }
+		grep { m{path=/dataset/00000000-0000-4000-8000-000000000000 } }
+		serve_log_since($log0);
+	defined $checker;
+}), 'the serve log names the worker that checked it') or diag serve_log_since($log0);
 $n = $spread->();
 is($n->{$checker // 0} // 0, 1, 'it kept only the connection of its request')
 	or diag explain $n;

@@ -510,6 +510,7 @@ struct pass_q {
 	struct lows lw;
 	struct cands cs;
 	bool coded;                       /* false: it takes vec_topk's scan */
+	bool lost;                        /* out of memory mid-pass */
 };
 
 static void pass_q_free(struct pass_q *p)
@@ -667,87 +668,240 @@ static bool nothing_to_find(const struct vec_question *vq, size_t dim)
 	return vq->k == 0 || dim == 0 || (unsigned)vq->m >= VEC_METRIC_COUNT;
 }
 
-void vec_topk_coded_many(enum vec_kernel kern, struct vec_question *qs, size_t nq,
-                         const float *base, const float *norms, const struct vec_codes *vc,
-                         size_t n, size_t dim)
+/* The float scan of every row, for a question a pass could not take. */
+static void whole_float_scan(struct vec_question *vq, const float *base, const float *norms,
+                             size_t n, size_t dim)
 {
-	run_dots_fn dots = run_dots_kernel(kern);
-	const bool wide = dots == run_dots_vnni;     /* run_may16's AVX-512 too */
-	size_t stride = vec_code_stride(dim), coded = 0;
-	struct pass_q *ps = calloc(nq ? nq : 1, sizeof *ps);
-	struct groups gr = { 0 };
+	vq->cand = n;
+	vq->got = nothing_to_find(vq, dim) ? 0
+	          : vec_topk(vq->m, vq->q, vq->qnorm, base, norms, n, dim, vq->keep, vq->k,
+	                     vq->out);
+}
 
-	if (n > UINT32_MAX)
-		n = UINT32_MAX;                   /* rows are uint32_t */
-	for (size_t i = 0; i < nq; i++) {
-		qs[i].got = 0;
-		qs[i].cand = n;
-		if (!nothing_to_find(&qs[i], dim) && ps != NULL &&
-		    pass_q_start(&ps[i], &qs[i], vc, norms, dim, stride))
-			coded++;
+/* A pass of questions as one thread runs it: begun once, given its rows
+ * (all of them, or the blocks its thread takes from a split pass), then
+ * ended.  Rows are the file's, whatever rows a thread is given. */
+struct pass {
+	run_dots_fn dots;
+	bool wide;                        /* run_may16's AVX-512 too */
+	struct vec_question *qs;
+	size_t nq, n, dim, coded;
+	const float *base, *norms;
+	const struct vec_codes *vc;
+	struct pass_q *ps;
+	struct groups gr;
+	struct vec_hit *merge;            /* the float scan's hits and a block's */
+};
+
+static void pass_free(struct pass *pa)
+{
+	groups_free(&pa->gr);
+	for (size_t i = 0; pa->ps != NULL && i < pa->nq; i++)
+		pass_q_free(&pa->ps[i]);
+	free(pa->ps);
+	free(pa->merge);
+	pa->ps = NULL;
+	pa->merge = NULL;
+}
+
+/* False when out of memory: the pass is then not begun. */
+static bool pass_begin(struct pass *pa, enum vec_kernel kern, struct vec_question *qs,
+                       size_t nq, const float *base, const float *norms,
+                       const struct vec_codes *vc, size_t n, size_t dim)
+{
+	size_t stride = vec_code_stride(dim), kmax = 0;
+
+	*pa = (struct pass){ .dots = run_dots_kernel(kern), .qs = qs, .nq = nq, .n = n,
+	                     .dim = dim, .base = base, .norms = norms, .vc = vc };
+	pa->wide = pa->dots == run_dots_vnni;
+	for (size_t i = 0; i < nq; i++)
+		kmax = qs[i].k > kmax ? qs[i].k : kmax;
+	pa->ps = calloc(nq ? nq : 1, sizeof *pa->ps);
+	pa->merge = malloc((kmax ? 2 * kmax : 1) * sizeof *pa->merge);
+	if (pa->ps == NULL || pa->merge == NULL) {
+		pass_free(pa);
+		return false;
 	}
-	if (coded > 0 && !groups_start(&gr, ps, nq, coded, stride))
-		for (size_t i = 0; i < nq; i++)
-			pass_q_free(&ps[i]);        /* each takes vec_topk's scan */
-	/* One pass for all: a run's codes are read from memory once, and
-	 * stay in the cache for the other questions. */
-	for (size_t r0 = 0; gr.n > 0 && coded > 0 && r0 < n; r0 += RUN) {
-		size_t rows = n - r0 < RUN ? n - r0 : RUN;
+	for (size_t i = 0; i < nq; i++) {
+		qs[i].got = qs[i].cand = 0;
+		if (!nothing_to_find(&qs[i], dim) &&
+		    pass_q_start(&pa->ps[i], &qs[i], vc, norms, dim, stride))
+			pa->coded++;
+	}
+	if (pa->coded > 0 && !groups_start(&pa->gr, pa->ps, nq, pa->coded, stride)) {
+		pass_free(pa);
+		return false;
+	}
+	return true;
+}
+
+/* The float scan of rows from .. to for a question the codes cannot take,
+ * kept with its best of the rows before. */
+static void pass_floats(struct pass *pa, struct vec_question *vq, size_t from, size_t to)
+{
+	size_t got = vq->got, more;
+
+	memcpy(pa->merge, vq->out, got * sizeof *vq->out);
+	more = vec_topk(vq->m, vq->q, vq->qnorm, pa->base + from * pa->dim,
+	                pa->norms != NULL ? pa->norms + from : NULL, to - from, pa->dim,
+	                vq->keep != NULL ? vq->keep + from : NULL, vq->k, pa->merge + got);
+	for (size_t h = got; h < got + more; h++)
+		pa->merge[h].row += (uint32_t)from;
+	vq->got = vec_hits_best(vq->m, pa->merge, got + more, vq->k);
+	memcpy(vq->out, pa->merge, vq->got * sizeof *vq->out);
+	vq->cand += to - from;
+}
+
+/* Rows from .. to, from a run's first: one pass for all the coded
+ * questions (a run's codes are read from memory once, and stay in the
+ * cache for the others), and the float scan for the rest.  A coded
+ * question that runs out of memory is lost: its codes stay until the pass
+ * ends, as its group goes on, and pass_end says so. */
+static void pass_rows(struct pass *pa, size_t from, size_t to)
+{
+	const struct vec_codes *vc = pa->vc;
+	struct groups *gr = &pa->gr;
+
+	for (size_t r0 = from; pa->coded > 0 && r0 < to; r0 += RUN) {
+		size_t rows = to - r0 < RUN ? to - r0 : RUN;
 		int64_t dc[GROUP][RUN];
 
-		for (size_t i = 0, g; i < gr.n; i += g) {
-			g = gr.n - i < GROUP ? gr.n - i : GROUP;
-			dots(vc->code + r0 * stride, stride / 4, gr.w + i, gr.bias + i, g, dc);
+		for (size_t i = 0, g; i < gr->n; i += g) {
+			g = gr->n - i < GROUP ? gr->n - i : GROUP;
+			pa->dots(vc->code + r0 * vc->stride, vc->stride / 4, gr->w + i, gr->bias + i,
+			         g, dc);
 			for (size_t j = 0; j < g; j++) {
-				struct pass_q *p = &ps[gr.idx[i + j]];
+				struct pass_q *p = &pa->ps[gr->idx[i + j]];
 
-				if (p->coded && !pass_q_run(p, dc[j], vc, norms, r0, rows, wide)) {
-					p->coded = false;   /* freed below, with the rest */
-					coded--;
+				if (p->coded && !pass_q_run(p, dc[j], vc, pa->norms, r0, rows, pa->wide)) {
+					p->coded = false;
+					p->lost = true;
+					pa->coded--;
 				}
 			}
 		}
 	}
-	groups_free(&gr);
-	for (size_t i = 0; i < nq; i++) {
-		struct vec_question *vq = &qs[i];
+	for (size_t i = 0; i < pa->nq; i++) {
+		struct vec_question *vq = &pa->qs[i];
 
-		if (nothing_to_find(vq, dim))
-			continue;
-		if (ps == NULL || !ps[i].coded || !pass_q_finish(&ps[i], base, norms, dim)) {
-			vq->cand = n;
-			vq->got = vec_topk(vq->m, vq->q, vq->qnorm, base, norms, n, dim, vq->keep,
-			                   vq->k, vq->out);
-		}
-		if (ps != NULL)
-			pass_q_free(&ps[i]);
+		if (nothing_to_find(vq, pa->dim))
+			vq->cand += to - from;
+		else if (!pa->ps[i].coded && !pa->ps[i].lost)
+			pass_floats(pa, vq, from, to);
 	}
-	free(ps);
+}
+
+/* Each coded question's candidates scored into its out; lost[i] (or, with
+ * lost NULL, the float scan of every row here) for a question lost on
+ * the way.  The pass is freed. */
+static void pass_end(struct pass *pa, bool *lost)
+{
+	for (size_t i = 0; i < pa->nq; i++) {
+		struct pass_q *p = &pa->ps[i];
+		struct vec_question *vq = &pa->qs[i];
+
+		if (p->coded && !pass_q_finish(p, pa->base, pa->norms, pa->dim))
+			p->lost = true;
+		if (lost != NULL)
+			lost[i] = p->lost;
+		else if (p->lost)
+			whole_float_scan(vq, pa->base, pa->norms, pa->n, pa->dim);
+	}
+	pass_free(pa);
+}
+
+void vec_topk_coded_many(enum vec_kernel kern, struct vec_question *qs, size_t nq,
+                         const float *base, const float *norms, const struct vec_codes *vc,
+                         size_t n, size_t dim)
+{
+	struct pass pa;
+
+	if (n > UINT32_MAX)
+		n = UINT32_MAX;                   /* rows are uint32_t */
+	if (!pass_begin(&pa, kern, qs, nq, base, norms, vc, n, dim)) {
+		for (size_t i = 0; i < nq; i++)
+			whole_float_scan(&qs[i], base, norms, n, dim);
+		return;
+	}
+	pass_rows(&pa, 0, n);
+	pass_end(&pa, NULL);
 }
 
 /* ---- a pass split among threads --------------------------------------------------- */
 
-/* One part's rows, from row first, with its questions' outs of their own. */
+/* One thread's share of a split pass: its own part of the rows, in blocks,
+ * then the blocks others have not taken yet, into its own copy of the
+ * questions, whose outs are its own. */
 struct part {
 	enum vec_kernel kern;
 	struct vec_question *qs;
-	size_t nq, first, n, dim;
+	bool *lost;
+	size_t nq, n, dim;
 	const float *base, *norms;
-	struct vec_codes vc;
+	const struct vec_codes *vc;
+	uint64_t *left;                   /* each part's blocks not taken, shared */
+	size_t self, parts;
 };
 
+/* A part's blocks not taken yet are [front, back), front in the high half
+ * of one word, so that a take is one compare-and-swap: its own thread
+ * takes them from the front, another from the back. */
+static bool block_take(uint64_t *left, bool front, size_t *block)
+{
+	uint64_t was = __atomic_load_n(left, __ATOMIC_RELAXED), now;
+
+	do {
+		uint32_t f = (uint32_t)(was >> 32), b = (uint32_t)was;
+
+		if (f >= b)
+			return false;
+		*block = front ? f : b - 1;
+		now = front ? (uint64_t)(f + 1) << 32 | b : (uint64_t)f << 32 | (b - 1);
+	} while (!__atomic_compare_exchange_n(left, &was, now, true, __ATOMIC_RELAXED,
+	                                      __ATOMIC_RELAXED));
+	return true;
+}
+
+static void block_rows(struct part *p, struct pass *pa, size_t block)
+{
+	size_t from = block * VEC_PART_BLOCK;
+
+	pass_rows(pa, from, p->n - from < VEC_PART_BLOCK ? p->n : from + VEC_PART_BLOCK);
+}
+
+/* The part's own blocks in the order the codes lie (a pass with few
+ * questions is bound by reading them, and one stream a thread reads
+ * fastest), then the others' last blocks: a thread that started late,
+ * or was kept off its CPU, leaves the end of its part to the others, so
+ * that the threads end together. */
+static void part_take(struct part *p, struct pass *pa)
+{
+	size_t block;
+
+	while (block_take(&p->left[p->self], true, &block))
+		block_rows(p, pa, block);
+	for (size_t o = 1; o < p->parts; o++)
+		while (block_take(&p->left[(p->self + o) % p->parts], false, &block))
+			block_rows(p, pa, block);
+	pass_end(pa, p->lost);
+}
+
+/* A helper without the memory for its pass takes no block. */
 static void *part_run(void *arg)
 {
 	struct part *p = arg;
+	struct pass pa;
 
-	vec_topk_coded_many(p->kern, p->qs, p->nq, p->base, p->norms, &p->vc, p->n, p->dim);
+	if (pass_begin(&pa, p->kern, p->qs, p->nq, p->base, p->norms, p->vc, p->n, p->dim))
+		part_take(p, &pa);
 	return NULL;
 }
 
 /* Question i's top k from its parts' (pt[p].qs[i]), whose outs lie side by
  * side from the first part's: each part's top k are its rows' best, so the
  * best k of theirs together are the whole pass's, hit for hit (hits are
- * ordered by score, then row). */
+ * ordered by score, then row).  A question a part lost takes the float
+ * scan of every row. */
 static void parts_merge(struct vec_question *vq, const struct part *pt, size_t parts,
                         size_t i)
 {
@@ -757,21 +911,18 @@ static void parts_merge(struct vec_question *vq, const struct part *pt, size_t p
 	for (size_t p = 0; p < parts; p++) {
 		const struct vec_question *x = &pt[p].qs[i];
 
+		if (pt[p].lost[i]) {
+			whole_float_scan(vq, pt[0].base, pt[0].norms, pt[0].n, pt[0].dim);
+			return;
+		}
 		/* all[got] never passes the hit it is copied from */
-		for (size_t h = 0; h < x->got; h++)
-			all[got++] = (struct vec_hit){ x->out[h].row + (uint32_t)pt[p].first,
-			                               x->out[h].score };
+		memmove(all + got, x->out, x->got * sizeof *all);
+		got += x->got;
 		cand += x->cand;
 	}
 	vq->got = vec_hits_best(vq->m, all, got, vq->k);
 	vq->cand = cand;
 	memcpy(vq->out, all, vq->got * sizeof *all);
-}
-
-/* Part p's first row: a whole run's, as the codes are kept in runs. */
-static size_t part_first(size_t n, size_t p, size_t parts)
-{
-	return p == parts ? n : n * p / parts / RUN * RUN;
 }
 
 void vec_topk_coded_parts(enum vec_kernel kern, struct vec_question *qs, size_t nq,
@@ -783,7 +934,10 @@ void vec_topk_coded_parts(enum vec_kernel kern, struct vec_question *qs, size_t 
 	bool started[VEC_PARTS_MAX] = { false };
 	struct vec_question *pq = NULL;
 	struct vec_hit *hits = NULL, *h;
-	size_t ks = 0;
+	bool *lost = NULL;
+	uint64_t left[VEC_PARTS_MAX];
+	size_t ks = 0, blocks;
+	struct pass pa;
 
 	if (parts > VEC_PARTS_MAX)
 		parts = VEC_PARTS_MAX;
@@ -793,44 +947,44 @@ void vec_topk_coded_parts(enum vec_kernel kern, struct vec_question *qs, size_t 
 		ks += qs[i].k;
 	if (parts < 2 || n < parts * VEC_PART_MIN_ROWS ||
 	    (pq = calloc(parts * nq, sizeof *pq)) == NULL ||
-	    (hits = malloc((ks > 0 ? parts * ks : 1) * sizeof *hits)) == NULL) {
-		free(pq);
-		vec_topk_coded_many(kern, qs, nq, base, norms, vc, n, dim);
-		return;
-	}
+	    (lost = calloc(parts * nq, sizeof *lost)) == NULL ||
+	    (hits = malloc((ks > 0 ? parts * ks : 1) * sizeof *hits)) == NULL)
+		goto one_pass;
 	/* Question i's parts' outs side by side, k hits of room each: the
 	 * merge gathers them in place. */
 	h = hits;
 	for (size_t i = 0; i < nq; i++)
 		for (size_t p = 0; p < parts; p++, h += qs[i].k) {
-			size_t first = part_first(n, p, parts);
-
 			pq[p * nq + i] = qs[i];
-			pq[p * nq + i].keep = qs[i].keep != NULL ? qs[i].keep + first : NULL;
 			pq[p * nq + i].out = h;
+			pq[p * nq + i].got = pq[p * nq + i].cand = 0;
 		}
+	blocks = (n + VEC_PART_BLOCK - 1) / VEC_PART_BLOCK;
 	for (size_t p = 0; p < parts; p++) {
-		size_t first = part_first(n, p, parts), end = part_first(n, p + 1, parts);
-
-		pt[p] = (struct part){ kern, pq + p * nq, nq, first, end - first, dim,
-		                       base + first * dim, norms != NULL ? norms + first : NULL,
-		                       { vc->code + first * vc->stride, vc->stride,
-		                         vc->scale + first, vc->err + first } };
+		left[p] = (uint64_t)(blocks * p / parts) << 32 | blocks * (p + 1) / parts;
+		pt[p] = (struct part){ kern, pq + p * nq, lost + p * nq, nq, n, dim, base, norms,
+		                       vc, left, p, parts };
 	}
-	/* This thread takes the first part; a helper that could not start
-	 * has its part taken here too. */
+	if (!pass_begin(&pa, kern, pt[0].qs, nq, base, norms, vc, n, dim))
+		goto one_pass;
+	/* A helper that could not start leaves its blocks to the others. */
 	for (size_t p = 1; p < parts; p++)
 		started[p] = thread_start(&th[p], part_run, &pt[p]);
-	part_run(&pt[0]);
+	part_take(&pt[0], &pa);
 	for (size_t p = 1; p < parts; p++)
 		if (started[p])
 			pthread_join(th[p], NULL);
-		else
-			part_run(&pt[p]);
 	for (size_t i = 0; i < nq; i++)
 		parts_merge(&qs[i], pt, parts, i);
 	free(hits);
+	free(lost);
 	free(pq);
+	return;
+one_pass:
+	free(hits);
+	free(lost);
+	free(pq);
+	vec_topk_coded_many(kern, qs, nq, base, norms, vc, n, dim);
 }
 
 size_t vec_topk_coded_with(enum vec_kernel kern, enum vec_metric m, const float *q,

@@ -87,13 +87,17 @@ void vec_topk_coded_many(enum vec_kernel kern, struct vec_question *qs, size_t n
                          const float *base, const float *norms, const struct vec_codes *vc,
                          size_t n, size_t dim);
 
-/* The same pass with its rows split into parts, one a thread, the caller's
- * among them: the pass is bound by reading the codes, and a batch's
- * questions wait for it together.  The result is vec_topk_coded_many's,
- * hit for hit.  Fewer than VEC_PART_MIN_ROWS rows a part, or a single
- * part, take one pass on the caller's thread. */
+/* The same pass split among threads, the caller's among them (parts in
+ * all): the pass is bound by reading the codes, and a batch's questions
+ * wait for it together.  Each thread reads its own part of the rows, in
+ * blocks of VEC_PART_BLOCK, then takes the blocks the others have not
+ * reached yet, so a thread that starts late or loses its CPU for a while
+ * does less and the threads end together.  The result is
+ * vec_topk_coded_many's, hit for hit.  Fewer than VEC_PART_MIN_ROWS rows
+ * a thread, or a single part, take one pass on the caller's thread. */
 #define VEC_PARTS_MAX 8
 #define VEC_PART_MIN_ROWS 16384
+#define VEC_PART_BLOCK (64 * VEC_RUN)   /* 1,024 rows: 384 KB of codes at 384 */
 void vec_topk_coded_parts(enum vec_kernel kern, struct vec_question *qs, size_t nq,
                           const float *base, const float *norms, const struct vec_codes *vc,
                           size_t n, size_t dim, size_t parts);

@@ -567,12 +567,13 @@ static void coded_dims(enum vec_kernel kern)
 	}
 }
 
-/* A pass split into parts (vec_topk_coded_parts) gets the one pass's hits,
- * hit for hit: 2, 3 and more than VEC_PARTS_MAX parts over rows that do
- * not divide evenly, every metric (L1 and max take the float scan in each
- * part), with and without a keep mask, a zero question, and twins of the
- * first question's row on both sides of every part's first row, whose tie
- * only the row breaks.  Too few rows a part, or one part, is the one pass. */
+/* A pass split among threads (vec_topk_coded_parts) gets the one pass's
+ * hits, hit for hit: 2, 3 and more than VEC_PARTS_MAX threads over rows
+ * that are not whole blocks, every metric (L1 and max take the float scan
+ * block by block), with and without a keep mask, a zero question, and
+ * twins of the first question's row on both sides of blocks' first rows,
+ * whose tie only the row breaks.  Too few rows a thread, or one part, is
+ * the one pass. */
 static void test_coded_parts(void)
 {
 	enum { PDIM = 24, PQ = 2 * VEC_METRIC_COUNT + 1, PK = 40 };
@@ -590,13 +591,22 @@ static void test_coded_parts(void)
 	srand(31);
 	for (size_t i = 0; i < rows * PDIM; i++)
 		base[i] = (float)rand() / RAND_MAX * 2 - 1;
-	for (size_t pi = 0; pi < sizeof parts / sizeof *parts; pi++)
-		for (size_t p = 1; p < parts[pi] && parts[pi] <= 3; p++) {
-			size_t first = rows * p / parts[pi] / VEC_RUN * VEC_RUN;    /* a run's */
+	/* Twins on both sides of every fifth block's first row and of 2 and 3
+	 * parts' first rows: which thread takes a block is not known, so their
+	 * tie is broken across threads. */
+	const size_t blocks = (rows + VEC_PART_BLOCK - 1) / VEC_PART_BLOCK;
+	size_t twin_blocks[16], nt = 0;
+	for (size_t b = 5; b < blocks && nt < 13; b += 5)
+		twin_blocks[nt++] = b;
+	twin_blocks[nt++] = blocks / 2;
+	twin_blocks[nt++] = blocks / 3;
+	twin_blocks[nt++] = blocks * 2 / 3;
+	for (size_t t = 0; t < nt; t++) {
+		size_t first = twin_blocks[t] * VEC_PART_BLOCK;
 
-			memcpy(base + first * PDIM, base + 11 * PDIM, PDIM * sizeof *base);
-			memcpy(base + (first - 1) * PDIM, base + 11 * PDIM, PDIM * sizeof *base);
-		}
+		memcpy(base + first * PDIM, base + 11 * PDIM, PDIM * sizeof *base);
+		memcpy(base + (first - 1) * PDIM, base + 11 * PDIM, PDIM * sizeof *base);
+	}
 	for (size_t i = 0; i < rows; i++) {
 		norms[i] = vec_norm(base + i * PDIM, PDIM);
 		CU_ASSERT(vec_encode_row(base + i * PDIM, PDIM, codes, i, &scale[i], &err[i]) == 0);
@@ -614,15 +624,21 @@ static void test_coded_parts(void)
 		                                i == 1 ? 1 : PK, want[i], 99, 99 };
 	vec_topk_coded_many(VEC_KERNEL_AUTO, one, PQ, base, norms, &vc, rows, PDIM);
 	/* Question 0 (L2) is row 11: it and its twins lead, in row order. */
-	CU_ASSERT(one[0].got == PK && want[0][0].row == 11 && want[0][1].score == want[0][0].score);
-	for (size_t pi = 0; pi < sizeof parts / sizeof *parts; pi++) {
+	CU_ASSERT(one[0].got == PK && want[0][0].row == 11 &&
+	          want[0][1].row == 5 * VEC_PART_BLOCK - 1);
+	size_t twins = 1;
+	while (twins < one[0].got && want[0][twins].score == want[0][0].score)
+		twins++;
+	CU_ASSERT_EQUAL(twins, 1 + 2 * nt);          /* the twin blocks are distinct */
+	/* Each split three times: the blocks fall to the threads differently. */
+	for (size_t pi = 0; pi < 3 * (sizeof parts / sizeof *parts); pi++) {
 		memcpy(split, one, sizeof split);
 		for (size_t i = 0; i < PQ; i++) {
 			split[i].out = got[i];
 			split[i].got = split[i].cand = 99;
 		}
 		vec_topk_coded_parts(VEC_KERNEL_AUTO, split, PQ, base, norms, &vc, rows, PDIM,
-		                     parts[pi]);
+		                     parts[pi % (sizeof parts / sizeof *parts)]);
 		for (size_t i = 0; i < PQ; i++) {
 			CU_ASSERT_EQUAL(split[i].got, one[i].got);
 			CU_ASSERT(memcmp(got[i], want[i], one[i].got * sizeof want[0][0]) == 0);

@@ -839,16 +839,16 @@ struct part {
 	size_t nq, n, dim;
 	const float *base, *norms;
 	const struct vec_codes *vc;
-	uint64_t *left;                   /* each part's blocks not taken, shared */
+	_Atomic uint64_t *left;           /* each part's blocks not taken, shared */
 	size_t self, parts;
 };
 
 /* A part's blocks not taken yet are [front, back), front in the high half
  * of one word, so that a take is one compare-and-swap: its own thread
  * takes them from the front, another from the back. */
-static bool block_take(uint64_t *left, bool front, size_t *block)
+static bool block_take(_Atomic uint64_t *left, bool front, size_t *block)
 {
-	uint64_t was = __atomic_load_n(left, __ATOMIC_RELAXED), now;
+	uint64_t was = atomic_load_explicit(left, memory_order_relaxed), now;
 
 	do {
 		uint32_t f = (uint32_t)(was >> 32), b = (uint32_t)was;
@@ -857,8 +857,8 @@ static bool block_take(uint64_t *left, bool front, size_t *block)
 			return false;
 		*block = front ? f : b - 1;
 		now = front ? (uint64_t)(f + 1) << 32 | b : (uint64_t)f << 32 | (b - 1);
-	} while (!__atomic_compare_exchange_n(left, &was, now, true, __ATOMIC_RELAXED,
-	                                      __ATOMIC_RELAXED));
+	} while (!atomic_compare_exchange_weak_explicit(left, &was, now, memory_order_relaxed,
+	                                                memory_order_relaxed));
 	return true;
 }
 
@@ -925,48 +925,37 @@ static void parts_merge(struct vec_question *vq, const struct part *pt, size_t p
 	memcpy(vq->out, all, vq->got * sizeof *all);
 }
 
-void vec_topk_coded_parts(enum vec_kernel kern, struct vec_question *qs, size_t nq,
-                          const float *base, const float *norms, const struct vec_codes *vc,
-                          size_t n, size_t dim, size_t parts)
+/* The split pass itself, into the buffers vec_topk_coded_parts gives it;
+ * false when the leading thread has no memory for its pass. */
+static bool parts_run(enum vec_kernel kern, struct vec_question *qs, size_t nq,
+                      const float *base, const float *norms, const struct vec_codes *vc,
+                      size_t n, size_t dim, size_t parts, struct vec_question *pq,
+                      bool *lost, struct vec_hit *hits)
 {
 	struct part pt[VEC_PARTS_MAX];
 	pthread_t th[VEC_PARTS_MAX];
 	bool started[VEC_PARTS_MAX] = { false };
-	struct vec_question *pq = NULL;
-	struct vec_hit *hits = NULL, *h;
-	bool *lost = NULL;
-	uint64_t left[VEC_PARTS_MAX];
-	size_t ks = 0, blocks;
+	_Atomic uint64_t left[VEC_PARTS_MAX];
+	size_t blocks = (n + VEC_PART_BLOCK - 1) / VEC_PART_BLOCK;
+	struct vec_hit *h = hits;
 	struct pass pa;
 
-	if (parts > VEC_PARTS_MAX)
-		parts = VEC_PARTS_MAX;
-	if (n > UINT32_MAX)
-		n = UINT32_MAX;                   /* rows are uint32_t */
-	for (size_t i = 0; i < nq; i++)
-		ks += qs[i].k;
-	if (parts < 2 || n < parts * VEC_PART_MIN_ROWS ||
-	    (pq = calloc(parts * nq, sizeof *pq)) == NULL ||
-	    (lost = calloc(parts * nq, sizeof *lost)) == NULL ||
-	    (hits = malloc((ks > 0 ? parts * ks : 1) * sizeof *hits)) == NULL)
-		goto one_pass;
 	/* Question i's parts' outs side by side, k hits of room each: the
 	 * merge gathers them in place. */
-	h = hits;
 	for (size_t i = 0; i < nq; i++)
 		for (size_t p = 0; p < parts; p++, h += qs[i].k) {
 			pq[p * nq + i] = qs[i];
 			pq[p * nq + i].out = h;
 			pq[p * nq + i].got = pq[p * nq + i].cand = 0;
 		}
-	blocks = (n + VEC_PART_BLOCK - 1) / VEC_PART_BLOCK;
 	for (size_t p = 0; p < parts; p++) {
-		left[p] = (uint64_t)(blocks * p / parts) << 32 | blocks * (p + 1) / parts;
+		atomic_init(&left[p], (uint64_t)(blocks * p / parts) << 32 |
+		                      blocks * (p + 1) / parts);
 		pt[p] = (struct part){ kern, pq + p * nq, lost + p * nq, nq, n, dim, base, norms,
 		                       vc, left, p, parts };
 	}
-	if (!pass_begin(&pa, kern, pt[0].qs, nq, base, norms, vc, n, dim))
-		goto one_pass;
+	if (!pass_begin(&pa, kern, pq, nq, base, norms, vc, n, dim))
+		return false;
 	/* A helper that could not start leaves its blocks to the others. */
 	for (size_t p = 1; p < parts; p++)
 		started[p] = thread_start(&th[p], part_run, &pt[p]);
@@ -976,15 +965,34 @@ void vec_topk_coded_parts(enum vec_kernel kern, struct vec_question *qs, size_t 
 			pthread_join(th[p], NULL);
 	for (size_t i = 0; i < nq; i++)
 		parts_merge(&qs[i], pt, parts, i);
+	return true;
+}
+
+void vec_topk_coded_parts(enum vec_kernel kern, struct vec_question *qs, size_t nq,
+                          const float *base, const float *norms, const struct vec_codes *vc,
+                          size_t n, size_t dim, size_t parts)
+{
+	struct vec_question *pq = NULL;
+	struct vec_hit *hits = NULL;
+	bool *lost = NULL, split = false;
+	size_t ks = 0;
+
+	if (parts > VEC_PARTS_MAX)
+		parts = VEC_PARTS_MAX;
+	if (n > UINT32_MAX)
+		n = UINT32_MAX;                   /* rows are uint32_t */
+	for (size_t i = 0; i < nq; i++)
+		ks += qs[i].k;
+	if (parts >= 2 && n >= parts * VEC_PART_MIN_ROWS &&
+	    (pq = calloc(parts * nq, sizeof *pq)) != NULL &&
+	    (lost = calloc(parts * nq, sizeof *lost)) != NULL &&
+	    (hits = malloc((ks > 0 ? parts * ks : 1) * sizeof *hits)) != NULL)
+		split = parts_run(kern, qs, nq, base, norms, vc, n, dim, parts, pq, lost, hits);
 	free(hits);
 	free(lost);
 	free(pq);
-	return;
-one_pass:
-	free(hits);
-	free(lost);
-	free(pq);
-	vec_topk_coded_many(kern, qs, nq, base, norms, vc, n, dim);
+	if (!split)
+		vec_topk_coded_many(kern, qs, nq, base, norms, vc, n, dim);
 }
 
 size_t vec_topk_coded_with(enum vec_kernel kern, enum vec_metric m, const float *q,

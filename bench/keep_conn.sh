@@ -14,7 +14,8 @@
 # and prints req/s, p99 and errors per round, then per site the medians and
 # their ratios to (a) of the same rounds.  Last, once per site, the
 # slow-client mix of bench/serve_pool.sh (d): /health latency alone, then
-# beside 2 x workers slow uploads, long polls and wrong-password clients.
+# beside 2 x workers (or MIX_CLIENTS) slow uploads, long polls and
+# wrong-password clients.
 # The output is saved to bench/results/keep-conn-<date>.txt; the instance is
 # stopped at the end.
 #
@@ -22,7 +23,9 @@
 # WARMUP (3s), WORKERS (the instance's 2), KEEPALIVE (the upstream's
 # keepalive: connections each of nginx's 2 processes keeps; default WORKERS
 # / 2, at least 1, as scripts/dev renders it), MIX (1; 0 skips the
-# slow-client mix), SLUICE_PORT (28443).
+# slow-client mix), MIX_CLIENTS (2 x WORKERS: clients of each kind in the
+# mix, so that two pools can be compared under the same mix), SLUICE_PORT
+# (28443).
 set -euo pipefail
 
 ROOT=$(dirname "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")")
@@ -94,8 +97,9 @@ report() {
 	printf 'machine: %s CPUs, %s; %s; %s\n' "$(nproc)" "$(uname -r)" \
 		"$(nginx -v 2>&1 | sed 's/^nginx version: //')" \
 		"$("$SLUICE_BIN" version 2>/dev/null || echo sluice)"
-	printf 'command: ROUNDS=%s DURATION=%s CONNECTIONS=%s WORKERS=%s KEEPALIVE=%s MIX=%s SLUICE_PORT=%s bench/keep_conn.sh\n' \
-		"$ROUNDS" "$DURATION" "$CONNECTIONS" "${WORKERS:-2}" "$KEEPALIVE" "$MIX" "$SLUICE_PORT"
+	printf 'command: ROUNDS=%s DURATION=%s CONNECTIONS=%s WORKERS=%s KEEPALIVE=%s MIX=%s%s SLUICE_PORT=%s bench/keep_conn.sh\n' \
+		"$ROUNDS" "$DURATION" "$CONNECTIONS" "${WORKERS:-2}" "$KEEPALIVE" "$MIX" \
+		"${MIX_CLIENTS:+ MIX_CLIENTS=$MIX_CLIENTS}" "$SLUICE_PORT"
 	[[ -n ${WORKERS:-} ]] && set_workers "$WORKERS"
 	printf 'wrk -t%s -c%s -d%s --latency; sluice workers = %s; nginx worker_processes 2, upstream keepalive %s\n\n' \
 		"$THREADS" "$CONNECTIONS" "$DURATION" "${WORKERS:-2}" "$KEEPALIVE"

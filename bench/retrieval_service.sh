@@ -53,7 +53,7 @@
 # The instance is stopped at the end unless KEEP=1.  The dataset of (1) is
 # the one (2) asks; questions are lines of the same text.
 #
-# Environment: SLUICE_PORT (28443), WORKERS (8), KEEPALIVE (4: nginx's idle
+# Environment: SLUICE_PORT (28443), WORKERS (8 per CPU), KEEPALIVE (4: nginx's idle
 # FastCGI connections per process, the shipped site's), CLIENT (perl, or wrk),
 # CLIENTS (16), QUESTIONS (50 per client), SNIPPETS (20000), FILES (20), DOCS
 # (unset), BATCH (1000), CAP (600), INGEST_ONLY (0), KEEP (0), INLINE_MAX
@@ -75,7 +75,7 @@ set -euo pipefail
 ROOT=$(dirname "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")")
 export SLUICE_INSTANCE=bench
 export SLUICE_PORT=${SLUICE_PORT:-28443}
-WORKERS=${WORKERS:-8}
+WORKERS=${WORKERS:-$(( $(nproc) * 8 > 8 ? $(nproc) * 8 : 8 ))}   # the default: 8 per CPU, at least 8
 KEEPALIVE=${KEEPALIVE:-4}
 [[ $KEEPALIVE =~ ^[1-9][0-9]*$ ]] || { echo "KEEPALIVE must be a positive number" >&2; exit 2; }
 CLIENTS=${CLIENTS:-16}
@@ -149,7 +149,7 @@ if [[ $work_changed == 1 ]]; then
 fi
 eval "$("$DEV" env bench)"
 # nginx keeps KEEPALIVE idle FastCGI connections per process, as the
-# shipped site does (nginx/sluice.conf: 4, for 4 workers per CPU), not the
+# shipped site does (nginx/sluice.conf: 4, for 8 workers per CPU), not the
 # dev instance's 32: with that many a worker holds several, and a request
 # nginx sends on one waits while the worker answers another.
 NGINX_CONF=$VAR/nginx/nginx.conf

@@ -130,7 +130,7 @@ exit 0 if defined $ENV{HEALTH} && !$ENV{HEALTH};
 print "== (d) GET /health, 200 requests, a new TLS connection each\n";
 print 'alone: ', health_run(), "\n";
 {
-	my $N = 2 * $WORKERS;
+	my $N = $ENV{MIX_CLIENTS} || 2 * $WORKERS;
 	my $qid = mysql('SELECT UUID()');
 	# the parameters a question with the defaults is stored with, which
 	# the answer's schema requires

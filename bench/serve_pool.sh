@@ -14,7 +14,7 @@
 #       (SIZES snippets): the question's elapsed_ms (created_at to
 #       finished_at), medians of 9, against question_inline_budget_ms;
 #   (d) /health latency (p50, p99, max of 200 requests, one connection each)
-#       alone, then with 2 x workers slow uploads, long polls and
+#       alone, then with 2 x workers (or MIX_CLIENTS) slow uploads, long polls and
 #       wrong-password clients at once.
 # Saves the output to bench/results/serve-pool-<date>.txt; the instance is
 # stopped at the end.

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <strings.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <json-c/json.h>
 
@@ -176,13 +177,18 @@ enum basic_result {
 	BASIC_BUSY,                       /* every password-check share is taken */
 };
 
-/* How many workers may hash a password at once (http/pool.h). */
+/* How many workers may hash a password at once (http/pool.h): a quarter of
+ * them, and no more than the CPUs, which more hashes would only share with
+ * every other request. */
 static int password_checks_max(const struct config *cfg)
 {
 	int n = config_worker_count(cfg) / 4;
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
 
 	if (cfg->password_checks_max > 0)
 		return cfg->password_checks_max;
+	if (cpus > 0 && n > cpus)
+		n = (int)cpus;
 	return n > 0 ? n : 1;
 }
 

@@ -55,7 +55,8 @@ struct config {
 	int health_ping_cache_ms;             /* reuse a worker's good ping this long; 0 = never */
 	int basic_cache_ttl;                  /* seconds a verified password is cached */
 	int pbkdf2_iterations;                /* for newly stored passwords */
-	int password_checks_max;              /* workers hashing at once; 0 = a quarter */
+	int password_checks_max;              /* workers hashing at once; 0 = a quarter,
+	                                       * at most one per CPU */
 	/* Failed Basic checks allowed per user name and per client address
 	 * before 429; one comes back every basic_fail_refill_s seconds. */
 	int basic_fail_per_user;
@@ -236,8 +237,10 @@ int config_read_password_file(const char *key, const char *path, char *buf,
 int config_use_migrate_account(struct config *c, char *err, size_t errlen);
 
 /* The number of workers to start: c->workers, or WORKERS_PER_CPU per CPU
- * (at least WORKERS_MIN) when 0: handlers wait on MariaDB, not on the CPU. */
-#define WORKERS_PER_CPU 4
+ * (at least WORKERS_MIN) when 0: handlers wait on MariaDB, not on the CPU,
+ * and a worker whose question is in a shared pass waits for the pass (with
+ * four a CPU, those waiting left too few to keep the CPUs busy). */
+#define WORKERS_PER_CPU 8
 #define WORKERS_MIN 8
 int config_worker_count(const struct config *c);
 

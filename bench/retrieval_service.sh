@@ -75,7 +75,7 @@ set -euo pipefail
 ROOT=$(dirname "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")")
 export SLUICE_INSTANCE=bench
 export SLUICE_PORT=${SLUICE_PORT:-28443}
-WORKERS=${WORKERS:-$(( $(nproc) * 8 > 8 ? $(nproc) * 8 : 8 ))}   # the default: 8 per CPU, at least 8
+WORKERS=${WORKERS:-$(( n = $(nproc) * 8, n < 8 ? 8 : n > 64 ? 64 : n ))}   # the default: 8 a CPU, 8 to 64
 KEEPALIVE=${KEEPALIVE:-4}
 [[ $KEEPALIVE =~ ^[1-9][0-9]*$ ]] || { echo "KEEPALIVE must be a positive number" >&2; exit 2; }
 CLIENTS=${CLIENTS:-16}

@@ -732,7 +732,7 @@ int config_worker_count(const struct config *c)
 	n *= WORKERS_PER_CPU;
 	if (n < WORKERS_MIN)
 		n = WORKERS_MIN;
-	return n > WORKERS_MAX ? WORKERS_MAX : (int)n;
+	return n > WORKERS_DEFAULT_MAX ? WORKERS_DEFAULT_MAX : (int)n;
 }
 
 int config_wait_listen(const struct config *c, char *buf, size_t cap)

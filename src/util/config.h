@@ -239,9 +239,12 @@ int config_use_migrate_account(struct config *c, char *err, size_t errlen);
 /* The number of workers to start: c->workers, or WORKERS_PER_CPU per CPU
  * (at least WORKERS_MIN) when 0: handlers wait on MariaDB, not on the CPU,
  * and a worker whose question is in a shared pass waits for the pass (with
- * four a CPU, those waiting left too few to keep the CPUs busy). */
+ * four a CPU, those waiting left too few to keep the CPUs busy).  At most
+ * WORKERS_DEFAULT_MAX: a reload's two sets of workers, a connection each,
+ * then stay under MariaDB's default max_connections (151). */
 #define WORKERS_PER_CPU 8
 #define WORKERS_MIN 8
+#define WORKERS_DEFAULT_MAX 64
 int config_worker_count(const struct config *c);
 
 /* The waiter's socket: wait_listen, or <listen>.wait when that is empty. */

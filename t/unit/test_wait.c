@@ -205,7 +205,7 @@ static void test_sizes(void)
 	want = (int)(cpus < 1 ? 1 : cpus) * WORKERS_PER_CPU;
 	if (want < WORKERS_MIN)
 		want = WORKERS_MIN;
-	CU_ASSERT_EQUAL(config_worker_count(&cfg), want > 256 ? 256 : want);
+	CU_ASSERT_EQUAL(config_worker_count(&cfg), want > WORKERS_DEFAULT_MAX ? WORKERS_DEFAULT_MAX : want);
 	cfg.workers = 3;
 	CU_ASSERT_EQUAL(config_worker_count(&cfg), 3);
 	CU_ASSERT_EQUAL(config_wait_listen(&cfg, buf, sizeof buf), 0);

@@ -8,7 +8,6 @@
 #include <string.h>
 #include <strings.h>
 #include <time.h>
-#include <unistd.h>
 
 #include <json-c/json.h>
 
@@ -177,21 +176,6 @@ enum basic_result {
 	BASIC_BUSY,                       /* every password-check share is taken */
 };
 
-/* How many workers may hash a password at once (http/pool.h): a quarter of
- * them, and no more than the CPUs, which more hashes would only share with
- * every other request. */
-static int password_checks_max(const struct config *cfg)
-{
-	int n = config_worker_count(cfg) / 4;
-	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-
-	if (cfg->password_checks_max > 0)
-		return cfg->password_checks_max;
-	if (cpus > 0 && n > cpus)
-		n = (int)cpus;
-	return n > 0 ? n : 1;
-}
-
 /* Verified credentials (shared by all workers when auth_shared_init ran in
  * the master, else this process's own), and a hash to burn time on when
  * the user does not exist, so response time does not reveal which names
@@ -301,7 +285,7 @@ void auth_renew(struct db *db, const struct config *cfg)
 		basic_cache_drop(cache, renewal.user, renewal.password);
 		goto out;
 	}
-	if (!pool_take(POOL_PASSWORD_CHECKS, password_checks_max(cfg)))
+	if (!pool_take(POOL_PASSWORD_CHECKS, config_password_checks(cfg)))
 		goto out;
 	if (basic_password_verify(renewal.password, stored) == 1)
 		basic_cache_put(cache, renewal.user, renewal.password, id, now,
@@ -363,7 +347,7 @@ static enum basic_result basic_check(struct req *r, int *retry_after)
 
 	/* A PBKDF2 costs half a second of a worker: at most a share of the
 	 * pool spends it at once, whatever a flood of wrong passwords does. */
-	if (!pool_take(POOL_PASSWORD_CHECKS, password_checks_max(r->cfg))) {
+	if (!pool_take(POOL_PASSWORD_CHECKS, config_password_checks(r->cfg))) {
 		res = BASIC_BUSY;
 		goto out;
 	}

@@ -735,6 +735,18 @@ int config_worker_count(const struct config *c)
 	return n > WORKERS_DEFAULT_MAX ? WORKERS_DEFAULT_MAX : (int)n;
 }
 
+int config_password_checks(const struct config *c)
+{
+	int n = config_worker_count(c) / 4;
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+
+	if (c->password_checks_max > 0)
+		return c->password_checks_max;
+	if (cpus > 0 && n > cpus)
+		n = (int)cpus;
+	return n > 0 ? n : 1;
+}
+
 int config_wait_listen(const struct config *c, char *buf, size_t cap)
 {
 	int n = c->wait_listen[0] != '\0' ? snprintf(buf, cap, "%s", c->wait_listen)

@@ -246,6 +246,11 @@ int config_use_migrate_account(struct config *c, char *err, size_t errlen);
 #define WORKERS_MIN 8
 #define WORKERS_DEFAULT_MAX 64
 int config_worker_count(const struct config *c);
+/* How many workers may hash a password at once (http/pool.h):
+ * c->password_checks_max, or when 0 a quarter of the workers, no more than
+ * the CPUs (more hashes would only share them with every other request),
+ * at least 1. */
+int config_password_checks(const struct config *c);
 
 /* The waiter's socket: wait_listen, or <listen>.wait when that is empty. */
 int config_wait_listen(const struct config *c, char *buf, size_t cap);

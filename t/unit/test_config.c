@@ -772,6 +772,25 @@ static void test_worker_count(void)
 	CU_ASSERT(config_worker_count(&c) <= 256);
 }
 
+/* A quarter of the workers may hash a password at once, never more than the
+ * CPUs, at least one; a set value wins. */
+static void test_password_checks(void)
+{
+	struct config c;
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	int many = (int)(cpus < 1 ? 1 : cpus) * 8;    /* a quarter of it: 2 a CPU */
+
+	config_defaults(&c);
+	c.workers = 2;
+	CU_ASSERT_EQUAL(config_password_checks(&c), 1);
+	c.workers = 8;
+	CU_ASSERT_EQUAL(config_password_checks(&c), cpus >= 2 ? 2 : 1);
+	c.workers = many;
+	CU_ASSERT_EQUAL(config_password_checks(&c), cpus < 1 ? 2 : (int)cpus);
+	c.password_checks_max = 5;
+	CU_ASSERT_EQUAL(config_password_checks(&c), 5);
+}
+
 int suite_config(void)
 {
 	static const struct test_case tests[] = {
@@ -789,6 +808,8 @@ int suite_config(void)
 		{ "connection key file", test_connection_key },
 		{ "retrieval index dir", test_rag_index_dir },
 		{ "worker count", test_worker_count },
+		{ "password checks at once: a quarter of the workers, at most the CPUs",
+		  test_password_checks },
 		{ "the sample holds every key at its default", test_sample_is_the_defaults },
 		{ "the first differing key", test_key_differing },
 		{ NULL, NULL },

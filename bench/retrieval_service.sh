@@ -65,7 +65,9 @@
 # it is ingested, and at most a twentieth of the time so far, at least
 # 2 ms; each GET counts the dataset's documents and snippets), STMTS (0;
 # 1: MariaDB's general log during the questions of (2), then its
-# statements per question by kind; the log slows the run).
+# statements per question by kind; the log slows the run), BACKLOG (0; N:
+# the dataset holds N answered questions before the questions of (2), so
+# that rag_questions is larger than the buffer pool, as it grows to be).
 #
 # The ingestion figures of docs/operations.md:
 #   SLUICE_PORT=41443 INGEST_ONLY=1 DOCS="1000 10000 100000" \
@@ -395,6 +397,33 @@ if (($ENV{COLD} // '') eq '1') {
 	system("\"\$BENCH_DEV\" serve-stop >/dev/null 2>&1 && sync && " .
 	       "echo 3 >/proc/sys/vm/drop_caches && \"\$BENCH_DEV\" serve-start >/dev/null 2>&1") == 0
 		or die "COLD=1: restarting serve with the page cache dropped failed\n";
+}
+# BACKLOG=N: the dataset holds N answered questions before (2), as one that
+# has served for a while does, under random ids (those of a sluice before
+# version 7 question ids) and each with the answer of a warm-up question:
+# rag_questions then outgrows a buffer pool of 128 MB at about 30,000.  Before
+# the warm-up: the Basic cache it fills lasts a minute.
+if (my $backlog = $ENV{BACKLOG}) {
+	my (undef, $q) = call($ua, POST => "/dataset/$id/question", { %$qparams, question => "backlog" });
+	call($ua, GET => "/dataset/$id/question/$q->{question_id}?wait=5");
+	my $b0 = time;
+	for (my $done = 0; $done < $backlog; $done += 20000) {
+		my $n = $backlog - $done < 20000 ? $backlog - $done : 20000;
+		db_sql("INSERT INTO sluice.rag_questions (id, dataset_id, asked_by_user_id, " .
+		       "question_text, params, status, relevant_documents, created_at, finished_at) " .
+		       "SELECT CONCAT_WS('-', SUBSTR(h, 1, 8), SUBSTR(h, 9, 4), SUBSTR(h, 13, 4), " .
+		       "SUBSTR(h, 17, 4), SUBSTR(h, 21, 12)), w.dataset_id, w.asked_by_user_id, " .
+		       "'backlog', '{}', 'success', w.relevant_documents, UTC_TIMESTAMP(3), " .
+		       "UTC_TIMESTAMP(3) FROM (SELECT MD5(CONCAT(RAND(), seq)) AS h FROM " .
+		       "sluice.seq_1_to_$n) s JOIN (SELECT dataset_id, asked_by_user_id, relevant_documents " .
+		       "FROM sluice.rag_questions WHERE dataset_id = '$id' AND status = 'success' " .
+		       "LIMIT 1) w");
+	}
+	my ($rows, $mb) = @{ (db_sql("SELECT table_rows, ROUND((data_length + index_length) / 1048576) " .
+				     "FROM information_schema.tables WHERE table_schema = 'sluice' " .
+				     "AND table_name = 'rag_questions'"))[0] };
+	printf "backlog: %d answered questions stored in %.1f s; rag_questions about %d rows, %d MB\n",
+		$backlog, time - $b0, $rows, $mb;
 }
 # (2) latency: warm the workers' index cache first
 for (1 .. 20) {

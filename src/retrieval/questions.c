@@ -436,7 +436,10 @@ int rag_question_post(struct req *r)
 	           dataset_recall(id, r->id.user_id, &ds);
 	if (recalled ? req_db_or_reply(r) == NULL : dataset_for_question(r, &ds) != 0)
 		return -1;
-	if (uuid_v4(qid, '-') != 0)
+	/* Version 7: questions are the rows the service adds most, and kept;
+	 * under random ids, once rag_questions outgrew the buffer pool, every
+	 * INSERT read a page from disk and dirtied another (as snippets' did). */
+	if (uuid_v7(qid) != 0)
 		return rag_reply(r, RAG_QUESTION_NOT_REGISTERED);
 	params = question_params(&in);
 	rag_tenant(tenant, sizeof tenant, r->id.user_id);

@@ -40,8 +40,16 @@ my $res = ask($id, { question => 'How do glaciers shape mountains?' });
 json_response_is($res, 200, undef, 'POST question');
 is_deeply([ sort keys %{ $res->{json} } ], [qw(dataset_id question_id)], 'exactly dataset_id and question_id');
 is($res->{json}{dataset_id}, $id, 'dataset_id echoed');
-like($res->{json}{question_id} // '', qr/^[0-9a-f-]{36}$/, 'question_id is a UUID');
+like($res->{json}{question_id} // '', qr/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/,
+     'question_id is a version 7 UUID');
 my $qid = $res->{json}{question_id};
+# Version 7: the first 48 bits are the time in ms, so ids sort in the order
+# questions came and rag_questions grows at the end of its key.
+cmp_ok(abs(hex(substr($qid =~ tr/-//dr, 0, 12)) - time * 1000), '<', 600_000,
+       'its first 48 bits are the time it was asked, in ms');
+select(undef, undef, undef, 0.01);
+my $later = ask($id, { question => 'Where do rivers carve canyons?' });
+cmp_ok($later->{json}{question_id} // '', 'gt', $qid, "a later question's id sorts after it");
 
 my $got = answer_of($id, $qid, 10);
 json_response_is($got, 200, undef, 'GET question ?wait=10');

@@ -28,18 +28,22 @@ int testing_pid(struct req *r)
 	return resp_json(r, 200, o);
 }
 
+/* slow=true: first hand the worker's other connections to the others, as
+ * slow work does (req_before_slow_work). */
 struct sleep_query {
 	long long ms;
+	bool slow;
 };
 
 static const struct vfield sleep_query[] = {
 	{ "ms", V_INT, V_REQUIRED, 0, SLEEP_MAX_MS, NULL, NULL, VOFF(struct sleep_query, ms) },
+	{ "slow", V_BOOL, 0, 0, 0, NULL, NULL, VOFF(struct sleep_query, slow) },
 	VFIELDS_END
 };
 
 int testing_sleep(struct req *r)
 {
-	struct sleep_query q;
+	struct sleep_query q = { 0, false };
 	struct json_object *o;
 	struct timespec ts;
 	struct verror e;
@@ -47,6 +51,8 @@ int testing_sleep(struct req *r)
 
 	if (validate_query(sleep_query, r, &q, NULL, &e) != 0)
 		return resp_detail(r, 400, e.message);
+	if (q.slow)
+		req_before_slow_work(r);
 	ms = q.ms;
 	ts.tv_sec = (time_t)(ms / 1000);
 	ts.tv_nsec = (long)(ms % 1000) * 1000000L;

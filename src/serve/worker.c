@@ -38,6 +38,7 @@
 #include "util/arena.h"
 #include "util/config.h"
 #include "util/log.h"
+#include "util/test_hooks.h"
 #include "util/timeutil.h"
 
 static volatile sig_atomic_t stop_requested;
@@ -390,31 +391,40 @@ static int slot_of(const struct worker *w, int fd)
 	return -1;
 }
 
-/* One wait: answer every connection that called, then take a connection
- * handed over and a new one, if any wait.  Returns -1 on an error that
- * ends the worker. */
+/* One wait: take a connection handed over and a new one, if any wait, then
+ * answer every connection that called.  Taken first: the kernel woke this
+ * worker alone for them (EPOLLEXCLUSIVE), so one left for after a slow
+ * request would wait out that request, a request nginx already sent on it
+ * included; taken, it is handed on again before the slow work. */
 static int serve_round(struct worker *w)
 {
 	struct epoll_event ev[WORKER_CONNS + 2];
-	bool handed = false, fresh = false;
-	int n = epoll_pwait(w->ep, ev, WORKER_CONNS + 2, -1, &w->waitmask);
+	int n, timeout = -1;
 
+#ifdef SLUICE_TEST_HOOKS
+	if (w->cfg->serve_test_collect_delay_ms > 0) {
+		if (epoll_pwait(w->ep, ev, 1, -1, &w->waitmask) < 0)
+			return errno == EINTR ? 0 : -1;
+		test_hook_pause(w->cfg->serve_test_collect_delay_ms);
+		timeout = 0;            /* level-triggered: what woke it is still there */
+	}
+#endif
+	n = epoll_pwait(w->ep, ev, WORKER_CONNS + 2, timeout, &w->waitmask);
 	if (n < 0)
 		return errno == EINTR ? 0 : -1;
 	for (int k = 0; k < n; k++) {
+		if (ev[k].data.fd == w->fds->handoff[1])
+			take_handed_conn(w);
+		else if (ev[k].data.fd == w->fds->listen)
+			take_new_conn(w);
+	}
+	for (int k = 0; k < n; k++) {
 		int fd = ev[k].data.fd, i;
 
-		if (fd == w->fds->handoff[1])
-			handed = true;
-		else if (fd == w->fds->listen)
-			fresh = true;
-		else if ((i = slot_of(w, fd)) >= 0)
+		if (fd != w->fds->handoff[1] && fd != w->fds->listen &&
+		    (i = slot_of(w, fd)) >= 0)
 			serve_conn(w, i);
 	}
-	if (handed)
-		take_handed_conn(w);
-	if (fresh)
-		take_new_conn(w);
 	return 0;
 }
 

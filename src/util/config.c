@@ -146,6 +146,7 @@ static const struct key keys[] = {
 	NUM(runner_test_task_delay_ms, 0, 600000),
 	NUM(runner_test_task_alloc_mb, 0, 1048576),
 	NUM(runner_test_qualify_delay_ms, 0, 600000),
+	NUM(serve_test_collect_delay_ms, 0, 60000),
 #endif
 
 	{ "embedding_provider", K_PROVIDER, offsetof(struct config, embedding_provider),
@@ -292,6 +293,7 @@ void config_defaults(struct config *c)
 	c->runner_test_task_delay_ms = 0;
 	c->runner_test_task_alloc_mb = 0;
 	c->runner_test_qualify_delay_ms = 0;
+	c->serve_test_collect_delay_ms = 0;
 #endif
 
 	strcpy(c->embedding_provider, "builtin");

@@ -124,6 +124,9 @@ struct config {
 	int runner_test_task_delay_ms;
 	int runner_test_task_alloc_mb;
 	int runner_test_qualify_delay_ms;
+	/* A worker woken waits this long before it takes what is ready, so
+	 * that a test can make two events meet in one wait. */
+	int serve_test_collect_delay_ms;
 #endif
 
 	/* retrieval */

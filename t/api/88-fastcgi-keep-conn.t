@@ -8,7 +8,11 @@
 use strict;
 use warnings;
 
+use IO::Socket::UNIX;
+use JSON::PP ();
 use List::Util qw(sum0);
+use Socket qw(SOCK_STREAM);
+use Time::HiRes qw(sleep time);
 use Test::More;
 
 use SluiceTest;
@@ -155,5 +159,114 @@ is(statuses(@res), '200 x20', 'requests right after: all 200 (a GET on a closed 
 my $post = http(POST => '/_test/echo', { token => $token, json => { after => 1 } });
 is($post->{status}, 200, 'and a POST') or diag $post->{content};
 ok(wait_workers($master, 2, 15, [ $old[0] ]), 'the master replaced it');
+
+# --- a connection handed over meets a slow request in one wait --------------------
+# The kernel wakes one idle worker for a connection handed over
+# (EPOLLEXCLUSIVE): the first one waiting.  Should that worker's wait also
+# return a slow request on a connection of its own, it takes the handed one
+# first and hands it on before the slow work, waking the next idle worker.
+# Left for after, a request already sent on it waited out the slow one while
+# other workers idled (seen once in t/api/97, as 3.6 s).  Here the two
+# events meet in one wait on purpose: serve_test_collect_delay_ms has a
+# worker woken wait before it takes what is ready.  Three workers, raw
+# FastCGI on their socket, so that the test knows who holds what: the first
+# idle worker (the one the kernel wakes first) gets cc, a second one ca and
+# cb, the third nothing.
+
+sub fcgi_record {
+	my ($type, $body) = @_;
+	return pack('CCnnCC', 1, $type, 1, length $body, 0, 0) . $body;
+}
+
+sub fcgi_len { my $n = length $_[0]; return $n < 128 ? pack('C', $n) : pack('N', $n | 0x80000000) }
+
+sub fcgi_send {
+	my ($s, $uri) = @_;
+	my ($path, $query) = split /\?/, $uri, 2;
+	my %p = (REQUEST_METHOD => 'GET', REQUEST_URI => $uri, DOCUMENT_URI => $path,
+		 QUERY_STRING => $query // '', SERVER_PROTOCOL => 'HTTP/1.1');
+	my $pairs = join '', map { fcgi_len($_) . fcgi_len($p{$_}) . $_ . $p{$_} } sort keys %p;
+	# role responder, flags keep-conn: the connection stays the worker's
+	my $rec = fcgi_record(1, pack('nCx5', 1, 1)) . fcgi_record(4, $pairs) .
+		  fcgi_record(4, '') . fcgi_record(5, '');
+	syswrite($s, $rec) == length $rec or die "FastCGI write: $!";
+}
+
+sub fcgi_read_n {
+	my ($s, $n) = @_;
+	my $buf = '';
+	while (length $buf < $n) {
+		my $got = sysread($s, $buf, $n - length $buf, length $buf);
+		die 'FastCGI read: ' . ($got // $!) unless $got;
+	}
+	return $buf;
+}
+
+# The answer's status and JSON body, once its END_REQUEST came.
+sub fcgi_read {
+	my ($s) = @_;
+	my $out = '';
+	while (1) {
+		my (undef, $type, undef, $len, $pad) = unpack('CCnnC', fcgi_read_n($s, 8));
+		my $body = fcgi_read_n($s, $len + $pad);
+		$out .= substr($body, 0, $len) if $type == 6;
+		last if $type == 3;
+	}
+	my ($head, $content) = split /\r\n\r\n/, $out, 2;
+	my ($status) = $head =~ /^Status: (\d+)/mi;
+	return { status => $status // 200, json => eval { JSON::PP->new->decode($content) } };
+}
+
+sub fcgi_open_pid {
+	my $s = IO::Socket::UNIX->new(Type => SOCK_STREAM, Peer => $SOCK) or die "connect: $!";
+	fcgi_send($s, '/_test/pid');
+	return ($s, fcgi_read($s)->{json}{pid} // die 'no pid');
+}
+
+my $orig = conf_read();
+END {
+	local ($?, $@);
+	eval { reload_serve($orig, 2) if conf_read() ne $orig; 1 }
+		or print STDERR "# restoring the config failed: $@";
+}
+my $delay = 600;
+reload_serve(conf_with($orig, workers => 3, serve_test_collect_delay_ms => $delay), 3);
+# The worker a new connection wakes when all wait is the first in the
+# kernel's order, for handed connections too: it gets cc.
+sleep($delay * 2 / 1000);
+my ($cc, $first) = fcgi_open_pid();
+# While it is busy, new connections go to the others: until one holds two.
+fcgi_send($cc, '/_test/sleep?ms=10000');
+sleep($delay * 1.5 / 1000);
+my (%by, $second, @spare);
+for (1 .. 6) {
+	my ($s, $pid) = fcgi_open_pid();
+	push @{ $by{$pid} }, $s;
+	last if ($second) = grep { @{ $by{$_} } >= 2 } keys %by;
+}
+ok($second && $second != $first, 'two connections to a second worker, one to the first')
+	or diag explain { first => $first, by => \%by };
+my ($ca, $cb) = @{ $by{$second} // [] };
+@spare = map { @{ $by{$_} } } grep { $_ != $second } keys %by;
+is(fcgi_read($cc)->{status}, 200, 'the first worker kept busy meanwhile');
+sleep($delay * 2 / 1000);
+# ca's worker starts its slow work (after its delay) and hands cb over; the
+# first worker, woken for cb, waits its delay, in which cc's slow request
+# and cb's quick one come.
+fcgi_send($ca, '/_test/sleep?ms=9000&slow=true');
+sleep($delay * 1.5 / 1000);
+fcgi_send($cc, '/_test/sleep?ms=9000&slow=true');
+fcgi_send($cb, '/_test/pid');
+my $t0 = time;
+my $quick = fcgi_read($cb);
+my $took = time - $t0;
+is($quick->{status}, 200, 'the request on the handed connection: 200');
+cmp_ok($took, '<', 6, 'answered while both slow requests ran (9 s), not after')
+	or diag "took ${took} s";
+ok(($quick->{json}{pid} // 0) != $first && ($quick->{json}{pid} // 0) != $second,
+   'by the third worker, idle until then');
+is(fcgi_read($_)->{status}, 200, 'a slow request: 200') for $ca, $cc;
+close $_ for $ca, $cb, $cc, @spare;
+reload_serve($orig, 2);
 
 done_testing();

@@ -258,15 +258,15 @@ static void drop_gone_conns(struct worker *w)
 			drop_conn(w, i);
 }
 
-static void take_new_conn(struct worker *w)
+/* Every connection waiting, while there is room: the kernel may have woken
+ * this worker alone for several. */
+static void take_new_conns(struct worker *w)
 {
 	int fd;
 
-	if (w->nconn == WORKER_CONNS)
-		return;
-	fd = accept4(w->fds->listen, NULL, NULL, SOCK_CLOEXEC);
-	if (fd >= 0)
-		hold_conn(w, fd);       /* else another worker took it */
+	while (w->nconn < WORKER_CONNS &&
+	       (fd = accept4(w->fds->listen, NULL, NULL, SOCK_CLOEXEC)) >= 0)
+		hold_conn(w, fd);       /* until none is left, or another took it */
 }
 
 /* One descriptor in one datagram of the hand-off socket. */
@@ -291,24 +291,25 @@ static struct cmsghdr *fd_msg_init(struct fd_msg *m)
 	return CMSG_FIRSTHDR(&m->msg);
 }
 
-/* Takes one connection another worker handed over, if one is still there. */
-static void take_handed_conn(struct worker *w)
+/* Takes the connections other workers handed over that are still there,
+ * while there is room, as take_new_conns does. */
+static void take_handed_conns(struct worker *w)
 {
 	struct fd_msg m;
 	struct cmsghdr *c;
 	int fd;
 
-	if (w->nconn == WORKER_CONNS)
-		return;
-	fd_msg_init(&m);
-	if (recvmsg(w->fds->handoff[1], &m.msg, MSG_CMSG_CLOEXEC) < 0)
-		return;                 /* another worker took it */
-	c = CMSG_FIRSTHDR(&m.msg);
-	if (c == NULL || c->cmsg_level != SOL_SOCKET ||
-	    c->cmsg_type != SCM_RIGHTS || c->cmsg_len != CMSG_LEN(sizeof(int)))
-		return;
-	memcpy(&fd, CMSG_DATA(c), sizeof fd);
-	hold_conn(w, fd);
+	while (w->nconn < WORKER_CONNS) {
+		fd_msg_init(&m);
+		if (recvmsg(w->fds->handoff[1], &m.msg, MSG_CMSG_CLOEXEC) < 0)
+			return;         /* none left, or another worker took it */
+		c = CMSG_FIRSTHDR(&m.msg);
+		if (c == NULL || c->cmsg_level != SOL_SOCKET ||
+		    c->cmsg_type != SCM_RIGHTS || c->cmsg_len != CMSG_LEN(sizeof(int)))
+			continue;
+		memcpy(&fd, CMSG_DATA(c), sizeof fd);
+		hold_conn(w, fd);
+	}
 }
 
 /* Before slow work, the worker gives the connections it holds, all but
@@ -391,8 +392,8 @@ static int slot_of(const struct worker *w, int fd)
 	return -1;
 }
 
-/* One wait: take a connection handed over and a new one, if any wait, then
- * answer every connection that called.  Taken first: the kernel woke this
+/* One wait: take the connections handed over and the new ones, if any
+ * wait, then answer every connection that called.  Taken first: the kernel woke this
  * worker alone for them (EPOLLEXCLUSIVE), so one left for after a slow
  * request would wait out that request, a request nginx already sent on it
  * included; taken, it is handed on again before the slow work. */
@@ -414,9 +415,9 @@ static int serve_round(struct worker *w)
 		return errno == EINTR ? 0 : -1;
 	for (int k = 0; k < n; k++) {
 		if (ev[k].data.fd == w->fds->handoff[1])
-			take_handed_conn(w);
+			take_handed_conns(w);
 		else if (ev[k].data.fd == w->fds->listen)
-			take_new_conn(w);
+			take_new_conns(w);
 	}
 	for (int k = 0; k < n; k++) {
 		int fd = ev[k].data.fd, i;

@@ -393,10 +393,11 @@ static int slot_of(const struct worker *w, int fd)
 }
 
 /* One wait: take the connections handed over and the new ones, if any
- * wait, then answer every connection that called.  Taken first: the kernel woke this
- * worker alone for them (EPOLLEXCLUSIVE), so one left for after a slow
- * request would wait out that request, a request nginx already sent on it
- * included; taken, it is handed on again before the slow work. */
+ * wait, then answer every connection that called.  Taken first: the kernel
+ * woke this worker alone for them (EPOLLEXCLUSIVE), so one left for after a
+ * slow request would wait out that request, a request nginx already sent
+ * on it included; taken, it is handed on again before the slow work.
+ * Returns -1 on an error that ends the worker. */
 static int serve_round(struct worker *w)
 {
 	struct epoll_event ev[WORKER_CONNS + 2];

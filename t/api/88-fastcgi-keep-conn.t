@@ -1,9 +1,10 @@
 #!/usr/bin/perl
 # nginx keeps its FastCGI connections to the workers open between requests
 # (fastcgi_keep_conn, an upstream keepalive): requests reuse them; with two
-# workers, connections kept idle never leave a new one waiting; and what a
+# workers, connections kept idle never leave a new one waiting; what a
 # handler leaves unread of a body never reaches the next request on the
-# connection.
+# connection; and a connection handed over before slow work never waits for
+# the slow request of the worker it lands on.
 
 use strict;
 use warnings;

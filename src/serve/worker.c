@@ -420,11 +420,11 @@ static int serve_round(struct worker *w)
 		else if (ev[k].data.fd == w->fds->listen)
 			take_new_conns(w);
 	}
+	/* The shared sockets hold no slot: slot_of passes them over. */
 	for (int k = 0; k < n; k++) {
-		int fd = ev[k].data.fd, i;
+		int i = slot_of(w, ev[k].data.fd);
 
-		if (fd != w->fds->handoff[1] && fd != w->fds->listen &&
-		    (i = slot_of(w, fd)) >= 0)
+		if (i >= 0)
 			serve_conn(w, i);
 	}
 	return 0;

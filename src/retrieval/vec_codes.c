@@ -578,11 +578,19 @@ static bool pass_q_run(struct pass_q *p, const int64_t *dc, const struct vec_cod
 	return true;
 }
 
+/* The rows a pass reads: the file's vectors, their norms and their codes. */
+struct rows {
+	const float *base, *norms;
+	const struct vec_codes *vc;
+	size_t n, dim;
+};
+
 /* The rows that can still be in p's top k, scored exactly, into its out;
  * false when out of memory. */
-static bool pass_q_finish(struct pass_q *p, const float *base, const float *norms,
-                          size_t dim)
+static bool pass_q_finish(struct pass_q *p, const struct rows *rw)
 {
+	const float *base = rw->base;
+	size_t dim = rw->dim;
 	struct vec_question *vq = p->vq;
 	struct cands *cs = &p->cs;
 	double floor = lows_floor(&p->lw);
@@ -605,8 +613,8 @@ static bool pass_q_finish(struct pass_q *p, const float *base, const float *norm
 				__builtin_prefetch(a + at);
 		}
 		uint32_t row = cs->c[j].row;
-		float sc = vec_score(vq->m, vq->q, vq->qnorm, base + (size_t)row * dim, norms[row],
-		                     dim);
+		float sc = vec_score(vq->m, vq->q, vq->qnorm, base + (size_t)row * dim,
+		                     rw->norms[row], dim);
 		if (!isnan(sc))
 			hits[got++] = (struct vec_hit){ row, sc };
 	}
@@ -669,13 +677,12 @@ static bool nothing_to_find(const struct vec_question *vq, size_t dim)
 }
 
 /* The float scan of every row, for a question a pass could not take. */
-static void whole_float_scan(struct vec_question *vq, const float *base, const float *norms,
-                             size_t n, size_t dim)
+static void whole_float_scan(struct vec_question *vq, const struct rows *rw)
 {
-	vq->cand = n;
-	vq->got = nothing_to_find(vq, dim) ? 0
-	          : vec_topk(vq->m, vq->q, vq->qnorm, base, norms, n, dim, vq->keep, vq->k,
-	                     vq->out);
+	vq->cand = rw->n;
+	vq->got = nothing_to_find(vq, rw->dim) ? 0
+	          : vec_topk(vq->m, vq->q, vq->qnorm, rw->base, rw->norms, rw->n, rw->dim,
+	                     vq->keep, vq->k, vq->out);
 }
 
 /* A pass of questions as one thread runs it: begun once, given its rows
@@ -685,9 +692,8 @@ struct pass {
 	run_dots_fn dots;
 	bool wide;                        /* run_may16's AVX-512 too */
 	struct vec_question *qs;
-	size_t nq, n, dim, coded;
-	const float *base, *norms;
-	const struct vec_codes *vc;
+	size_t nq, coded;
+	struct rows rw;
 	struct pass_q *ps;
 	struct groups gr;
 	struct vec_hit *merge;            /* the float scan's hits and a block's */
@@ -706,13 +712,11 @@ static void pass_free(struct pass *pa)
 
 /* False when out of memory: the pass is then not begun. */
 static bool pass_begin(struct pass *pa, enum vec_kernel kern, struct vec_question *qs,
-                       size_t nq, const float *base, const float *norms,
-                       const struct vec_codes *vc, size_t n, size_t dim)
+                       size_t nq, const struct rows *rw)
 {
-	size_t stride = vec_code_stride(dim), kmax = 0;
+	size_t stride = vec_code_stride(rw->dim), kmax = 0;
 
-	*pa = (struct pass){ .dots = run_dots_kernel(kern), .qs = qs, .nq = nq, .n = n,
-	                     .dim = dim, .base = base, .norms = norms, .vc = vc };
+	*pa = (struct pass){ .dots = run_dots_kernel(kern), .qs = qs, .nq = nq, .rw = *rw };
 	pa->wide = pa->dots == run_dots_vnni;
 	for (size_t i = 0; i < nq; i++)
 		kmax = qs[i].k > kmax ? qs[i].k : kmax;
@@ -724,8 +728,8 @@ static bool pass_begin(struct pass *pa, enum vec_kernel kern, struct vec_questio
 	}
 	for (size_t i = 0; i < nq; i++) {
 		qs[i].got = qs[i].cand = 0;
-		if (!nothing_to_find(&qs[i], dim) &&
-		    pass_q_start(&pa->ps[i], &qs[i], vc, norms, dim, stride))
+		if (!nothing_to_find(&qs[i], rw->dim) &&
+		    pass_q_start(&pa->ps[i], &qs[i], rw->vc, rw->norms, rw->dim, stride))
 			pa->coded++;
 	}
 	if (pa->coded > 0 && !groups_start(&pa->gr, pa->ps, nq, pa->coded, stride)) {
@@ -739,11 +743,12 @@ static bool pass_begin(struct pass *pa, enum vec_kernel kern, struct vec_questio
  * kept with its best of the rows before. */
 static void pass_floats(struct pass *pa, struct vec_question *vq, size_t from, size_t to)
 {
+	const struct rows *rw = &pa->rw;
 	size_t got = vq->got, more;
 
 	memcpy(pa->merge, vq->out, got * sizeof *vq->out);
-	more = vec_topk(vq->m, vq->q, vq->qnorm, pa->base + from * pa->dim,
-	                pa->norms != NULL ? pa->norms + from : NULL, to - from, pa->dim,
+	more = vec_topk(vq->m, vq->q, vq->qnorm, rw->base + from * rw->dim,
+	                rw->norms != NULL ? rw->norms + from : NULL, to - from, rw->dim,
 	                vq->keep != NULL ? vq->keep + from : NULL, vq->k, pa->merge + got);
 	for (size_t h = got; h < got + more; h++)
 		pa->merge[h].row += (uint32_t)from;
@@ -759,7 +764,7 @@ static void pass_floats(struct pass *pa, struct vec_question *vq, size_t from, s
  * ends, as its group goes on, and pass_end says so. */
 static void pass_rows(struct pass *pa, size_t from, size_t to)
 {
-	const struct vec_codes *vc = pa->vc;
+	const struct vec_codes *vc = pa->rw.vc;
 	struct groups *gr = &pa->gr;
 
 	for (size_t r0 = from; pa->coded > 0 && r0 < to; r0 += RUN) {
@@ -773,7 +778,7 @@ static void pass_rows(struct pass *pa, size_t from, size_t to)
 			for (size_t j = 0; j < g; j++) {
 				struct pass_q *p = &pa->ps[gr->idx[i + j]];
 
-				if (p->coded && !pass_q_run(p, dc[j], vc, pa->norms, r0, rows, pa->wide)) {
+				if (p->coded && !pass_q_run(p, dc[j], vc, pa->rw.norms, r0, rows, pa->wide)) {
 					p->coded = false;
 					p->lost = true;
 					pa->coded--;
@@ -784,7 +789,7 @@ static void pass_rows(struct pass *pa, size_t from, size_t to)
 	for (size_t i = 0; i < pa->nq; i++) {
 		struct vec_question *vq = &pa->qs[i];
 
-		if (nothing_to_find(vq, pa->dim))
+		if (nothing_to_find(vq, pa->rw.dim))
 			vq->cand += to - from;
 		else if (!pa->ps[i].coded && !pa->ps[i].lost)
 			pass_floats(pa, vq, from, to);
@@ -800,12 +805,12 @@ static void pass_end(struct pass *pa, bool *lost)
 		struct pass_q *p = &pa->ps[i];
 		struct vec_question *vq = &pa->qs[i];
 
-		if (p->coded && !pass_q_finish(p, pa->base, pa->norms, pa->dim))
+		if (p->coded && !pass_q_finish(p, &pa->rw))
 			p->lost = true;
 		if (lost != NULL)
 			lost[i] = p->lost;
 		else if (p->lost)
-			whole_float_scan(vq, pa->base, pa->norms, pa->n, pa->dim);
+			whole_float_scan(vq, &pa->rw);
 	}
 	pass_free(pa);
 }
@@ -814,16 +819,16 @@ void vec_topk_coded_many(enum vec_kernel kern, struct vec_question *qs, size_t n
                          const float *base, const float *norms, const struct vec_codes *vc,
                          size_t n, size_t dim)
 {
+	/* rows are uint32_t */
+	struct rows rw = { base, norms, vc, n > UINT32_MAX ? UINT32_MAX : n, dim };
 	struct pass pa;
 
-	if (n > UINT32_MAX)
-		n = UINT32_MAX;                   /* rows are uint32_t */
-	if (!pass_begin(&pa, kern, qs, nq, base, norms, vc, n, dim)) {
+	if (!pass_begin(&pa, kern, qs, nq, &rw)) {
 		for (size_t i = 0; i < nq; i++)
-			whole_float_scan(&qs[i], base, norms, n, dim);
+			whole_float_scan(&qs[i], &rw);
 		return;
 	}
-	pass_rows(&pa, 0, n);
+	pass_rows(&pa, 0, rw.n);
 	pass_end(&pa, NULL);
 }
 
@@ -836,9 +841,8 @@ struct part {
 	enum vec_kernel kern;
 	struct vec_question *qs;
 	bool *lost;
-	size_t nq, n, dim;
-	const float *base, *norms;
-	const struct vec_codes *vc;
+	size_t nq;
+	const struct rows *rw;
 	_Atomic uint64_t *left;           /* each part's blocks not taken, shared */
 	size_t self, parts;
 };
@@ -864,9 +868,9 @@ static bool block_take(_Atomic uint64_t *left, bool front, size_t *block)
 
 static void block_rows(struct part *p, struct pass *pa, size_t block)
 {
-	size_t from = block * VEC_PART_BLOCK;
+	size_t from = block * VEC_PART_BLOCK, n = p->rw->n;
 
-	pass_rows(pa, from, p->n - from < VEC_PART_BLOCK ? p->n : from + VEC_PART_BLOCK);
+	pass_rows(pa, from, n - from < VEC_PART_BLOCK ? n : from + VEC_PART_BLOCK);
 }
 
 /* The part's own blocks in the order the codes lie (a pass with few
@@ -892,7 +896,7 @@ static void *part_run(void *arg)
 	struct part *p = arg;
 	struct pass pa;
 
-	if (pass_begin(&pa, p->kern, p->qs, p->nq, p->base, p->norms, p->vc, p->n, p->dim))
+	if (pass_begin(&pa, p->kern, p->qs, p->nq, p->rw))
 		part_take(p, &pa);
 	return NULL;
 }
@@ -912,7 +916,7 @@ static void parts_merge(struct vec_question *vq, const struct part *pt, size_t p
 		const struct vec_question *x = &pt[p].qs[i];
 
 		if (pt[p].lost[i]) {
-			whole_float_scan(vq, pt[0].base, pt[0].norms, pt[0].n, pt[0].dim);
+			whole_float_scan(vq, pt[0].rw);
 			return;
 		}
 		/* all[got] never passes the hit it is copied from */
@@ -925,19 +929,27 @@ static void parts_merge(struct vec_question *vq, const struct part *pt, size_t p
 	memcpy(vq->out, all, vq->got * sizeof *all);
 }
 
-/* The split pass itself, into the buffers vec_topk_coded_parts gives it;
- * false when the leading thread has no memory for its pass. */
+/* A split pass's buffers: each part's copy of the questions (part p's
+ * question i at pq[p * nq + i]), whether the part lost it, and k hits of
+ * room for each. */
+struct split {
+	struct vec_question *pq;
+	bool *lost;
+	struct vec_hit *hits;
+};
+
+/* The split pass itself, into sp; false when the leading thread has no
+ * memory for its pass. */
 static bool parts_run(enum vec_kernel kern, struct vec_question *qs, size_t nq,
-                      const float *base, const float *norms, const struct vec_codes *vc,
-                      size_t n, size_t dim, size_t parts, struct vec_question *pq,
-                      bool *lost, struct vec_hit *hits)
+                      const struct rows *rw, size_t parts, const struct split *sp)
 {
 	struct part pt[VEC_PARTS_MAX];
 	pthread_t th[VEC_PARTS_MAX];
 	bool started[VEC_PARTS_MAX] = { false };
 	_Atomic uint64_t left[VEC_PARTS_MAX];
-	size_t blocks = (n + VEC_PART_BLOCK - 1) / VEC_PART_BLOCK;
-	struct vec_hit *h = hits;
+	size_t blocks = (rw->n + VEC_PART_BLOCK - 1) / VEC_PART_BLOCK;
+	struct vec_question *pq = sp->pq;
+	struct vec_hit *h = sp->hits;
 	struct pass pa;
 
 	/* Question i's parts' outs side by side, k hits of room each: the
@@ -951,10 +963,10 @@ static bool parts_run(enum vec_kernel kern, struct vec_question *qs, size_t nq,
 	for (size_t p = 0; p < parts; p++) {
 		atomic_init(&left[p], (uint64_t)(blocks * p / parts) << 32 |
 		                      blocks * (p + 1) / parts);
-		pt[p] = (struct part){ kern, pq + p * nq, lost + p * nq, nq, n, dim, base, norms,
-		                       vc, left, p, parts };
+		pt[p] = (struct part){ kern, pq + p * nq, sp->lost + p * nq, nq, rw, left, p,
+		                       parts };
 	}
-	if (!pass_begin(&pa, kern, pq, nq, base, norms, vc, n, dim))
+	if (!pass_begin(&pa, kern, pq, nq, rw))
 		return false;
 	/* A helper that could not start leaves its blocks to the others. */
 	for (size_t p = 1; p < parts; p++)
@@ -972,25 +984,24 @@ void vec_topk_coded_parts(enum vec_kernel kern, struct vec_question *qs, size_t 
                           const float *base, const float *norms, const struct vec_codes *vc,
                           size_t n, size_t dim, size_t parts)
 {
-	struct vec_question *pq = NULL;
-	struct vec_hit *hits = NULL;
-	bool *lost = NULL, split = false;
+	/* rows are uint32_t */
+	struct rows rw = { base, norms, vc, n > UINT32_MAX ? UINT32_MAX : n, dim };
+	struct split sp = { NULL, NULL, NULL };
+	bool split = false;
 	size_t ks = 0;
 
 	if (parts > VEC_PARTS_MAX)
 		parts = VEC_PARTS_MAX;
-	if (n > UINT32_MAX)
-		n = UINT32_MAX;                   /* rows are uint32_t */
 	for (size_t i = 0; i < nq; i++)
 		ks += qs[i].k;
-	if (parts >= 2 && n >= parts * VEC_PART_MIN_ROWS &&
-	    (pq = calloc(parts * nq, sizeof *pq)) != NULL &&
-	    (lost = calloc(parts * nq, sizeof *lost)) != NULL &&
-	    (hits = malloc((ks > 0 ? parts * ks : 1) * sizeof *hits)) != NULL)
-		split = parts_run(kern, qs, nq, base, norms, vc, n, dim, parts, pq, lost, hits);
-	free(hits);
-	free(lost);
-	free(pq);
+	if (parts >= 2 && rw.n >= parts * VEC_PART_MIN_ROWS &&
+	    (sp.pq = calloc(parts * nq, sizeof *sp.pq)) != NULL &&
+	    (sp.lost = calloc(parts * nq, sizeof *sp.lost)) != NULL &&
+	    (sp.hits = malloc((ks > 0 ? parts * ks : 1) * sizeof *sp.hits)) != NULL)
+		split = parts_run(kern, qs, nq, &rw, parts, &sp);
+	free(sp.hits);
+	free(sp.lost);
+	free(sp.pq);
 	if (!split)
 		vec_topk_coded_many(kern, qs, nq, base, norms, vc, n, dim);
 }

@@ -585,11 +585,18 @@ struct rows {
 	size_t n, dim;
 };
 
+static struct rows rows_of(const float *base, const float *norms, const struct vec_codes *vc,
+                           size_t n, size_t dim)
+{
+	/* rows are uint32_t */
+	return (struct rows){ base, norms, vc, n > UINT32_MAX ? UINT32_MAX : n, dim };
+}
+
 /* The rows that can still be in p's top k, scored exactly, into its out;
  * false when out of memory. */
 static bool pass_q_finish(struct pass_q *p, const struct rows *rw)
 {
-	const float *base = rw->base;
+	const float *base = rw->base, *norms = rw->norms;
 	size_t dim = rw->dim;
 	struct vec_question *vq = p->vq;
 	struct cands *cs = &p->cs;
@@ -613,8 +620,8 @@ static bool pass_q_finish(struct pass_q *p, const struct rows *rw)
 				__builtin_prefetch(a + at);
 		}
 		uint32_t row = cs->c[j].row;
-		float sc = vec_score(vq->m, vq->q, vq->qnorm, base + (size_t)row * dim,
-		                     rw->norms[row], dim);
+		float sc = vec_score(vq->m, vq->q, vq->qnorm, base + (size_t)row * dim, norms[row],
+		                     dim);
 		if (!isnan(sc))
 			hits[got++] = (struct vec_hit){ row, sc };
 	}
@@ -815,21 +822,28 @@ static void pass_end(struct pass *pa, bool *lost)
 	pass_free(pa);
 }
 
+/* The one pass of vec_topk_coded_many, on the caller's thread. */
+static void one_pass(enum vec_kernel kern, struct vec_question *qs, size_t nq,
+                     const struct rows *rw)
+{
+	struct pass pa;
+
+	if (!pass_begin(&pa, kern, qs, nq, rw)) {
+		for (size_t i = 0; i < nq; i++)
+			whole_float_scan(&qs[i], rw);
+		return;
+	}
+	pass_rows(&pa, 0, rw->n);
+	pass_end(&pa, NULL);
+}
+
 void vec_topk_coded_many(enum vec_kernel kern, struct vec_question *qs, size_t nq,
                          const float *base, const float *norms, const struct vec_codes *vc,
                          size_t n, size_t dim)
 {
-	/* rows are uint32_t */
-	struct rows rw = { base, norms, vc, n > UINT32_MAX ? UINT32_MAX : n, dim };
-	struct pass pa;
+	struct rows rw = rows_of(base, norms, vc, n, dim);
 
-	if (!pass_begin(&pa, kern, qs, nq, &rw)) {
-		for (size_t i = 0; i < nq; i++)
-			whole_float_scan(&qs[i], &rw);
-		return;
-	}
-	pass_rows(&pa, 0, rw.n);
-	pass_end(&pa, NULL);
+	one_pass(kern, qs, nq, &rw);
 }
 
 /* ---- a pass split among threads --------------------------------------------------- */
@@ -984,8 +998,7 @@ void vec_topk_coded_parts(enum vec_kernel kern, struct vec_question *qs, size_t 
                           const float *base, const float *norms, const struct vec_codes *vc,
                           size_t n, size_t dim, size_t parts)
 {
-	/* rows are uint32_t */
-	struct rows rw = { base, norms, vc, n > UINT32_MAX ? UINT32_MAX : n, dim };
+	struct rows rw = rows_of(base, norms, vc, n, dim);
 	struct split sp = { NULL, NULL, NULL };
 	bool split = false;
 	size_t ks = 0;
@@ -1003,7 +1016,7 @@ void vec_topk_coded_parts(enum vec_kernel kern, struct vec_question *qs, size_t 
 	free(sp.lost);
 	free(sp.pq);
 	if (!split)
-		vec_topk_coded_many(kern, qs, nq, base, norms, vc, n, dim);
+		one_pass(kern, qs, nq, &rw);
 }
 
 size_t vec_topk_coded_with(enum vec_kernel kern, enum vec_metric m, const float *q,
